@@ -1,0 +1,58 @@
+/* Default definitions. Every default is documented next to its field in include/pbf/pbf.h. */
+#include "pbf/pbf.h"
+
+pbf_solver_def pbf_default_solver_def(void) {
+    pbf_solver_def d;
+    d.iterations = 4;
+    d.relaxation = 0.05f;
+    d.unilateral = 1;
+    d.scorr_k = 0.1f;
+    d.scorr_n = 4;
+    d.scorr_dq = 0.2f;
+    d.vorticity = 0.02f;
+    d.xsph = 0.01f;
+    d.cfl = 0.5f;
+    return d;
+}
+
+pbf_world_def pbf_default_world_def(void) {
+    pbf_world_def d;
+    d.particle_radius = 0.01f;
+    d.kernel_scale = 4.0f;
+    d.rest_density = 1000.0f;
+    d.gravity = (pbf_vec3){0.0f, -9.81f, 0.0f};
+    d.domain_min = (pbf_vec3){0.0f, 0.0f, 0.0f};
+    d.domain_max = (pbf_vec3){1.0f, 1.0f, 1.0f};
+    for (int k = 0; k < PBF_WALL_COUNT; ++k) {
+        d.wall_motion[k].amplitude = 0.0f;
+        d.wall_motion[k].period = 1.0f;
+        d.wall_motion[k].phase = 0.0f;
+    }
+    d.substeps = 4;
+    d.solver = pbf_default_solver_def();
+    d.neighbor_mode = PBF_NEIGHBOR_LIST;
+    d.backend = PBF_BACKEND_CPU;
+    d.threads = 0;
+    return d;
+}
+
+pbf_block_def pbf_default_block_def(void) {
+    pbf_block_def b;
+    b.min = (pbf_vec3){0.0f, 0.0f, 0.0f};
+    b.max = (pbf_vec3){0.2f, 0.2f, 0.2f};
+    b.velocity = (pbf_vec3){0.0f, 0.0f, 0.0f};
+    b.jitter = 0.0f;
+    b.seed = 1;
+    return b;
+}
+
+pbf_collider_def pbf_default_collider_def(void) {
+    pbf_collider_def c;
+    c.type = PBF_COLLIDER_SPHERE;
+    c.center = (pbf_vec3){0.5f, 0.5f, 0.5f};
+    c.half_extents = (pbf_vec3){0.1f, 0.1f, 0.1f};
+    c.radius = 0.1f;
+    c.a = (pbf_vec3){0.4f, 0.5f, 0.5f};
+    c.b = (pbf_vec3){0.6f, 0.5f, 0.5f};
+    return c;
+}

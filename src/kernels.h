@@ -1,0 +1,470 @@
+/* The per-particle math of Position Based Fluids (Macklin & Müller 2013): the ONE copy, called by
+ * the CPU loops (solver.c) and the CUDA kernels (src/cuda/) alike. Only the loops differ.
+ *
+ * Every function is PBF_HD static inline and pure: it reads its arguments and returns a value.
+ * Neighbour passes are written as accumulators: *_begin() for particle i, *_pair() for each
+ * neighbour j (pairs beyond h contribute exactly zero, so a loop may hand in candidates from the
+ * 27 cells unfiltered), *_end() to finish with the boundary terms.
+ *
+ * Notation: h kernel support, ρ0 rest density, m particle mass, V = m/ρ0 rest volume.
+ * Kernel constants are precomputed once in pbf_params (no pow, no division by h^9 per pair). */
+#ifndef PBF_KERNELS_H
+#define PBF_KERNELS_H
+
+#include <math.h>
+
+#include "pbf/pbf.h"
+
+#define PBF_KERNEL_INLINE PBF_HD static inline
+
+/* ---------------------------------------------------------------------------------------------
+ * Small vector helpers on the public pbf_vec3 (a plain struct: the same layout in C and CUDA). */
+
+typedef pbf_vec3 pbf_v3;
+
+PBF_KERNEL_INLINE pbf_v3 v3(float x, float y, float z) {
+    pbf_v3 r;
+    r.x = x;
+    r.y = y;
+    r.z = z;
+    return r;
+}
+PBF_KERNEL_INLINE pbf_v3 v3_add(pbf_v3 a, pbf_v3 b) { return v3(a.x + b.x, a.y + b.y, a.z + b.z); }
+PBF_KERNEL_INLINE pbf_v3 v3_sub(pbf_v3 a, pbf_v3 b) { return v3(a.x - b.x, a.y - b.y, a.z - b.z); }
+PBF_KERNEL_INLINE pbf_v3 v3_scale(pbf_v3 a, float s) { return v3(a.x * s, a.y * s, a.z * s); }
+PBF_KERNEL_INLINE float v3_dot(pbf_v3 a, pbf_v3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+PBF_KERNEL_INLINE pbf_v3 v3_cross(pbf_v3 a, pbf_v3 b) {
+    return v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+PBF_KERNEL_INLINE float v3_len(pbf_v3 a) { return sqrtf(v3_dot(a, a)); }
+/* a + s*b */
+PBF_KERNEL_INLINE pbf_v3 v3_madd(pbf_v3 a, pbf_v3 b, float s) {
+    return v3(a.x + b.x * s, a.y + b.y * s, a.z + b.z * s);
+}
+PBF_KERNEL_INLINE pbf_v3 v3_load(const float *a, int i) { return v3(a[3 * i], a[3 * i + 1], a[3 * i + 2]); }
+PBF_KERNEL_INLINE void v3_store(float *a, int i, pbf_v3 v) {
+    a[3 * i] = v.x;
+    a[3 * i + 1] = v.y;
+    a[3 * i + 2] = v.z;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Solids: the domain walls and the colliders, as signed distance functions. */
+
+#define PBF_MAX_SOLIDS 64
+
+enum { PBF_SOLID_SPHERE = 0, PBF_SOLID_BOX = 1, PBF_SOLID_CAPSULE = 2 };
+
+/* A collider in the form the kernels use (same layout on host and device). */
+typedef struct pbf_solid {
+    int type;
+    pbf_v3 a;     /* sphere/box centre, capsule end a */
+    pbf_v3 b;     /* box half extents, capsule end b */
+    float radius; /* sphere/capsule radius */
+} pbf_solid;
+
+/* Everything a pass needs besides the particle arrays. Plain old data: it is copied as is into
+ * CUDA constant memory. */
+typedef struct pbf_params {
+    /* kernel */
+    float h, h2;
+    float poly6_k;      /* 315 / (64 π h^9) */
+    float spiky_k;      /* -45 / (π h^6): spiky gradient magnitude factor */
+    float w_self;       /* W(0) */
+    /* fluid */
+    float mass;         /* kg */
+    float rest_density; /* ρ0 */
+    float inv_rest_density;
+    float volume;       /* V = m / ρ0 */
+    /* constraint */
+    float eps;          /* absolute CFM ε = relaxation · S0 (1/m²) */
+    int unilateral;
+    float scorr_scale;  /* k / S0: s_corr in the units of λ */
+    float scorr_inv_wdq;/* 1 / W(Δq) */
+    int scorr_n;
+    /* velocity passes */
+    float vorticity;
+    float xsph;
+    float max_speed;    /* 0: no limit */
+    /* step */
+    float dt, inv_dt;
+    pbf_v3 gravity;
+    /* boundaries: particle centres stay `radius` away from every solid surface */
+    float radius;
+    pbf_v3 wall_lo, wall_hi; /* the domain box at the end of the current substep */
+    int solid_count;
+} pbf_params;
+
+/* ---------------------------------------------------------------------------------------------
+ * SPH kernels (Müller et al. 2003): poly6 for density, spiky gradient for ∇C. */
+
+/* poly6 W(r) from r² (no sqrt). Zero at and beyond h. */
+PBF_KERNEL_INLINE float pbf_poly6(float r2, const pbf_params *p) {
+    if (r2 >= p->h2) return 0.0f;
+    float d = p->h2 - r2;
+    return p->poly6_k * d * d * d;
+}
+
+/* ∇_i W_spiky(p_i − p_j) for d = p_i − p_j, r = |d|. Zero at r = 0 and beyond h. */
+PBF_KERNEL_INLINE pbf_v3 pbf_spiky_grad(pbf_v3 d, float r, const pbf_params *p) {
+    if (r >= p->h || r <= 1e-9f * p->h) return v3(0.0f, 0.0f, 0.0f);
+    float t = p->h - r;
+    return v3_scale(d, p->spiky_k * t * t / r);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Boundary density (DESIGN.md §9). A solid acts like rest fluid behind its surface: layers of
+ * ghost particles parallel to the surface, spacing s = 2r, the first layer r behind the surface
+ * (exactly where the next lattice layer of resting fluid would be). Each layer is summed in
+ * closed form as a continuous plane of areal density 1/s², so the cost is a few flops per
+ * nearby solid and particles at rest against a wall see the density of the rest lattice.
+ *   plane at distance z:  Σ W   = (1/s²) π K (h² − z²)⁴ / 4                   (K = poly6_k)
+ *                         Σ ∇W  = (1/s²) (2π/3) K_s z (h − z)³ n               (K_s = spiky_k)
+ * Where two domain walls meet, their ghost half-spaces overlap; the overlap (ghost lines along
+ * the edge, linear density 1/s) is subtracted, and the corners' ghost points added back
+ * (inclusion–exclusion), so a particle in a corner is not counted as compressed:
+ *   line at distance ρ:   Σ W   = (1/s) K (32/35) T⁷,          T² = h² − ρ²
+ *                         Σ ∇W  = (1/s) K_s F(ρ) ρ⃗,  F(ρ) = (2h² + ρ²) ln((h + T)/ρ) − 3 h T
+ * n and ρ⃗ point from the ghosts to the particle. Curved colliders use their tangent plane. */
+
+/* Accumulates one plane of ghosts at distance z along unit normal n. */
+PBF_KERNEL_INLINE void pbf_ghost_plane(float z, pbf_v3 n, const pbf_params *p, float *w_sum,
+                                       pbf_v3 *grad) {
+    float inv_s2 = 1.0f / (4.0f * p->radius * p->radius);
+    float a = p->h2 - z * z, hz = p->h - z;
+    *w_sum += inv_s2 * 0.78539816f * p->poly6_k * a * a * a * a;
+    *grad = v3_madd(*grad, n, inv_s2 * 2.0943951f * p->spiky_k * z * hz * hz * hz);
+}
+
+/* Accumulates one line of ghosts at perpendicular offset rho_vec (|rho_vec| < h). */
+PBF_KERNEL_INLINE void pbf_ghost_line(pbf_v3 rho_vec, float sign, const pbf_params *p,
+                                      float *w_sum, pbf_v3 *grad) {
+    float inv_s = 1.0f / (2.0f * p->radius);
+    float r2 = v3_dot(rho_vec, rho_vec), rho = sqrtf(r2);
+    float t = sqrtf(p->h2 - r2), t2 = t * t;
+    *w_sum += sign * inv_s * p->poly6_k * (32.0f / 35.0f) * t2 * t2 * t2 * t;
+    float f = (2.0f * p->h2 + r2) * logf((p->h + t) / rho) - 3.0f * p->h * t;
+    *grad = v3_madd(*grad, rho_vec, sign * inv_s * p->spiky_k * f);
+}
+
+/* Ghost layers of one surface at particle distance d (>= 0): z = d + r, d + 3r, ... < h. */
+PBF_KERNEL_INLINE void pbf_ghost_surface(float d, pbf_v3 n, const pbf_params *p, float *w_sum,
+                                         pbf_v3 *grad) {
+    for (float z = d + p->radius; z < p->h; z += 2.0f * p->radius) pbf_ghost_plane(z, n, p, w_sum, grad);
+}
+
+/* Signed distance from x to a solid's surface (positive outside the solid) and the outward unit
+ * normal (pointing into the fluid). */
+PBF_KERNEL_INLINE float pbf_solid_sdf(const pbf_solid *s, pbf_v3 x, pbf_v3 *n) {
+    if (s->type == PBF_SOLID_SPHERE) {
+        pbf_v3 d = v3_sub(x, s->a);
+        float len = v3_len(d);
+        *n = len > 1e-12f ? v3_scale(d, 1.0f / len) : v3(0.0f, 1.0f, 0.0f);
+        return len - s->radius;
+    }
+    if (s->type == PBF_SOLID_BOX) {
+        pbf_v3 d = v3_sub(x, s->a);
+        pbf_v3 q = v3(fabsf(d.x) - s->b.x, fabsf(d.y) - s->b.y, fabsf(d.z) - s->b.z);
+        float sx = d.x < 0.0f ? -1.0f : 1.0f, sy = d.y < 0.0f ? -1.0f : 1.0f,
+              sz = d.z < 0.0f ? -1.0f : 1.0f;
+        if (q.x > 0.0f || q.y > 0.0f || q.z > 0.0f) { /* outside: distance to the nearest point */
+            pbf_v3 o = v3(fmaxf(q.x, 0.0f) * sx, fmaxf(q.y, 0.0f) * sy, fmaxf(q.z, 0.0f) * sz);
+            float len = v3_len(o);
+            *n = v3_scale(o, 1.0f / len);
+            return len;
+        }
+        /* inside: leave through the nearest face */
+        if (q.x >= q.y && q.x >= q.z) {
+            *n = v3(sx, 0.0f, 0.0f);
+            return q.x;
+        }
+        if (q.y >= q.z) {
+            *n = v3(0.0f, sy, 0.0f);
+            return q.y;
+        }
+        *n = v3(0.0f, 0.0f, sz);
+        return q.z;
+    }
+    /* capsule: distance to the segment ab minus the radius */
+    pbf_v3 ab = v3_sub(s->b, s->a);
+    float len2 = v3_dot(ab, ab);
+    float t = len2 > 0.0f ? v3_dot(v3_sub(x, s->a), ab) / len2 : 0.0f;
+    t = fminf(fmaxf(t, 0.0f), 1.0f);
+    pbf_v3 d = v3_sub(x, v3_madd(s->a, ab, t));
+    float len = v3_len(d);
+    *n = len > 1e-12f ? v3_scale(d, 1.0f / len) : v3(0.0f, 1.0f, 0.0f);
+    return len - s->radius;
+}
+
+/* Density and ∇C contribution of all solids near x. rho_out in kg/m³; grad_out is added to
+ * ∇_i C_i (already divided by ρ0, i.e. scaled by V). */
+PBF_KERNEL_INLINE void pbf_boundary_terms(pbf_v3 x, const pbf_params *p, const pbf_solid *solids,
+                                          float *rho_out, pbf_v3 *grad_out) {
+    float w_sum = 0.0f;
+    pbf_v3 g = v3(0.0f, 0.0f, 0.0f);
+    /* The six domain walls. For axis k the near wall is the one the particle is closer to
+     * (a domain is at least 4r wide, so only one side of an axis can matter when h = 4r; for
+     * larger h both sides are visited). dist < h means that wall's ghosts are in reach. */
+    float lo[3], hi[3], xs[3];
+    lo[0] = p->wall_lo.x, lo[1] = p->wall_lo.y, lo[2] = p->wall_lo.z;
+    hi[0] = p->wall_hi.x, hi[1] = p->wall_hi.y, hi[2] = p->wall_hi.z;
+    xs[0] = x.x, xs[1] = x.y, xs[2] = x.z;
+    float dist[6];
+    for (int k = 0; k < 3; ++k) {
+        dist[2 * k] = fmaxf(xs[k] - lo[k], 0.0f);     /* min wall, normal +axis */
+        dist[2 * k + 1] = fmaxf(hi[k] - xs[k], 0.0f); /* max wall, normal −axis */
+    }
+    const float r = p->radius, s = 2.0f * r;
+    for (int wl = 0; wl < 6; ++wl) {
+        if (dist[wl] + r >= p->h) continue;
+        int k = wl >> 1;
+        float sg = (wl & 1) ? -1.0f : 1.0f;
+        pbf_v3 n = v3(k == 0 ? sg : 0.0f, k == 1 ? sg : 0.0f, k == 2 ? sg : 0.0f);
+        pbf_ghost_surface(dist[wl], n, p, &w_sum, &g);
+        /* edges with walls of a later axis: subtract the doubly counted ghost lines */
+        for (int wm = (k + 1) * 2; wm < 6; ++wm) {
+            if (dist[wm] + r >= p->h) continue;
+            int k2 = wm >> 1;
+            float sg2 = (wm & 1) ? -1.0f : 1.0f;
+            pbf_v3 n2 = v3(k2 == 0 ? sg2 : 0.0f, k2 == 1 ? sg2 : 0.0f, k2 == 2 ? sg2 : 0.0f);
+            for (float a = dist[wl] + r; a < p->h; a += s)
+                for (float b = dist[wm] + r; a * a + b * b < p->h2; b += s)
+                    pbf_ghost_line(v3_add(v3_scale(n, a), v3_scale(n2, b)), -1.0f, p, &w_sum, &g);
+            /* corners with a wall of the third axis: add the triply counted ghost points back */
+            for (int wn = (k2 + 1) * 2; wn < 6; ++wn) {
+                if (dist[wn] + r >= p->h) continue;
+                int k3 = wn >> 1;
+                float sg3 = (wn & 1) ? -1.0f : 1.0f;
+                pbf_v3 n3 = v3(k3 == 0 ? sg3 : 0.0f, k3 == 1 ? sg3 : 0.0f, k3 == 2 ? sg3 : 0.0f);
+                for (float a = dist[wl] + r; a < p->h; a += s)
+                    for (float b = dist[wm] + r; a * a + b * b < p->h2; b += s)
+                        for (float c = dist[wn] + r; a * a + b * b + c * c < p->h2; c += s) {
+                            pbf_v3 dv = v3_add(v3_add(v3_scale(n, a), v3_scale(n2, b)),
+                                               v3_scale(n3, c));
+                            float r2 = v3_dot(dv, dv);
+                            w_sum += pbf_poly6(r2, p);
+                            g = v3_add(g, pbf_spiky_grad(dv, sqrtf(r2), p));
+                        }
+            }
+        }
+    }
+    for (int i = 0; i < p->solid_count; ++i) {
+        pbf_v3 n;
+        float d = fmaxf(pbf_solid_sdf(&solids[i], x, &n), 0.0f);
+        if (d + r < p->h) pbf_ghost_surface(d, n, p, &w_sum, &g);
+    }
+    *rho_out = p->mass * w_sum;
+    *grad_out = v3_scale(g, p->volume);
+}
+
+/* Projects x out of every solid and into the domain box, keeping centres `radius` from each
+ * surface. Projection (not stopping) lets particles slide along walls (seed 002). */
+PBF_KERNEL_INLINE pbf_v3 pbf_collide(pbf_v3 x, const pbf_params *p, const pbf_solid *solids) {
+    for (int s = 0; s < p->solid_count; ++s) {
+        pbf_v3 n;
+        float d = pbf_solid_sdf(&solids[s], x, &n);
+        if (d < p->radius) x = v3_madd(x, n, p->radius - d);
+    }
+    float r = p->radius;
+    x.x = fminf(fmaxf(x.x, p->wall_lo.x + r), p->wall_hi.x - r);
+    x.y = fminf(fmaxf(x.y, p->wall_lo.y + r), p->wall_hi.y - r);
+    x.z = fminf(fmaxf(x.z, p->wall_lo.z + r), p->wall_hi.z - r);
+    return x;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Stage 1: external forces, speed limit, prediction (Algorithm 1, lines 1–4). */
+
+PBF_KERNEL_INLINE pbf_v3 pbf_limit_speed(pbf_v3 v, const pbf_params *p) {
+    if (p->max_speed <= 0.0f) return v;
+    float s2 = v3_dot(v, v);
+    if (s2 <= p->max_speed * p->max_speed) return v;
+    return v3_scale(v, p->max_speed / sqrtf(s2));
+}
+
+PBF_KERNEL_INLINE pbf_v3 pbf_predict_velocity(pbf_v3 v, const pbf_params *p) {
+    return pbf_limit_speed(v3_madd(v, p->gravity, p->dt), p);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Stage 2: density and λ (Algorithm 1, lines 10–12).
+ *   ρ_i = m Σ_j W_ij  (j includes i itself: W(0))        C_i = ρ_i/ρ0 − 1
+ *   ∇_{p_i} C_i = (V) Σ_j ∇W_ij  (+ boundary),  ∇_{p_j} C_i = −V ∇W_ij   (the 1/ρ0 is in V=m/ρ0)
+ *   λ_i = −C_i / (Σ_k |∇_{p_k} C_i|² + ε) */
+
+typedef struct pbf_lambda_acc {
+    float w_sum;       /* Σ_j W_ij, self included */
+    pbf_v3 grad_i;     /* Σ_j ∇W_ij */
+    float grad2_sum;   /* Σ_j |∇W_ij|² */
+    int neighbors;     /* j within h, self excluded */
+} pbf_lambda_acc;
+
+PBF_KERNEL_INLINE pbf_lambda_acc pbf_lambda_begin(const pbf_params *p) {
+    pbf_lambda_acc a;
+    a.w_sum = p->w_self;
+    a.grad_i = v3(0.0f, 0.0f, 0.0f);
+    a.grad2_sum = 0.0f;
+    a.neighbors = 0;
+    return a;
+}
+
+PBF_KERNEL_INLINE void pbf_lambda_pair(pbf_lambda_acc *a, pbf_v3 xi, pbf_v3 xj,
+                                       const pbf_params *p) {
+    pbf_v3 d = v3_sub(xi, xj);
+    float r2 = v3_dot(d, d);
+    if (r2 >= p->h2) return;
+    float r = sqrtf(r2);
+    pbf_v3 g = pbf_spiky_grad(d, r, p);
+    a->w_sum += pbf_poly6(r2, p);
+    a->grad_i = v3_add(a->grad_i, g);
+    a->grad2_sum += v3_dot(g, g);
+    a->neighbors += 1;
+}
+
+/* Returns λ_i; *density receives ρ_i including the boundary. */
+PBF_KERNEL_INLINE float pbf_lambda_end(const pbf_lambda_acc *a, pbf_v3 xi, const pbf_params *p,
+                                       const pbf_solid *solids, float *density) {
+    float rho_b;
+    pbf_v3 grad_b;
+    pbf_boundary_terms(xi, p, solids, &rho_b, &grad_b);
+    float rho = p->mass * a->w_sum + rho_b;
+    *density = rho;
+    float c = rho * p->inv_rest_density - 1.0f;
+    if (p->unilateral && c <= 0.0f) return 0.0f;
+    pbf_v3 gi = v3_add(v3_scale(a->grad_i, p->volume), grad_b);
+    float denom = v3_dot(gi, gi) + p->volume * p->volume * a->grad2_sum + p->eps;
+    return -c / denom;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Stage 3: position correction with tensile instability correction (Algorithm 1, line 13).
+ *   Δp_i = V Σ_j (λ_i + λ_j + s_corr) ∇W_ij  + λ_i ∇_i C_i|boundary
+ *   s_corr = −k (W_ij / W(Δq))^n, scaled into the units of λ (k/S0). */
+
+typedef struct pbf_delta_acc {
+    pbf_v3 dp;
+} pbf_delta_acc;
+
+PBF_KERNEL_INLINE pbf_delta_acc pbf_delta_begin(void) {
+    pbf_delta_acc a;
+    a.dp = v3(0.0f, 0.0f, 0.0f);
+    return a;
+}
+
+PBF_KERNEL_INLINE float pbf_ipow(float x, int n) {
+    float r = 1.0f;
+    for (int i = 0; i < n; ++i) r *= x;
+    return r;
+}
+
+PBF_KERNEL_INLINE void pbf_delta_pair(pbf_delta_acc *a, pbf_v3 xi, pbf_v3 xj, float lambda_i,
+                                      float lambda_j, const pbf_params *p) {
+    pbf_v3 d = v3_sub(xi, xj);
+    float r2 = v3_dot(d, d);
+    if (r2 >= p->h2) return;
+    float r = sqrtf(r2);
+    float scorr = 0.0f;
+    if (p->scorr_scale > 0.0f)
+        scorr = -p->scorr_scale * pbf_ipow(pbf_poly6(r2, p) * p->scorr_inv_wdq, p->scorr_n);
+    a->dp = v3_madd(a->dp, pbf_spiky_grad(d, r, p), lambda_i + lambda_j + scorr);
+}
+
+/* Returns the corrected, collision-projected position of particle i. */
+PBF_KERNEL_INLINE pbf_v3 pbf_delta_end(const pbf_delta_acc *a, pbf_v3 xi, float lambda_i,
+                                       const pbf_params *p, const pbf_solid *solids) {
+    pbf_v3 dp = v3_scale(a->dp, p->volume);
+    if (lambda_i != 0.0f) {
+        float rho_b;
+        pbf_v3 grad_b;
+        pbf_boundary_terms(xi, p, solids, &rho_b, &grad_b);
+        dp = v3_madd(dp, grad_b, lambda_i);
+    }
+    return pbf_collide(v3_add(xi, dp), p, solids);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Stage 4: velocity from positions (Algorithm 1, line 21). */
+
+PBF_KERNEL_INLINE pbf_v3 pbf_velocity_update(pbf_v3 x_old, pbf_v3 x_new, const pbf_params *p) {
+    return v3_scale(v3_sub(x_new, x_old), p->inv_dt);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Stage 5a: vorticity ω_i, XSPH velocity change and the final density, in one neighbour pass.
+ *   ω_i = V Σ_j ∇_i W_ij × (v_j − v_i)      (the curl; = Σ v_ij × ∇_{p_j} W_ij of the paper)
+ *   Δv_i = c V Σ_j (v_j − v_i) W_ij         (XSPH, Schechter & Bridson 2012) */
+
+typedef struct pbf_vort_acc {
+    pbf_v3 omega;
+    pbf_v3 dv;
+    float w_sum;
+} pbf_vort_acc;
+
+PBF_KERNEL_INLINE pbf_vort_acc pbf_vort_begin(const pbf_params *p) {
+    pbf_vort_acc a;
+    a.omega = v3(0.0f, 0.0f, 0.0f);
+    a.dv = v3(0.0f, 0.0f, 0.0f);
+    a.w_sum = p->w_self;
+    return a;
+}
+
+PBF_KERNEL_INLINE void pbf_vort_pair(pbf_vort_acc *a, pbf_v3 xi, pbf_v3 xj, pbf_v3 vi, pbf_v3 vj,
+                                     const pbf_params *p) {
+    pbf_v3 d = v3_sub(xi, xj);
+    float r2 = v3_dot(d, d);
+    if (r2 >= p->h2) return;
+    float r = sqrtf(r2);
+    pbf_v3 vij = v3_sub(vj, vi);
+    float w = pbf_poly6(r2, p);
+    a->omega = v3_add(a->omega, v3_cross(pbf_spiky_grad(d, r, p), vij));
+    a->dv = v3_madd(a->dv, vij, w);
+    a->w_sum += w;
+}
+
+/* Finishes: *omega = ω_i, returns the XSPH velocity change, *density = ρ_i at the final
+ * positions (boundary included). */
+PBF_KERNEL_INLINE pbf_v3 pbf_vort_end(const pbf_vort_acc *a, pbf_v3 xi, const pbf_params *p,
+                                      const pbf_solid *solids, pbf_v3 *omega, float *density) {
+    float rho_b;
+    pbf_v3 grad_b;
+    pbf_boundary_terms(xi, p, solids, &rho_b, &grad_b);
+    *density = p->mass * a->w_sum + rho_b;
+    *omega = v3_scale(a->omega, p->volume);
+    return v3_scale(a->dv, p->xsph * p->volume);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Stage 5b: vorticity confinement (Fedkiw et al. 2001; paper eq. 16).
+ *   η_i = ∇|ω|_i = V Σ_j (|ω_j| − |ω_i|) ∇W_ij,  N = η/|η|,  a_i = ε (N × ω_i) */
+
+typedef struct pbf_conf_acc {
+    pbf_v3 eta;
+} pbf_conf_acc;
+
+PBF_KERNEL_INLINE pbf_conf_acc pbf_conf_begin(void) {
+    pbf_conf_acc a;
+    a.eta = v3(0.0f, 0.0f, 0.0f);
+    return a;
+}
+
+PBF_KERNEL_INLINE void pbf_conf_pair(pbf_conf_acc *a, pbf_v3 xi, pbf_v3 xj, float wi, float wj,
+                                     const pbf_params *p) {
+    pbf_v3 d = v3_sub(xi, xj);
+    float r2 = v3_dot(d, d);
+    if (r2 >= p->h2) return;
+    a->eta = v3_madd(a->eta, pbf_spiky_grad(d, sqrtf(r2), p), wj - wi);
+}
+
+/* Returns the final velocity of particle i: v + Δv_xsph + dt ε (N × ω), speed-limited. */
+PBF_KERNEL_INLINE pbf_v3 pbf_conf_end(const pbf_conf_acc *a, pbf_v3 vi, pbf_v3 dv_xsph,
+                                      pbf_v3 omega_i, const pbf_params *p) {
+    pbf_v3 v = v3_add(vi, dv_xsph);
+    float eta_len = v3_len(a->eta);
+    if (p->vorticity > 0.0f && eta_len > 1e-12f) {
+        pbf_v3 n = v3_scale(a->eta, 1.0f / eta_len);
+        v = v3_madd(v, v3_cross(n, omega_i), p->vorticity * p->dt);
+    }
+    return pbf_limit_speed(v, p);
+}
+
+#endif /* PBF_KERNELS_H */

@@ -1,0 +1,422 @@
+/* World lifetime, particles, colliders and read-back. The step is in solver.c. */
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_internal.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Validation: every message names the field and its range. */
+
+#define CHECK_RANGE(cond, field, range, value)                                                  \
+    do {                                                                                        \
+        if (!(cond)) {                                                                          \
+            pbf__format(err, err_size, "world def: %s must be %s, got %g", field, range,       \
+                        (double)(value));                                                       \
+            return PBF_ERR_INVALID_ARG;                                                         \
+        }                                                                                       \
+    } while (0)
+
+static int finite3(pbf_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+
+static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_size) {
+    const pbf_solver_def *s = &d->solver;
+    CHECK_RANGE(isfinite(d->particle_radius) && d->particle_radius > 0.0f &&
+                    d->particle_radius <= 10.0f,
+                "particle_radius", "in (0, 10] m", d->particle_radius);
+    CHECK_RANGE(d->kernel_scale >= 2.5f && d->kernel_scale <= 8.0f, "kernel_scale", "in [2.5, 8]",
+                d->kernel_scale);
+    CHECK_RANGE(isfinite(d->rest_density) && d->rest_density > 0.0f, "rest_density",
+                "positive (kg/m^3)", d->rest_density);
+    if (!finite3(d->gravity)) {
+        pbf__format(err, err_size, "world def: gravity must be finite");
+        return PBF_ERR_INVALID_ARG;
+    }
+    if (!finite3(d->domain_min) || !finite3(d->domain_max)) {
+        pbf__format(err, err_size, "world def: domain_min and domain_max must be finite");
+        return PBF_ERR_INVALID_ARG;
+    }
+    const float lo[3] = {d->domain_min.x, d->domain_min.y, d->domain_min.z};
+    const float hi[3] = {d->domain_max.x, d->domain_max.y, d->domain_max.z};
+    const char *axis = "xyz";
+    for (int k = 0; k < 3; ++k) {
+        const pbf_wall_motion *a = &d->wall_motion[2 * k], *b = &d->wall_motion[2 * k + 1];
+        for (int side = 0; side < 2; ++side) {
+            const pbf_wall_motion *m = side ? b : a;
+            if (!(m->amplitude >= 0.0f && isfinite(m->amplitude)) ||
+                !(m->period > 0.0f && isfinite(m->period)) || !isfinite(m->phase)) {
+                pbf__format(err, err_size,
+                            "world def: wall_motion[%c_%s] needs amplitude >= 0, period > 0 and a "
+                            "finite phase (got %g, %g, %g)",
+                            axis[k], side ? "max" : "min", (double)m->amplitude,
+                            (double)m->period, (double)m->phase);
+                return PBF_ERR_INVALID_ARG;
+            }
+        }
+        /* the walls may never come closer than two particle diameters */
+        float gap = (hi[k] - b->amplitude) - (lo[k] + a->amplitude);
+        if (!(gap >= 4.0f * d->particle_radius)) {
+            pbf__format(err, err_size,
+                        "world def: domain %c extent %g m (less wall motion amplitudes) must be at "
+                        "least 4 particle radii (%g m)",
+                        axis[k], (double)(hi[k] - lo[k]), (double)(4.0f * d->particle_radius));
+            return PBF_ERR_INVALID_ARG;
+        }
+    }
+    CHECK_RANGE(d->substeps >= 1 && d->substeps <= 1000, "substeps", "in [1, 1000]", d->substeps);
+    CHECK_RANGE(s->iterations >= 1 && s->iterations <= 1000, "solver.iterations", "in [1, 1000]",
+                s->iterations);
+    CHECK_RANGE(s->relaxation >= 0.0f && s->relaxation <= 100.0f, "solver.relaxation",
+                "in [0, 100]", s->relaxation);
+    CHECK_RANGE(s->unilateral == 0 || s->unilateral == 1, "solver.unilateral", "0 or 1",
+                s->unilateral);
+    CHECK_RANGE(s->scorr_k >= 0.0f && s->scorr_k <= 1.0f, "solver.scorr_k", "in [0, 1]",
+                s->scorr_k);
+    CHECK_RANGE(s->scorr_n >= 1 && s->scorr_n <= 8, "solver.scorr_n", "in [1, 8]", s->scorr_n);
+    CHECK_RANGE(s->scorr_dq >= 0.0f && s->scorr_dq < 1.0f, "solver.scorr_dq", "in [0, 1)",
+                s->scorr_dq);
+    CHECK_RANGE(s->vorticity >= 0.0f && s->vorticity <= 10.0f, "solver.vorticity",
+                "in [0, 10] m/s", s->vorticity);
+    CHECK_RANGE(s->xsph >= 0.0f && s->xsph <= 1.0f, "solver.xsph", "in [0, 1]", s->xsph);
+    CHECK_RANGE(s->cfl >= 0.0f && s->cfl <= 10.0f, "solver.cfl", "in [0, 10]", s->cfl);
+    CHECK_RANGE(d->neighbor_mode == PBF_NEIGHBOR_LIST || d->neighbor_mode == PBF_NEIGHBOR_CELLS,
+                "neighbor_mode", "PBF_NEIGHBOR_LIST or PBF_NEIGHBOR_CELLS", d->neighbor_mode);
+    CHECK_RANGE(d->threads >= 0 && d->threads <= 1024, "threads", "in [0, 1024]", d->threads);
+    if (d->backend == PBF_BACKEND_CUDA) {
+        pbf__format(err, err_size,
+                    "world def: backend 'cuda' is not available in this build (no CUDA backend)");
+        return PBF_ERR_UNSUPPORTED;
+    }
+    CHECK_RANGE(d->backend == PBF_BACKEND_CPU, "backend", "PBF_BACKEND_CPU or PBF_BACKEND_CUDA",
+                d->backend);
+    return PBF_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Lifetime */
+
+static void free_particles(pbf_world *w) {
+    free(w->x);
+    free(w->p);
+    free(w->p_tmp);
+    free(w->v);
+    free(w->omega);
+    free(w->dv);
+    free(w->lambda);
+    free(w->density);
+    free(w->omega_len);
+    free(w->ids);
+    free(w->ids_tmp);
+    free(w->neighbor_counts);
+    free(w->grid.cell_of);
+    free(w->grid.order);
+    free(w->neighbors.start);
+}
+
+void pbf_world_destroy(pbf_world *w) {
+    if (!w) return;
+    free_particles(w);
+    free(w->grid.cell_start);
+    free(w->grid.cursor);
+    free(w->neighbors.index);
+    free(w);
+}
+
+/* Bytes per particle of the arrays above (the neighbour list is counted separately). */
+static size_t bytes_per_particle(void) {
+    return 6 * 3 * sizeof(float) + 4 * sizeof(float) + 3 * sizeof(int32_t) + 3 * sizeof(uint32_t);
+}
+
+pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err,
+                            size_t err_size) {
+    if (!out) return PBF_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!def) {
+        pbf__format(err, err_size, "world def: NULL");
+        return PBF_ERR_INVALID_ARG;
+    }
+    pbf_status st = validate_def(def, err, err_size);
+    if (st != PBF_OK) return st;
+
+    pbf_world *w = calloc(1, sizeof *w);
+    if (!w) {
+        pbf__format(err, err_size, "out of memory creating the world");
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    w->def = *def;
+    pbf__init_params(w);
+
+    pbf_v3 lo, hi;
+    pbf__walls_envelope(def, &lo, &hi);
+    int64_t cells = pbf_grid_layout(&w->grid, lo, hi, w->params.h);
+    if (cells < 0) {
+        pbf__format(err, err_size,
+                    "world def: the domain is too large for a grid of cell size h = %g m (more "
+                    "than 2^30 cells); enlarge particle_radius or shrink the domain",
+                    (double)w->params.h);
+        pbf_world_destroy(w);
+        return PBF_ERR_INVALID_ARG;
+    }
+    w->grid.cell_start = calloc((size_t)cells + 1, sizeof *w->grid.cell_start);
+    w->grid.cursor = calloc((size_t)cells, sizeof *w->grid.cursor);
+    if (!w->grid.cell_start || !w->grid.cursor) {
+        pbf__format(err, err_size, "out of memory allocating a grid of %lld cells (%.1f MB)",
+                    (long long)cells, (double)cells * 8.0 / 1e6);
+        pbf_world_destroy(w);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    w->profile.iterations = def->solver.iterations;
+    w->profile.substeps = def->substeps;
+    *out = w;
+    return PBF_OK;
+}
+
+const char *pbf_world_error(const pbf_world *w) { return w ? w->error : "no world"; }
+const pbf_world_def *pbf_world_get_def(const pbf_world *w) { return &w->def; }
+
+/* Grows every per-particle array to hold at least n particles. */
+static pbf_status reserve(pbf_world *w, int n) {
+    if (n <= w->capacity) return PBF_OK;
+    int cap = w->capacity ? w->capacity : 1024;
+    while (cap < n) cap = cap > INT32_MAX / 2 ? n : cap * 2;
+    size_t c = (size_t)cap;
+#define GROW(ptr, elems)                                                                        \
+    do {                                                                                        \
+        void *q_ = realloc((ptr), (elems) * sizeof *(ptr));                                     \
+        if (!q_) goto oom;                                                                      \
+        (ptr) = q_;                                                                             \
+    } while (0)
+    GROW(w->x, 3 * c);
+    GROW(w->p, 3 * c);
+    GROW(w->p_tmp, 3 * c);
+    GROW(w->v, 3 * c);
+    GROW(w->omega, 3 * c);
+    GROW(w->dv, 3 * c);
+    GROW(w->lambda, c);
+    GROW(w->density, c);
+    GROW(w->omega_len, c);
+    GROW(w->ids, c);
+    GROW(w->ids_tmp, c);
+    GROW(w->neighbor_counts, c);
+    GROW(w->grid.cell_of, c);
+    GROW(w->grid.order, c);
+    GROW(w->neighbors.start, c + 1);
+#undef GROW
+    w->capacity = cap;
+    return PBF_OK;
+oom:
+    return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory growing to %d particles (%.1f MB)",
+                     cap, (double)c * (double)bytes_per_particle() / 1e6);
+}
+
+/* Appends one particle; the caller has reserved room. */
+static void push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v) {
+    int i = w->count++;
+    v3_store(w->x, i, x);
+    v3_store(w->p, i, x);
+    v3_store(w->v, i, v);
+    v3_store(w->omega, i, v3(0.0f, 0.0f, 0.0f));
+    v3_store(w->dv, i, v3(0.0f, 0.0f, 0.0f));
+    w->lambda[i] = 0.0f;
+    w->density[i] = 0.0f;
+    w->omega_len[i] = 0.0f;
+    w->neighbor_counts[i] = 0;
+    w->ids[i] = i;
+}
+
+static int inside_domain(const pbf_world *w, pbf_v3 x) {
+    const pbf_world_def *d = &w->def;
+    return x.x >= d->domain_min.x && x.x <= d->domain_max.x && x.y >= d->domain_min.y &&
+           x.y <= d->domain_max.y && x.z >= d->domain_min.z && x.z <= d->domain_max.z;
+}
+
+/* Lattice cells along one axis of a block: floor(extent / spacing), tolerant of round-off. */
+static int64_t lattice_count(float lo, float hi, float spacing) {
+    double n = floor((double)(hi - lo) / (double)spacing + 1e-4);
+    return n > 0.0 ? (int64_t)n : 0;
+}
+
+int64_t pbf_block_particle_count(const pbf_block_def *b, float r) {
+    if (!b || !(r > 0.0f)) return 0;
+    float s = 2.0f * r;
+    return lattice_count(b->min.x, b->max.x, s) * lattice_count(b->min.y, b->max.y, s) *
+           lattice_count(b->min.z, b->max.z, s);
+}
+
+/* xorshift32: small, fast, and the same sequence on every platform for a given seed. */
+static float next_uniform(uint32_t *state) {
+    uint32_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return (float)(x >> 8) * (1.0f / 16777216.0f);
+}
+
+pbf_status pbf_world_add_block(pbf_world *w, const pbf_block_def *b) {
+    if (!b) return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: NULL");
+    if (!finite3(b->min) || !finite3(b->max) || !finite3(b->velocity))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: min, max and velocity must be finite");
+    if (!(b->min.x < b->max.x && b->min.y < b->max.y && b->min.z < b->max.z))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: min must be below max on every axis");
+    if (!(b->jitter >= 0.0f && b->jitter <= 0.5f))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: jitter must be in [0, 0.5], got %g",
+                         (double)b->jitter);
+    if (!inside_domain(w, b->min) || !inside_domain(w, b->max))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                         "block: (%g %g %g)-(%g %g %g) is not inside the domain (%g %g %g)-(%g %g "
+                         "%g)",
+                         (double)b->min.x, (double)b->min.y, (double)b->min.z, (double)b->max.x,
+                         (double)b->max.y, (double)b->max.z, (double)w->def.domain_min.x,
+                         (double)w->def.domain_min.y, (double)w->def.domain_min.z,
+                         (double)w->def.domain_max.x, (double)w->def.domain_max.y,
+                         (double)w->def.domain_max.z);
+    float r = w->def.particle_radius, s = 2.0f * r;
+    int64_t nx = lattice_count(b->min.x, b->max.x, s), ny = lattice_count(b->min.y, b->max.y, s),
+            nz = lattice_count(b->min.z, b->max.z, s);
+    int64_t n = nx * ny * nz;
+    if (n == 0)
+        return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                         "block: smaller than one particle spacing (%g m) on some axis", (double)s);
+    if (n + w->count > INT32_MAX / 4)
+        return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: %lld particles is too many",
+                         (long long)n);
+    pbf_status st = reserve(w, w->count + (int)n);
+    if (st != PBF_OK) return st;
+    uint32_t rng = b->seed ? b->seed : 0x9e3779b9u; /* xorshift must not start at 0 */
+    pbf_v3 vel = v3(b->velocity.x, b->velocity.y, b->velocity.z);
+    for (int64_t k = 0; k < nz; ++k)
+        for (int64_t j = 0; j < ny; ++j)
+            for (int64_t i = 0; i < nx; ++i) {
+                pbf_v3 x = v3(b->min.x + r + s * (float)i, b->min.y + r + s * (float)j,
+                              b->min.z + r + s * (float)k);
+                if (b->jitter > 0.0f) {
+                    x.x += (next_uniform(&rng) - 0.5f) * b->jitter * s;
+                    x.y += (next_uniform(&rng) - 0.5f) * b->jitter * s;
+                    x.z += (next_uniform(&rng) - 0.5f) * b->jitter * s;
+                }
+                push_particle(w, x, vel);
+            }
+    return PBF_OK;
+}
+
+pbf_status pbf_world_add_particles(pbf_world *w, int count, const float *pos, const float *vel) {
+    if (count < 0 || (count > 0 && !pos))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG, "add_particles: count < 0 or positions NULL");
+    for (int i = 0; i < count; ++i) {
+        pbf_v3 x = v3_load(pos, i);
+        if (!isfinite(x.x) || !isfinite(x.y) || !isfinite(x.z) ||
+            !inside_domain(w, x))
+            return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                             "add_particles: particle %d at (%g %g %g) is not inside the domain", i,
+                             (double)x.x, (double)x.y, (double)x.z);
+        if (vel && !(isfinite(vel[3 * i]) && isfinite(vel[3 * i + 1]) && isfinite(vel[3 * i + 2])))
+            return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                             "add_particles: particle %d has a non-finite velocity", i);
+    }
+    pbf_status st = reserve(w, w->count + count);
+    if (st != PBF_OK) return st;
+    for (int i = 0; i < count; ++i)
+        push_particle(w, v3_load(pos, i), vel ? v3_load(vel, i) : v3(0.0f, 0.0f, 0.0f));
+    return PBF_OK;
+}
+
+pbf_status pbf_world_add_collider(pbf_world *w, const pbf_collider_def *c) {
+    if (!c) return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: NULL");
+    if (w->collider_count >= PBF_MAX_SOLIDS)
+        return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: at most %d colliders", PBF_MAX_SOLIDS);
+    switch (c->type) {
+    case PBF_COLLIDER_SPHERE:
+        if (!(c->radius > 0.0f) || !finite3(c->center))
+            return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                             "collider: a sphere needs a finite center and radius > 0, got %g",
+                             (double)c->radius);
+        break;
+    case PBF_COLLIDER_BOX:
+        if (!(c->half_extents.x > 0.0f && c->half_extents.y > 0.0f && c->half_extents.z > 0.0f) ||
+            !finite3(c->center) || !finite3(c->half_extents))
+            return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                             "collider: a box needs a finite center and half_extents > 0");
+        break;
+    case PBF_COLLIDER_CAPSULE:
+        if (!(c->radius > 0.0f) || !finite3(c->a) || !finite3(c->b))
+            return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                             "collider: a capsule needs finite end points and radius > 0, got %g",
+                             (double)c->radius);
+        break;
+    default:
+        return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: unknown type %d", (int)c->type);
+    }
+    w->colliders[w->collider_count] = *c;
+    w->solids[w->collider_count] = pbf__solid_from_def(c);
+    w->collider_count++;
+    w->params.solid_count = w->collider_count;
+    return PBF_OK;
+}
+
+int pbf_world_collider_count(const pbf_world *w) { return w->collider_count; }
+
+pbf_collider_def pbf_world_get_collider(const pbf_world *w, int index) {
+    if (index < 0 || index >= w->collider_count) return pbf_default_collider_def();
+    return w->colliders[index];
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Queries and read-back */
+
+int pbf_world_particle_count(const pbf_world *w) { return w->count; }
+double pbf_world_time(const pbf_world *w) { return w->time; }
+float pbf_world_particle_mass(const pbf_world *w) { return w->params.mass; }
+float pbf_world_kernel_radius(const pbf_world *w) { return w->params.h; }
+
+void pbf_world_get_domain(const pbf_world *w, pbf_vec3 *min, pbf_vec3 *max) {
+    pbf_v3 lo, hi;
+    pbf__walls_at(&w->def, w->time, &lo, &hi);
+    if (min) *min = (pbf_vec3){lo.x, lo.y, lo.z};
+    if (max) *max = (pbf_vec3){hi.x, hi.y, hi.z};
+}
+
+size_t pbf_world_memory_bytes(const pbf_world *w) {
+    return sizeof *w + (size_t)w->capacity * bytes_per_particle() +
+           ((size_t)w->capacity + 1) * sizeof(uint32_t) +
+           w->neighbors.index_capacity * sizeof(uint32_t) +
+           ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t);
+}
+
+size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {
+    /* Neighbours per particle at rest ≈ (4/3)π (h/2r)³; compressed states and the list's
+     * headroom take up to about twice that. */
+    double ratio = def->kernel_scale / 2.0;
+    double neighbors = 2.0 * 4.18879 * ratio * ratio * ratio;
+    pbf_v3 lo, hi;
+    pbf__walls_envelope(def, &lo, &hi);
+    double h = def->kernel_scale * def->particle_radius;
+    double cells = ceil((hi.x - lo.x) / h) * ceil((hi.y - lo.y) / h) * ceil((hi.z - lo.z) / h);
+    /* a doubling growth policy may leave up to 2x capacity */
+    double per = (double)bytes_per_particle() + 4.0 + neighbors * 4.0;
+    return (size_t)((double)particles * per * 1.25 + cells * 8.0 + sizeof(pbf_world));
+}
+
+void pbf_world_get_positions(const pbf_world *w, float *out) {
+    for (int i = 0; i < w->count; ++i) v3_store(out, w->ids[i], v3_load(w->x, i));
+}
+
+void pbf_world_get_velocities(const pbf_world *w, float *out) {
+    for (int i = 0; i < w->count; ++i) v3_store(out, w->ids[i], v3_load(w->v, i));
+}
+
+void pbf_world_get_densities(const pbf_world *w, float *out) {
+    for (int i = 0; i < w->count; ++i) out[w->ids[i]] = w->density[i];
+}
+
+pbf_particle_view pbf_world_view(const pbf_world *w) {
+    pbf_particle_view v;
+    v.count = w->count;
+    v.positions = w->x;
+    v.velocities = w->v;
+    v.densities = w->density;
+    v.ids = w->ids;
+    return v;
+}

@@ -1,0 +1,61 @@
+/* The opaque pbf_world, shared by the library's source files (never installed). */
+#ifndef PBF_WORLD_INTERNAL_H
+#define PBF_WORLD_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "grid.h"
+#include "kernels.h"
+#include "pbf/pbf.h"
+
+struct pbf_world {
+    pbf_world_def def;
+    char error[PBF_ERROR_SIZE];
+
+    /* Particles, structure of arrays in the solver's order (sorted by cell every substep).
+     * Vector quantities are xyz-interleaved float arrays: one cache line serves a gather. */
+    int count;
+    int capacity;
+    float *x;        /* positions at the start of the substep (and at its end) */
+    float *p;        /* predicted positions, corrected by the solver */
+    float *p_tmp;    /* Jacobi output of a Δp pass; also the reorder scratch */
+    float *v;        /* velocities */
+    float *omega;    /* vorticity ω */
+    float *dv;       /* XSPH velocity change */
+    float *lambda;   /* λ of the current iteration */
+    float *density;  /* ρ at the end of the last substep */
+    float *omega_len;/* |ω|, so the confinement pass takes no sqrt per pair */
+    int32_t *ids;    /* stable id of each slot */
+    int32_t *ids_tmp;
+    int32_t *neighbor_counts; /* neighbours within h (self excluded), for the profile */
+
+    pbf_grid grid;
+    pbf_neighbor_list neighbors;
+
+    /* Solids: colliders as the kernels see them, plus the public defs for read-back. */
+    int collider_count;
+    pbf_collider_def colliders[PBF_MAX_SOLIDS];
+    pbf_solid solids[PBF_MAX_SOLIDS];
+
+    pbf_params params;   /* constants; dt and walls are refreshed every substep */
+    float lattice_grad2; /* S0 = Σ_j |V ∇W_ij|² of a particle inside the rest lattice (1/m²) */
+
+    double time;
+    pbf_profile profile;
+};
+
+/* Formats the world's error message and returns status (for `return pbf__fail(w, ...)`). */
+pbf_status pbf__fail(pbf_world *w, pbf_status status, const char *fmt, ...);
+/* Formats into a caller's buffer (may be NULL). */
+void pbf__format(char *buf, size_t size, const char *fmt, ...);
+
+/* Domain walls at time t (scripted motion applied). */
+void pbf__walls_at(const pbf_world_def *def, double t, pbf_v3 *lo, pbf_v3 *hi);
+/* The box every wall stays inside over all time: the grid covers it. */
+void pbf__walls_envelope(const pbf_world_def *def, pbf_v3 *lo, pbf_v3 *hi);
+/* Kernel constants, mass calibration and S0 from the def (solver.c). */
+void pbf__init_params(pbf_world *w);
+/* Converts a collider def into the kernels' form. */
+pbf_solid pbf__solid_from_def(const pbf_collider_def *c);
+
+#endif

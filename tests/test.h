@@ -1,0 +1,44 @@
+/* Tiny test macros (after Box2D's test/test_macros.h). A test is a function returning 0 on
+ * success; ENSURE* print the failing expression with file and line and return 1. */
+#ifndef PBF_TEST_H
+#define PBF_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+
+#define ENSURE(cond)                                                                       \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "%s:%d: ENSURE(%s) failed\n", __FILE__, __LINE__, #cond);      \
+            return 1;                                                                      \
+        }                                                                                  \
+    } while (0)
+
+/* |a - b| <= tol, printing both values on failure. */
+#define ENSURE_NEAR(a, b, tol)                                                             \
+    do {                                                                                   \
+        double ensure_a_ = (double)(a), ensure_b_ = (double)(b);                           \
+        if (!(fabs(ensure_a_ - ensure_b_) <= (double)(tol))) {                             \
+            fprintf(stderr, "%s:%d: ENSURE_NEAR(%s, %s, %s) failed: %.9g vs %.9g\n",       \
+                    __FILE__, __LINE__, #a, #b, #tol, ensure_a_, ensure_b_);               \
+            return 1;                                                                      \
+        }                                                                                  \
+    } while (0)
+
+/* Runs one test function and counts it. */
+#define RUN_TEST(fn)                                                                       \
+    do {                                                                                   \
+        int test_rc_ = fn();                                                               \
+        printf("%-48s %s\n", #fn, test_rc_ == 0 ? "ok" : "FAILED");                       \
+        fflush(stdout);                                                                    \
+        if (test_rc_ != 0) ++test_failures_;                                               \
+    } while (0)
+
+#define TEST_MAIN_BEGIN                                                                    \
+    int main(void) {                                                                       \
+        int test_failures_ = 0;
+#define TEST_MAIN_END                                                                      \
+    return test_failures_ == 0 ? 0 : 1;                                                    \
+    }
+
+#endif

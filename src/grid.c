@@ -1,6 +1,7 @@
 /* Uniform grid, stable counting sort and neighbour list. See grid.h. */
 #include "grid.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,24 +43,55 @@ void pbf_grid_sort(pbf_grid *g, const float *positions, int count, int threads) 
         for (uint32_t k = g->cell_start[c]; k < g->cell_start[c + 1]; ++k) cell_of[k] = (uint32_t)c;
 }
 
+/* Appends j to a chunk, growing it. Returns 0, or -1 when out of memory. */
+static int chunk_push(pbf_neighbor_chunk *c, uint32_t j) {
+    if (c->size == c->capacity) {
+        size_t cap = c->capacity ? c->capacity * 2 : 4096;
+        uint32_t *q = realloc(c->index, cap * sizeof *q);
+        if (!q) return -1;
+        c->index = q;
+        c->capacity = cap;
+    }
+    c->index[c->size++] = j;
+    return 0;
+}
+
 int pbf_neighbor_list_build(pbf_neighbor_list *nl, const pbf_grid *g, const float *positions,
                             int count, float h, int threads) {
     const float h2 = h * h;
     uint32_t *start = nl->start;
-    /* Pass 1: count. start[i+1] = neighbours of i. */
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int i = 0; i < count; ++i) {
-        pbf_v3 xi = v3_load(positions, i);
-        uint32_t r[18];
-        int nr = pbf_grid_ranges(g, g->cell_of[i], r);
-        uint32_t n = 0;
-        for (int k = 0; k < nr; ++k)
-            for (uint32_t j = r[2 * k]; j < r[2 * k + 1]; ++j) {
-                pbf_v3 d = v3_sub(xi, v3_load(positions, (int)j));
-                n += (v3_dot(d, d) < h2) & ((int)j != i);
-            }
-        start[i + 1] = n;
+    if (threads > PBF_MAX_THREADS) threads = PBF_MAX_THREADS;
+    if (threads > nl->chunk_count) {
+        pbf_neighbor_chunk *c = realloc(nl->chunks, (size_t)threads * sizeof *c);
+        if (!c) return -1;
+        memset(c + nl->chunk_count, 0, (size_t)(threads - nl->chunk_count) * sizeof *c);
+        nl->chunks = c;
+        nl->chunk_count = threads;
     }
+    /* One walk over the candidates: each thread takes a fixed slice of particles (the same
+     * split as schedule(static)) and appends their neighbours in order; start[i+1] gets the
+     * count. Concatenating the slices in order gives the same list for any thread count. */
+    int failed = 0;
+#pragma omp parallel num_threads(threads) reduction(| : failed)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int lo = (int)((int64_t)count * t / nt), hi = (int)((int64_t)count * (t + 1) / nt);
+        pbf_neighbor_chunk *c = &nl->chunks[t];
+        c->size = 0;
+        for (int i = lo; i < hi && !failed; ++i) {
+            pbf_v3 xi = v3_load(positions, i);
+            uint32_t r[18];
+            int nr = pbf_grid_ranges(g, g->cell_of[i], r);
+            size_t before = c->size;
+            for (int k = 0; k < nr; ++k)
+                for (uint32_t j = r[2 * k]; j < r[2 * k + 1]; ++j) {
+                    pbf_v3 d = v3_sub(xi, v3_load(positions, (int)j));
+                    if (v3_dot(d, d) < h2 && (int)j != i && chunk_push(c, j) != 0) failed = 1;
+                }
+            start[i + 1] = (uint32_t)(c->size - before);
+        }
+    }
+    if (failed) return -1;
     start[0] = 0;
     for (int i = 0; i < count; ++i) start[i + 1] += start[i];
 
@@ -71,19 +103,21 @@ int pbf_neighbor_list_build(pbf_neighbor_list *nl, const pbf_grid *g, const floa
         nl->index = idx;
         nl->index_capacity = cap;
     }
-    /* Pass 2: fill, in the same order as the count. */
-    uint32_t *index = nl->index;
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int i = 0; i < count; ++i) {
-        pbf_v3 xi = v3_load(positions, i);
-        uint32_t r[18];
-        int nr = pbf_grid_ranges(g, g->cell_of[i], r);
-        uint32_t o = start[i];
-        for (int k = 0; k < nr; ++k)
-            for (uint32_t j = r[2 * k]; j < r[2 * k + 1]; ++j) {
-                pbf_v3 d = v3_sub(xi, v3_load(positions, (int)j));
-                if (v3_dot(d, d) < h2 && (int)j != i) index[o++] = j;
-            }
+#pragma omp parallel num_threads(threads)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int lo = (int)((int64_t)count * t / nt);
+        const pbf_neighbor_chunk *c = &nl->chunks[t];
+        if (c->size) memcpy(nl->index + start[lo], c->index, c->size * sizeof *c->index);
     }
     return 0;
+}
+
+void pbf_neighbor_list_free(pbf_neighbor_list *nl) {
+    for (int t = 0; t < nl->chunk_count; ++t) free(nl->chunks[t].index);
+    free(nl->chunks);
+    free(nl->index);
+    nl->chunks = NULL;
+    nl->index = NULL;
+    nl->chunk_count = 0;
 }

@@ -24,12 +24,25 @@ typedef struct pbf_grid {
     uint32_t *order;      /* per particle: sorted slot -> previous slot (the permutation) */
 } pbf_grid;
 
+#define PBF_MAX_THREADS 1024
+
+/* A thread's share of the list while it is built: the neighbours of a contiguous slice of
+ * particles, appended in particle order. */
+typedef struct pbf_neighbor_chunk {
+    uint32_t *index;
+    size_t size, capacity;
+} pbf_neighbor_chunk;
+
 /* Compact neighbour list (CSR): neighbours of i are index[start[i] .. start[i+1]). */
 typedef struct pbf_neighbor_list {
     uint32_t *start;      /* capacity + 1 */
     uint32_t *index;
     size_t index_capacity;
+    pbf_neighbor_chunk *chunks; /* one per thread, kept between steps (no per-step malloc) */
+    int chunk_count;
 } pbf_neighbor_list;
+
+void pbf_neighbor_list_free(pbf_neighbor_list *nl);
 
 /* Sets the geometry (no allocation). Returns the cell count, or -1 when dims overflow. */
 int64_t pbf_grid_layout(pbf_grid *g, pbf_v3 lo, pbf_v3 hi, float h);

@@ -120,7 +120,7 @@ void pbf_world_destroy(pbf_world *w) {
     free_particles(w);
     free(w->grid.cell_start);
     free(w->grid.cursor);
-    free(w->neighbors.index);
+    pbf_neighbor_list_free(&w->neighbors);
     free(w);
 }
 

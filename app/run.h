@@ -1,0 +1,39 @@
+/* The simulation loop of `pbf run`, reusable by other commands (e.g. a renderer that simulates
+ * a scene and draws every frame): options in, files and hooks out. */
+#ifndef PBF_APP_RUN_H
+#define PBF_APP_RUN_H
+
+#include "pbf/scene.h"
+
+/* Per-frame callbacks. Every pointer may be NULL. A renderer adds `--png DIR` / `--video FILE`
+ * by filling these in cmd_run (see make_hooks in cmd_run.c): nothing else in the loop changes. */
+typedef struct run_hooks {
+    /* After the world is built, before frame 0. Non-zero aborts the run (exit 1); the hook
+     * prints its own message. */
+    int (*on_start)(const pbf_world *world, const pbf_scene *scene, void *user);
+    /* After frame `frame` is simulated and its files are written (frame 0 = initial state).
+     * Non-zero stops the run as an error (exit 1) after this frame. */
+    int (*on_frame)(const pbf_world *world, int frame, void *user);
+    /* Once at the end, also after an error or Ctrl-C; frames_done counts frame 0. */
+    void (*on_finish)(const pbf_world *world, int frames_done, void *user);
+    void *user;
+} run_hooks;
+
+typedef struct run_options {
+    const char *scene_path;     /* NULL: the built-in dam break */
+    const char *const *sets;    /* --set key=value overrides, in order */
+    int set_count;
+    int frames;                 /* frames after frame 0; < 0: the scene's */
+    double time;                /* simulated seconds; < 0: unset (frames rules) */
+    const char *out_dir;        /* NULL: the scene's output_dir */
+    int formats;                /* pbf_format bits; < 0: the scene's */
+    int threads;                /* < 0: the scene's */
+    int quiet;                  /* no progress line, no summary */
+} run_options;
+
+void run_options_init(run_options *o);
+/* Loads the scene, simulates it and writes the output folder. Returns the exit code:
+ * 0, 1 (error, printed), or 128 + signal after Ctrl-C / SIGTERM. */
+int run_simulation(const run_options *options, const run_hooks *hooks);
+
+#endif

@@ -1,0 +1,211 @@
+/* The output folder of `pbf run` (see run_output.h). */
+#include "run_output.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char stats_name[] = "stats.csv";
+
+const char *run_output_frame_name(int frame, pbf_format format, char *buf, size_t size) {
+    snprintf(buf, size, "frame_%05d.%s", frame, pbf_format_extension(format));
+    return buf;
+}
+
+/* dir + "/" + name, malloc'd. */
+static char *join(const char *dir, const char *name) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = malloc(n);
+    if (s != NULL) snprintf(s, n, "%s/%s", dir, name);
+    return s;
+}
+
+static int all_digits(const char *s, size_t n) {
+    if (n == 0) return 0;
+    for (size_t i = 0; i < n; ++i)
+        if (s[i] < '0' || s[i] > '9') return 0;
+    return 1;
+}
+
+/* Files a run writes: frame_<digits>.ply|vtk, and the temporary files "<ours>.tmp.<pid>" that a
+ * killed run can leave behind (for frames, stats.csv and scene.json). */
+static int is_run_file(const char *name, int *is_frame) {
+    const char *tmp = strstr(name, ".tmp.");
+    size_t len = tmp ? (size_t)(tmp - name) : strlen(name);
+    if (tmp && !all_digits(tmp + 5, strlen(tmp + 5))) return 0;
+    *is_frame = 0;
+    if (len > 10 && strncmp(name, "frame_", 6) == 0 &&
+        (strncmp(name + len - 4, ".ply", 4) == 0 || strncmp(name + len - 4, ".vtk", 4) == 0) &&
+        all_digits(name + 6, len - 10)) {
+        *is_frame = 1;
+        return 1;
+    }
+    if (!tmp) return 0;
+    return (len == strlen(stats_name) && strncmp(name, stats_name, len) == 0) ||
+           (len == 10 && strncmp(name, "scene.json", len) == 0);
+}
+
+/* Removes an earlier run's frame files, so the folder never mixes two runs and stats.csv
+ * always matches the frame files. */
+static int remove_earlier_run(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d == NULL) return cli_error("cannot read folder '%s': %s", dir, strerror(errno));
+    int removed = 0, failed = 0;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
+        int is_frame = 0;
+        if (!is_run_file(e->d_name, &is_frame)) continue;
+        char *path = join(dir, e->d_name);
+        if (path == NULL || (unlink(path) != 0 && errno != ENOENT)) {
+            cli_error("cannot remove '%s' of an earlier run: %s", path ? path : e->d_name,
+                      strerror(errno));
+            failed = 1;
+        } else if (is_frame) {
+            ++removed;
+        }
+        free(path);
+        if (failed) break;
+    }
+    closedir(d);
+    if (removed > 0)
+        fprintf(stderr, "pbf run: removed %d frame file%s of an earlier run from '%s'\n", removed,
+                removed == 1 ? "" : "s", dir);
+    return failed;
+}
+
+static int write_scene_json(const char *dir, const pbf_scene *scene) {
+    char *json = pbf_scene_to_json(scene);
+    char *path = join(dir, "scene.json");
+    char err[PBF_ERROR_SIZE];
+    int rc = 0;
+    if (json == NULL || path == NULL)
+        rc = cli_error("out of memory writing scene.json");
+    else if (pbf_write_file_atomic(path, json, strlen(json), err, sizeof err) != PBF_OK)
+        rc = cli_error("%s", err);
+    free(json);
+    free(path);
+    return rc;
+}
+
+/* Header written atomically, then the file is opened for appending rows. */
+static int open_stats(run_output *o) {
+    char header[1024];
+    int n = snprintf(header, sizeof header,
+                     "frame,time,particles,avg_density_error,max_density_error,kinetic_energy,"
+                     "max_speed,avg_neighbors,ms_per_step");
+    for (int s = 0; s < PBF_STAGE_COUNT; ++s)
+        n += snprintf(header + n, sizeof header - (size_t)n, ",ms_%s", pbf_stage_name((pbf_stage)s));
+    n += snprintf(header + n, sizeof header - (size_t)n, "\n");
+    char err[PBF_ERROR_SIZE];
+    if (pbf_write_file_atomic(o->stats_path, header, (size_t)n, err, sizeof err) != PBF_OK)
+        return cli_error("%s", err);
+    o->stats = fopen(o->stats_path, "a");
+    if (o->stats == NULL) return cli_error("cannot write '%s': %s", o->stats_path, strerror(errno));
+    return 0;
+}
+
+int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_scene *scene) {
+    memset(o, 0, sizeof *o);
+    o->dir = dir;
+    o->formats = formats;
+    int e = cli_make_dirs(dir);
+    if (e != 0) return cli_error("cannot create output folder '%s': %s", dir, strerror(e));
+    if (remove_earlier_run(dir) != 0) return 1;
+    if (write_scene_json(dir, scene) != 0) return 1;
+    o->stats_path = join(dir, stats_name);
+    if (o->stats_path == NULL) return cli_error("out of memory");
+    return open_stats(o);
+}
+
+/* Per-frame failures go into o->error instead of stderr: the caller first clears its
+ * progress line, then prints. */
+static int frame_fail(run_output *o, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(o->error, sizeof o->error, fmt, args);
+    va_end(args);
+    return 1;
+}
+
+/* Reads the world into the reused buffer (allocating only when the count changes). */
+static int read_back(run_output *o, const pbf_world *world) {
+    int count = pbf_world_particle_count(world);
+    if (o->particles.positions != NULL && o->particles.count == count) {
+        pbf_world_get_positions(world, o->particles.positions);
+        pbf_world_get_velocities(world, o->particles.velocities);
+        pbf_world_get_densities(world, o->particles.densities);
+        return 0;
+    }
+    pbf_particles_free(&o->particles);
+    if (pbf_particles_from_world(world, &o->particles, o->error, sizeof o->error) != PBF_OK)
+        return 1;
+    return 0;
+}
+
+static int write_stats_row(run_output *o, const pbf_world *world, int frame) {
+    pbf_profile prof = pbf_world_get_profile(world);
+    pbf_stats st = pbf_world_get_stats(world);
+    /* Before the first step the profile holds zeros, which is what frame 0 should say. */
+    char row[1024];
+    int n = snprintf(row, sizeof row, "%d,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.6g,%.6f", frame,
+                     pbf_world_time(world), st.particles, (double)prof.avg_density_error,
+                     (double)prof.max_density_error, st.kinetic_energy, (double)st.max_speed,
+                     (double)prof.avg_neighbors, frame > 0 ? prof.step_ms : 0.0);
+    for (int s = 0; s < PBF_STAGE_COUNT; ++s)
+        n += snprintf(row + n, sizeof row - (size_t)n, ",%.6f", frame > 0 ? prof.stage_ms[s] : 0.0);
+    n += snprintf(row + n, sizeof row - (size_t)n, "\n");
+    /* One fwrite + fflush = one write() call: a row is on disk whole or not at all. */
+    errno = 0;
+    if (fwrite(row, 1, (size_t)n, o->stats) != (size_t)n || fflush(o->stats) != 0 ||
+        fsync(fileno(o->stats)) != 0)
+        return frame_fail(o, "cannot write '%s': %s", o->stats_path,
+                          strerror(errno != 0 ? errno : EIO));
+    return 0;
+}
+
+static const pbf_format all_formats[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK};
+#define FORMAT_COUNT (sizeof all_formats / sizeof all_formats[0])
+
+/* Removes the files of a frame that could not be completed, so that the folder keeps exactly
+ * one stats row per frame file. */
+static void remove_frame_files(run_output *o, char *const *paths) {
+    for (size_t f = 0; f < FORMAT_COUNT; ++f)
+        if (paths[f] != NULL && unlink(paths[f]) == 0) --o->files_written;
+}
+
+int run_output_frame(run_output *o, const pbf_world *world, int frame) {
+    char *written[FORMAT_COUNT] = {NULL};
+    int rc = 0;
+    if (o->formats != 0) rc = read_back(o, world);
+    for (size_t f = 0; rc == 0 && f < FORMAT_COUNT; ++f) {
+        if (!(o->formats & (unsigned)all_formats[f])) continue;
+        char name[64];
+        char *path = join(o->dir, run_output_frame_name(frame, all_formats[f], name, sizeof name));
+        if (path == NULL) {
+            rc = frame_fail(o, "out of memory");
+        } else if (pbf_export_write(&o->particles, all_formats[f], path, o->error,
+                                    sizeof o->error) != PBF_OK) {
+            rc = 1;
+            free(path);
+        } else {
+            written[f] = path;
+            ++o->files_written;
+        }
+    }
+    if (rc == 0) rc = write_stats_row(o, world, frame);
+    if (rc != 0) remove_frame_files(o, written);
+    for (size_t f = 0; f < FORMAT_COUNT; ++f) free(written[f]);
+    return rc;
+}
+
+void run_output_close(run_output *o) {
+    if (o->stats != NULL) fclose(o->stats);
+    o->stats = NULL;
+    free(o->stats_path);
+    o->stats_path = NULL;
+    pbf_particles_free(&o->particles);
+}

@@ -1,0 +1,41 @@
+/* The output folder of `pbf run`:
+ *
+ *   frame_00000.ply ...   one file per frame and format (frame 0 is the initial state)
+ *   stats.csv             one row per frame, appended and flushed after the frame's files
+ *   scene.json            every parameter of the run (pbf_scene_to_json)
+ *
+ * Order of writes per frame: the particle files (each atomic: temporary name + rename), then the
+ * stats row (one write() call, flushed and fsynced). If any of these fails (disk full), the
+ * frame's files are removed again. So after Ctrl-C (which finishes the frame) or an error the
+ * rows of stats.csv match the frame files exactly; only a hard kill (SIGKILL, power loss)
+ * between the last rename and the row can leave one frame file without its row. Frame files of
+ * an earlier run in the same folder are removed first, so the folder never mixes two runs. */
+#ifndef PBF_APP_RUN_OUTPUT_H
+#define PBF_APP_RUN_OUTPUT_H
+
+#include <stdio.h>
+
+#include "pbf/export.h"
+#include "pbf/scene.h"
+
+typedef struct run_output {
+    const char *dir;
+    unsigned formats;        /* pbf_format bits */
+    char *stats_path;
+    FILE *stats;
+    pbf_particles particles; /* readback buffer, reused every frame */
+    int files_written;       /* particle files written by this run */
+    char error[PBF_ERROR_SIZE]; /* why run_output_frame failed */
+} run_output;
+
+/* Creates the folder, removes an earlier run's frame files, writes scene.json and the stats
+ * header. Prints the error and returns non-zero on failure. */
+int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_scene *scene);
+/* Writes frame `frame`: its particle files, then its stats row. Returns non-zero on failure,
+ * with the message in o->error (not printed: the caller's progress line is on the terminal). */
+int run_output_frame(run_output *o, const pbf_world *world, int frame);
+void run_output_close(run_output *o);
+/* The file name of a frame ("frame_00042.ply") into buf. */
+const char *run_output_frame_name(int frame, pbf_format format, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,91 @@
+/* Small helpers of the pbf command: clock, folders, number formatting. */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "pbf/scene.h"
+
+double cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int cli_make_dirs(const char *path) {
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0) return 0;
+    if (n >= sizeof buf) return ENAMETOOLONG;
+    memcpy(buf, path, n + 1);
+    /* Create each prefix ending before a '/', then the whole path. */
+    for (size_t i = 1; i <= n; ++i) {
+        if (buf[i] != '/' && buf[i] != '\0') continue;
+        char saved = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return errno;
+        buf[i] = saved;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) return errno;
+    if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+    return 0;
+}
+
+const char *cli_format_bytes(double bytes, char *buf, size_t size) {
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 4) {
+        bytes /= 1024.0;
+        ++u;
+    }
+    if (u == 0)
+        snprintf(buf, size, "%.0f B", bytes);
+    else
+        snprintf(buf, size, "%.1f %s", bytes, units[u]);
+    return buf;
+}
+
+const char *cli_format_duration(double seconds, char *buf, size_t size) {
+    if (!(seconds >= 0.0) || seconds > 3.6e6) {
+        snprintf(buf, size, "--:--");
+        return buf;
+    }
+    long s = (long)(seconds + 0.5);
+    if (s >= 3600)
+        snprintf(buf, size, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    else
+        snprintf(buf, size, "%ld:%02ld", s / 60, s % 60);
+    return buf;
+}
+
+const char *cli_format_count(long long n, char *buf, size_t size) {
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%lld", n < 0 ? -n : n);
+    size_t o = 0;
+    if (n < 0 && o + 1 < size) buf[o++] = '-';
+    for (int i = 0; i < len && o + 1 < size; ++i) {
+        if (i > 0 && (len - i) % 3 == 0 && o + 1 < size) buf[o++] = ',';
+        if (o + 1 < size) buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+int cli_load_scene(const char *path, const char *const *sets, int set_count, pbf_scene *out) {
+    char err[PBF_ERROR_SIZE];
+    pbf_status s = path != NULL
+                       ? pbf_scene_load(path, sets, set_count, out, err, sizeof err)
+                       : pbf_scene_default(sets, set_count, out, err, sizeof err);
+    if (s != PBF_OK) return cli_error("%s", err);
+    return CLI_EXIT_OK;
+}
+
+const char *cli_format_names(unsigned formats, char *buf, size_t size) {
+    snprintf(buf, size, "%s%s%s", (formats & PBF_FORMAT_PLY) ? "ply" : "",
+             (formats & PBF_FORMAT_PLY) && (formats & PBF_FORMAT_VTK) ? "," : "",
+             (formats & PBF_FORMAT_VTK) ? "vtk" : "");
+    if (formats == 0) snprintf(buf, size, "none");
+    return buf;
+}

@@ -80,7 +80,7 @@ typedef struct pbf_params {
     float eps;          /* absolute CFM ε = relaxation · S0 (1/m²) */
     int unilateral;
     float scorr_scale;  /* k / S0: s_corr in the units of λ */
-    float scorr_inv_wdq;/* 1 / W(Δq) */
+    float scorr_inv_q;  /* 1 / (h² − Δq²): W(r)/W(Δq) = ((h² − r²) · this)³ */
     int scorr_n;
     /* velocity passes */
     float vorticity;
@@ -313,12 +313,15 @@ PBF_KERNEL_INLINE void pbf_lambda_pair(pbf_lambda_acc *a, pbf_v3 xi, pbf_v3 xj,
     pbf_v3 d = v3_sub(xi, xj);
     float r2 = v3_dot(d, d);
     if (r2 >= p->h2) return;
-    float r = sqrtf(r2);
-    pbf_v3 g = pbf_spiky_grad(d, r, p);
-    a->w_sum += pbf_poly6(r2, p);
-    a->grad_i = v3_add(a->grad_i, g);
-    a->grad2_sum += v3_dot(g, g);
+    float q = p->h2 - r2;
+    a->w_sum += p->poly6_k * q * q * q;
     a->neighbors += 1;
+    float r = sqrtf(r2);
+    if (r <= 1e-9f * p->h) return; /* coincident: no direction, no gradient */
+    float t = p->h - r;
+    float gm = p->spiky_k * t * t; /* signed |∇W| */
+    a->grad_i = v3_madd(a->grad_i, d, gm / r);
+    a->grad2_sum += gm * gm;
 }
 
 /* Returns λ_i; *density receives ρ_i including the boundary. */
@@ -363,10 +366,15 @@ PBF_KERNEL_INLINE void pbf_delta_pair(pbf_delta_acc *a, pbf_v3 xi, pbf_v3 xj, fl
     float r2 = v3_dot(d, d);
     if (r2 >= p->h2) return;
     float r = sqrtf(r2);
-    float scorr = 0.0f;
-    if (p->scorr_scale > 0.0f)
-        scorr = -p->scorr_scale * pbf_ipow(pbf_poly6(r2, p) * p->scorr_inv_wdq, p->scorr_n);
-    a->dp = v3_madd(a->dp, pbf_spiky_grad(d, r, p), lambda_i + lambda_j + scorr);
+    if (r <= 1e-9f * p->h) return;
+    float coef = lambda_i + lambda_j;
+    if (p->scorr_scale > 0.0f) {
+        /* W(r)/W(Δq) = ((h² − r²)/(h² − Δq²))³ for poly6 */
+        float x = (p->h2 - r2) * p->scorr_inv_q;
+        coef -= p->scorr_scale * pbf_ipow(x * x * x, p->scorr_n);
+    }
+    float t = p->h - r;
+    a->dp = v3_madd(a->dp, d, coef * p->spiky_k * t * t / r);
 }
 
 /* Returns the corrected, collision-projected position of particle i. */

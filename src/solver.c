@@ -51,7 +51,7 @@ void pbf__init_params(pbf_world *w) {
     p->unilateral = sd->unilateral;
     p->scorr_scale = sd->scorr_k / w->lattice_grad2;
     float dq = sd->scorr_dq * p->h;
-    p->scorr_inv_wdq = 1.0f / pbf_poly6(dq * dq, p);
+    p->scorr_inv_q = 1.0f / (p->h2 - dq * dq);
     p->scorr_n = sd->scorr_n;
     p->vorticity = sd->vorticity;
     p->xsph = sd->xsph;

@@ -18,7 +18,7 @@ static const char info_help[] =
     "\n"
     "examples:\n"
     "  pbf info scenes/dam_break.json\n"
-    "  pbf info --set world.particle_radius=0.005\n";
+    "  pbf info --set fluid.particle_radius=0.005\n";
 
 /* Kernel radius and particle mass come from the library (the mass is normalised by the kernel
  * sum of the rest lattice), so an empty world is built from the scene's definition. */

@@ -125,11 +125,13 @@ typedef struct pbf_world_def {
     float particle_radius;
     /* Kernel support h as a multiple of r. Default 4 (h = 4r, ~33 neighbours), range [2.5, 8]. */
     float kernel_scale;
-    /* Rest density ρ0 in kg/m³. Default 1000. */
+    /* Rest density ρ0 in kg/m³, > 0. Default 1000. */
     float rest_density;
     /* External acceleration in m/s². Default (0, −9.81, 0). */
     pbf_vec3 gravity;
-    /* The domain box at rest, m. No particle ever leaves it. Default (0,0,0)–(1,1,1). */
+    /* The domain box at rest, m. No particle ever leaves it. Default (0,0,0)–(1,1,1). On every
+     * axis the walls, at the extremes of their motion, must stay at least 4r apart:
+     * (max − amplitude_max) − (min + amplitude_min) >= 4r. */
     pbf_vec3 domain_min;
     pbf_vec3 domain_max;
     /* Scripted wall motion, one per wall, indexed by pbf_wall. Default: all static. */
@@ -141,7 +143,7 @@ typedef struct pbf_world_def {
     pbf_solver_def solver;
     pbf_neighbor_mode neighbor_mode;
     pbf_backend backend;
-    /* OpenMP threads for this world; 0 uses the OpenMP default (all cores). Default 0. */
+    /* OpenMP threads for this world, [0, 1024]; 0 uses the OpenMP default (all cores). Default 0. */
     int threads;
 } pbf_world_def;
 

@@ -1,0 +1,85 @@
+/* pbf — scenes: a JSON description of a world, its fluid, its solids, its timing, camera and
+ * output (docs/scenes.md). Loading is strict: an unknown key, a wrong type or an out-of-range
+ * value is an error that names the file, the JSON path and what was expected. */
+#ifndef PBF_SCENE_H
+#define PBF_SCENE_H
+
+#include "pbf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PBF_SCENE_MAX_BLOCKS 64
+#define PBF_SCENE_MAX_COLLIDERS 64
+#define PBF_SCENE_PATH_SIZE 1024
+
+/* Output formats, a bit set. */
+typedef enum pbf_format {
+    PBF_FORMAT_NONE = 0,
+    PBF_FORMAT_PLY = 1 << 0,  /* binary little-endian PLY: Blender, Houdini, splashsurf */
+    PBF_FORMAT_VTK = 1 << 1   /* legacy VTK, binary big-endian: ParaView */
+} pbf_format;
+
+typedef struct pbf_camera_def {
+    pbf_vec3 position;  /* m; default: frames the domain from the front, slightly above */
+    pbf_vec3 target;    /* m; default: the domain centre */
+    float fov;          /* vertical field of view in degrees; default 45 */
+} pbf_camera_def;
+
+typedef struct pbf_scene {
+    char name[128];                   /* "name" key, or the file's base name */
+    char source[PBF_SCENE_PATH_SIZE]; /* the file it came from, or "<built-in>" */
+    pbf_world_def world;
+    int block_count;
+    pbf_block_def blocks[PBF_SCENE_MAX_BLOCKS];
+    int collider_count;
+    pbf_collider_def colliders[PBF_SCENE_MAX_COLLIDERS];
+    float fps;    /* frames per second of output; one pbf_world_step per frame. Default 60 */
+    int frames;   /* frames to simulate. Default 120 */
+    pbf_camera_def camera;
+    char output_dir[PBF_SCENE_PATH_SIZE]; /* default "out/<name>" */
+    unsigned formats;                     /* pbf_format bits; default PBF_FORMAT_PLY */
+} pbf_scene;
+
+/* Loads a scene file. overrides are "path=value" strings (the CLI's --set), applied in order to
+ * the JSON before validation: "solver.iterations=6", "time.frames=10",
+ * "fluid.blocks[0].max=[1,1,1]". The value is JSON; anything that does not parse as JSON is taken
+ * as a string. Missing objects along a path are created; an array index must already exist.
+ *
+ * Returns PBF_OK, or: PBF_ERR_IO (file missing or unreadable), PBF_ERR_PARSE (broken JSON,
+ * unknown or duplicate key, wrong type), PBF_ERR_INVALID_ARG (value out of range, inconsistent
+ * values, malformed override), PBF_ERR_OUT_OF_MEMORY. err (may be NULL) gets a message naming the
+ * file, the JSON path and what was expected, always NUL-terminated and cut to err_size. On
+ * failure *out is left unchanged. */
+PBF_API pbf_status pbf_scene_load(const char *path, const char *const *overrides,
+                                  int override_count, pbf_scene *out, char *err, size_t err_size);
+/* The same from JSON text; source names it in messages and gives the default name (its base name
+ * without ".json"); NULL is "<string>". */
+PBF_API pbf_status pbf_scene_parse(const char *json, const char *source,
+                                   const char *const *overrides, int override_count,
+                                   pbf_scene *out, char *err, size_t err_size);
+/* The built-in default dam break (what `pbf run` runs with no scene): the same scene as
+ * scenes/dam_break.json, with source "<built-in>". */
+PBF_API pbf_status pbf_scene_default(const char *const *overrides, int override_count,
+                                     pbf_scene *out, char *err, size_t err_size);
+/* The JSON text of the built-in default scene. */
+PBF_API const char *pbf_scene_default_json(void);
+
+/* Creates the world (pbf_world_create) and adds the scene's blocks and colliders, in order. On
+ * failure *out is NULL and the world's message is passed through, prefixed with the scene's
+ * source (and "fluid.blocks[i]: " or "colliders[i]: " when adding one failed). */
+PBF_API pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char *err,
+                                          size_t err_size);
+/* Particles the scene's blocks will hold: the sum of pbf_block_particle_count. */
+PBF_API int64_t pbf_scene_particle_count(const pbf_scene *scene);
+/* Every parameter after defaults, as pretty JSON that loads back to the same scene (source aside):
+ * floats are written with the fewest digits that read back as the same float. Returns a malloc'd
+ * string (free it), or NULL when out of memory or scene is NULL. */
+PBF_API char *pbf_scene_to_json(const pbf_scene *scene);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PBF_SCENE_H */

@@ -108,7 +108,7 @@ static int bench_one(const bench_options *o, int64_t target, bench_result *res) 
     if (rc == 0) rc = cli_load_scene(NULL, o->sets.items, o->sets.count, scene);
     if (rc == 0) {
         if (!user_sets(&o->sets, "iterations")) scene->world.solver.iterations = 4;
-        if (!user_sets(&o->sets, "substeps")) scene->time.substeps = 1;
+        if (!user_sets(&o->sets, "substeps")) scene->world.substeps = 1;
         if (o->threads >= 0) scene->world.threads = o->threads;
         if (o->neighbor_mode >= 0) scene->world.neighbor_mode = (pbf_neighbor_mode)o->neighbor_mode;
         rc = resize_scene(scene, target);
@@ -266,7 +266,7 @@ int cmd_bench(int argc, char **argv) {
     if (rc == CLI_EXIT_OK) {
         /* What every size runs with, for the banner and the CSV. */
         int iterations = user_sets(&o.sets, "iterations") ? scene->world.solver.iterations : 4;
-        int substeps = user_sets(&o.sets, "substeps") ? scene->time.substeps : 1;
+        int substeps = user_sets(&o.sets, "substeps") ? scene->world.substeps : 1;
         if (o.neighbor_mode < 0) o.neighbor_mode = (int)scene->world.neighbor_mode;
         int threads = o.threads >= 0 ? o.threads : scene->world.threads;
         o.threads_used = threads > 0 ? threads : omp_get_max_threads();

@@ -12,12 +12,19 @@
 #include "cli.h"
 #include "pbf/export.h"
 #include "pbf/scene.h"
+#ifdef PBF_APP_HAVE_RENDER
+#include "render_run.h"
+#endif
 
 #define MAX_SIZES 32
 
 static const char bench_synopsis[] =
     "usage: pbf bench [--particles LIST] [--steps N] [--warmup N] [--threads N]\n"
-    "                 [--neighbor-mode list|cells] [--csv FILE] [--set key=value ...]\n";
+    "                 [--neighbor-mode list|cells] [--csv FILE] [--set key=value ...]\n"
+#ifdef PBF_APP_HAVE_RENDER
+    "                 [--render [--resolution WxH]]\n"
+#endif
+    ;
 
 static const char bench_help[] =
     "Times the solver on the built-in dam break at each particle count: the particle radius is\n"
@@ -35,6 +42,11 @@ static const char bench_help[] =
     "  --neighbor-mode MODE    list (neighbour list per substep) or cells (27 cell ranges)\n"
     "  --csv FILE              also write the table as CSV\n"
     "  --set KEY=VALUE         override a scene parameter (solver.iterations=6, ...); repeatable\n"
+#ifdef PBF_APP_HAVE_RENDER
+    "  --render                also time the renderer: ms per frame (fluid look, image read\n"
+    "                          back) of the state after the timed steps, mean of 5 frames\n"
+    "  --resolution WxH        the rendered size (default 1280x720; implies --render)\n"
+#endif
     "  --help, -h              this help\n"
     "\n"
     "examples:\n"
@@ -51,6 +63,7 @@ typedef struct bench_options {
     int neighbor_mode; /* < 0: the scene's */
     const char *csv;
     cli_overrides sets;
+    int render_w, render_h; /* --render: the image size; 0 when not rendering */
 } bench_options;
 
 typedef struct bench_result {
@@ -60,6 +73,7 @@ typedef struct bench_result {
     double stage_ms[PBF_STAGE_COUNT]; /* means: they add up to the mean step time */
     double particle_steps_per_s;
     double avg_neighbors;
+    double render_ms;      /* --render: ms per rendered frame */
 } bench_result;
 
 /* Whether a --set names this key (its last path component), e.g. "substeps" matches
@@ -139,24 +153,36 @@ static int bench_one(const bench_options *o, int64_t target, bench_result *res) 
         res->median_ms = m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]);
         res->particle_steps_per_s = res->median_ms > 0.0 ? res->particles * 1000.0 / res->median_ms : 0.0;
     }
+#ifdef PBF_APP_HAVE_RENDER
+    if (rc == 0 && o->render_w > 0) {
+        char gl[256];
+        if (render_bench_world(world, scene, o->render_w, o->render_h, 5, &res->render_ms, gl,
+                               sizeof gl, err, sizeof err) != 0)
+            rc = cli_error("--render: %s", err);
+        else if (target == o->sizes[0])
+            fprintf(stderr, "pbf bench: rendering %dx%d with %s\n", o->render_w, o->render_h, gl);
+    }
+#endif
     pbf_world_destroy(world);
     free(ms);
     free(scene);
     return rc;
 }
 
-static void print_header(void) {
+static void print_header(int render) {
     printf("%10s %9s %9s", "particles", "ms_median", "ms_min");
     for (int k = 0; k < PBF_STAGE_COUNT; ++k) printf(" %9.9s", pbf_stage_name((pbf_stage)k));
-    printf(" %16s %13s\n", "particle-steps/s", "avg_neighbors");
+    printf(" %16s %13s%s\n", "particle-steps/s", "avg_neighbors", render ? " render_ms" : "");
 }
 
-static void print_row(const bench_result *r) {
+static void print_row(const bench_result *r, int render) {
     printf("%10d %9.3f %9.3f", r->particles, r->median_ms, r->min_ms);
     for (int k = 0; k < PBF_STAGE_COUNT; ++k) printf(" %9.3f", r->stage_ms[k]);
     char rate[32];
-    printf(" %16s %13.2f\n", cli_format_count((long long)(r->particle_steps_per_s + 0.5), rate, sizeof rate),
+    printf(" %16s %13.2f", cli_format_count((long long)(r->particle_steps_per_s + 0.5), rate, sizeof rate),
            r->avg_neighbors);
+    if (render) printf(" %9.2f", r->render_ms);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -170,7 +196,7 @@ static int write_csv(const char *path, const bench_result *r, int n, const bench
         len += (size_t)snprintf(buf + len, cap - len, ",ms_%s", pbf_stage_name((pbf_stage)k));
     len += (size_t)snprintf(buf + len, cap - len,
                             ",particle_steps_per_s,avg_neighbors,steps,threads,neighbor_mode,"
-                            "iterations,substeps\n");
+                            "iterations,substeps%s\n", o->render_w > 0 ? ",render_ms,render_width,render_height" : "");
     for (int i = 0; i < n; ++i) {
         len += (size_t)snprintf(buf + len, cap - len, "%d,%.9g,%.6f,%.6f", r[i].particles,
                                 (double)r[i].radius, r[i].median_ms, r[i].min_ms);
@@ -181,6 +207,11 @@ static int write_csv(const char *path, const bench_result *r, int n, const bench
                                 o->threads_used,
                                 o->neighbor_mode == PBF_NEIGHBOR_CELLS ? "cells" : "list",
                                 iterations, substeps);
+        if (o->render_w > 0) {
+            len--; /* replace the newline */
+            len += (size_t)snprintf(buf + len, cap - len, ",%.3f,%d,%d\n", r[i].render_ms,
+                                    o->render_w, o->render_h);
+        }
     }
     char err[PBF_ERROR_SIZE];
     int rc = pbf_write_file_atomic(path, buf, len, err, sizeof err) == PBF_OK ? 0 : cli_error("%s", err);
@@ -227,6 +258,16 @@ static int parse_args(int argc, char **argv, bench_options *o, int *help) {
             ok = cli_parse_int(&p, "--threads", v, 0, 4096, &o->threads);
         else if (cli_option(&p, "--csv", &v))
             o->csv = v;
+#ifdef PBF_APP_HAVE_RENDER
+        else if (cli_flag(&p, "--render", NULL)) {
+            if (o->render_w == 0) o->render_w = 1280, o->render_h = 720;
+        } else if (cli_option(&p, "--resolution", &v)) {
+            int n = 0;
+            if (sscanf(v, "%dx%d%n", &o->render_w, &o->render_h, &n) != 2 || v[n] != '\0' ||
+                o->render_w < 16 || o->render_h < 16 || o->render_w > 8192 || o->render_h > 8192)
+                ok = !cli_usage_error(&p, "--resolution expects WxH between 16x16 and 8192x8192, got '%s'", v);
+        }
+#endif
         else if (cli_option(&p, "--neighbor-mode", &v)) {
             if (strcmp(v, "list") == 0) o->neighbor_mode = PBF_NEIGHBOR_LIST;
             else if (strcmp(v, "cells") == 0) o->neighbor_mode = PBF_NEIGHBOR_CELLS;
@@ -276,11 +317,11 @@ int cmd_bench(int argc, char **argv) {
                (double)scene->fps, o.steps, o.warmup,
                o.threads_used,
                o.neighbor_mode == PBF_NEIGHBOR_CELLS ? "cells" : "list");
-        print_header();
+        print_header(o.render_w > 0);
         int done = 0;
         for (int i = 0; i < o.size_count && rc == CLI_EXIT_OK; ++i) {
             rc = bench_one(&o, o.sizes[i], &results[i]);
-            if (rc == CLI_EXIT_OK) print_row(&results[done++]);
+            if (rc == CLI_EXIT_OK) print_row(&results[done++], o.render_w > 0);
         }
         if (rc == CLI_EXIT_OK && o.csv != NULL) {
             rc = write_csv(o.csv, results, done, &o, iterations, substeps);

@@ -88,6 +88,7 @@ typedef struct frame_sink {
     uint8_t *rgba;
     int frames;        /* frames rendered */
     double render_s;   /* wall-clock seconds spent drawing and reading back */
+    pbf_render_timings passes; /* GPU ms per pass, summed over the frames */
     int open;
 } frame_sink;
 
@@ -137,6 +138,13 @@ static int sink_frame(frame_sink *s, const pbf_render_scene *scene, int frame, c
         pbf_renderer_read_rgba(s->renderer, s->rgba, err, err_size) != PBF_OK)
         return 1;
     s->render_s += cli_now() - t0;
+    pbf_render_timings t = pbf_renderer_timings(s->renderer);
+    s->passes.background_ms += t.background_ms;
+    s->passes.depth_ms += t.depth_ms;
+    s->passes.thickness_ms += t.thickness_ms;
+    s->passes.smooth_ms += t.smooth_ms;
+    s->passes.normal_ms += t.normal_ms;
+    s->passes.shade_ms += t.shade_ms;
     if (s->set.png_dir != NULL) {
         char path[4096];
         snprintf(path, sizeof path, "%s/frame_%05d.png", s->set.png_dir, frame);
@@ -173,9 +181,16 @@ static int sink_close(frame_sink *s, const char *command, int quiet) {
     }
     if (!quiet && s->set.png_dir != NULL && s->frames > 0)
         fprintf(stderr, "pbf %s: wrote %d PNG frames to %s\n", command, s->frames, s->set.png_dir);
-    if (!quiet && s->frames > 0)
-        fprintf(stderr, "pbf %s: rendering took %.1f ms per frame (%s)\n", command,
-                1000.0 * s->render_s / s->frames, pbf_gl_context_description(s->ctx));
+    if (!quiet && s->frames > 0) {
+        const pbf_render_timings *t = &s->passes;
+        double n = s->frames;
+        fprintf(stderr,
+                "pbf %s: rendering took %.1f ms per frame (passes: sky %.1f, depth %.1f, "
+                "thickness %.1f, smoothing %.1f, normals %.1f, shading %.1f; %s)\n",
+                command, 1000.0 * s->render_s / n, t->background_ms / n, t->depth_ms / n,
+                t->thickness_ms / n, t->smooth_ms / n, t->normal_ms / n, t->shade_ms / n,
+                pbf_gl_context_description(s->ctx));
+    }
     free(s->rgba);
     pbf_renderer_destroy(s->renderer);
     pbf_gl_context_destroy(s->ctx);
@@ -192,6 +207,7 @@ struct render_run {
     pbf_collider_def *colliders;
     int collider_count;
     int closed;
+    int quiet;
 };
 
 render_run *render_run_create(void) {
@@ -249,7 +265,7 @@ static int run_on_frame(const pbf_world *world, int frame, void *user) {
     /* The last frame: finish the video here, so that a failure is the run's exit status. */
     if (frame == rr->scene->frames) {
         rr->closed = 1;
-        return sink_close(&rr->sink, "run", 0);
+        return sink_close(&rr->sink, "run", rr->quiet);
     }
     return 0;
 }
@@ -259,12 +275,13 @@ static void run_on_finish(const pbf_world *world, int frames_done, void *user) {
     (void)frames_done;
     render_run *rr = user;
     /* Stopped early (Ctrl-C, an error): the video keeps the frames done so far. */
-    if (!rr->closed) sink_close(&rr->sink, "run", 0);
+    if (!rr->closed) sink_close(&rr->sink, "run", rr->quiet);
     rr->closed = 1;
 }
 
-void render_run_hooks(render_run *rr, run_hooks *hooks) {
+void render_run_hooks(render_run *rr, int quiet, run_hooks *hooks) {
     if (rr == NULL || (rr->set.png_dir == NULL && rr->set.video == NULL)) return;
+    rr->quiet = quiet;
     hooks->on_start = run_on_start;
     hooks->on_frame = run_on_frame;
     hooks->on_finish = run_on_finish;

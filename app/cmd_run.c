@@ -287,7 +287,7 @@ int cmd_run(int argc, char **argv) {
         run_hooks hooks;
         make_hooks(&o, &hooks);
 #ifdef PBF_APP_HAVE_RENDER
-        render_run_hooks(render, &hooks);
+        render_run_hooks(render, o.quiet, &hooks);
 #endif
         rc = run_simulation(&o, &hooks);
     }

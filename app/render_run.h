@@ -24,8 +24,9 @@ void render_run_destroy(render_run *rr);
  * is a usage error: p->failed is set); otherwise returns 0. */
 int render_run_option(render_run *rr, cli_parser *p);
 /* Sets hooks (on_start, on_frame, on_finish, user) when --png or --video was given; leaves
- * them alone otherwise. The hooks print their own errors. rr must outlive the run. */
-void render_run_hooks(render_run *rr, run_hooks *hooks);
+ * them alone otherwise. The hooks print their own errors, and what they wrote unless quiet.
+ * rr must outlive the run. */
+void render_run_hooks(render_run *rr, int quiet, run_hooks *hooks);
 
 /* Renders the world's current state `frames` times at width x height with the fluid look
  * (after one untimed frame) and stores the mean wall-clock milliseconds per frame, image read

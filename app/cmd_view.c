@@ -1,0 +1,592 @@
+/* `pbf view [SCENE]`: a window on a running simulation.
+ *
+ * Two threads: the simulation steps the world in a thread of its own (paced to real time when
+ * it is faster) and publishes a copy of the particles after every step; the window thread
+ * draws the latest copy, handles input and the HUD. So the window stays responsive when a step
+ * takes longer than a frame, and the simulation never waits for the renderer.
+ *
+ * Controls: left drag orbits, the wheel zooms, W A S D fly (Q/E down/up), Space pauses,
+ * N steps once while paused, R resets the scene, Tab switches the look, H hides the HUD,
+ * Esc closes. `--screenshot F.png --frames N` saves frame N and exits (tests, docs). */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "pbf/render.h"
+#include "pbf/scene.h"
+
+#ifdef PBF_WITH_GLFW
+#include <GLFW/glfw3.h>
+#endif
+
+static const char view_synopsis[] =
+    "usage: pbf view [SCENE] [--resolution WxH] [--look fluid|spheres] [--color MODE]\n"
+    "                [--threads N] [--set key=value ...] [--paused]\n"
+    "                [--screenshot FILE.png --frames N]\n";
+
+static const char view_help[] =
+    "Opens a window on SCENE (a JSON file; without it the built-in dam break) and simulates it\n"
+    "while you look. The simulation runs in its own thread, in real time when the machine is\n"
+    "fast enough, and the window draws its latest state.\n"
+    "\n"
+    "controls:\n"
+    "  left drag           orbit around the target\n"
+    "  wheel               zoom\n"
+    "  W A S D, Q E        fly (forward, left, back, right, down, up)\n"
+    "  Space               pause / resume\n"
+    "  N                   one step while paused\n"
+    "  R                   reset the scene\n"
+    "  Tab                 switch the look (fluid / spheres)\n"
+    "  C                   spheres colour: uniform / speed / density\n"
+    "  H                   hide / show the HUD\n"
+    "  Esc                 close\n"
+    "\n"
+    "options:\n"
+    "  --resolution WxH    window size (default 1280x720)\n"
+    "  --look LOOK         fluid (default) or spheres\n"
+    "  --color MODE        spheres colour: uniform (default), speed or density\n"
+    "  --threads N         simulation threads, 0 = all cores (default: the scene's)\n"
+    "  --set KEY=VALUE     override a scene parameter; repeatable\n"
+    "  --paused            start paused\n"
+    "  --screenshot FILE   save the window's image as PNG after --frames frames, then exit\n"
+    "  --frames N          frames to draw before the screenshot (default 60)\n"
+    "  --help, -h          this help\n"
+    "\n"
+    "The scene has no tool yet in this version; when it does, dragging with the right button\n"
+    "moves it. Without a display (e.g. over ssh), use `pbf run SCENE --video out.mp4`, or run\n"
+    "under `xvfb-run -a pbf view ...` for a screenshot.\n";
+
+#ifndef PBF_WITH_GLFW
+
+int cmd_view(int argc, char **argv) {
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("%s\n%s", view_synopsis, view_help);
+        return CLI_EXIT_OK;
+    }
+    return cli_error("view: this pbf was built without GLFW (install libglfw3-dev and rebuild)");
+}
+
+#else
+
+/* ---- the simulation thread ------------------------------------------------------------------ */
+
+typedef struct sim_shared {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    /* Commands from the window (under lock). */
+    int paused, step_once, reset, quit;
+    /* The latest state (under lock). */
+    float *positions, *velocities, *densities;
+    int count, capacity;
+    pbf_vec3 domain_min, domain_max;
+    double sim_time;
+    pbf_profile profile;
+    unsigned long version; /* bumps with every published state */
+    int failed;
+    char error[PBF_ERROR_SIZE];
+    /* Set before the thread starts, read-only after. */
+    const pbf_scene *scene;
+} sim_shared;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void sleep_s(double s) {
+    if (s <= 0.0) return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    nanosleep(&ts, NULL);
+}
+
+/* Copies the world's state for the window (under lock). 0, or 1 when out of memory. */
+static int publish(sim_shared *sh, const pbf_world *w) {
+    pbf_particle_view v = pbf_world_view(w);
+    pthread_mutex_lock(&sh->lock);
+    if (v.count > sh->capacity) {
+        float *p = realloc(sh->positions, (size_t)v.count * 3 * sizeof *p);
+        if (p != NULL) sh->positions = p;
+        float *q = realloc(sh->velocities, (size_t)v.count * 3 * sizeof *q);
+        if (q != NULL) sh->velocities = q;
+        float *d = realloc(sh->densities, (size_t)v.count * sizeof *d);
+        if (d != NULL) sh->densities = d;
+        if (p == NULL || q == NULL || d == NULL) {
+            pthread_mutex_unlock(&sh->lock);
+            return 1;
+        }
+        sh->capacity = v.count;
+    }
+    memcpy(sh->positions, v.positions, (size_t)v.count * 3 * sizeof(float));
+    memcpy(sh->velocities, v.velocities, (size_t)v.count * 3 * sizeof(float));
+    memcpy(sh->densities, v.densities, (size_t)v.count * sizeof(float));
+    sh->count = v.count;
+    pbf_world_get_domain(w, &sh->domain_min, &sh->domain_max);
+    sh->sim_time = pbf_world_time(w);
+    sh->profile = pbf_world_get_profile(w);
+    ++sh->version;
+    pthread_mutex_unlock(&sh->lock);
+    return 0;
+}
+
+static void sim_fail(sim_shared *sh, const char *message) {
+    pthread_mutex_lock(&sh->lock);
+    sh->failed = 1;
+    snprintf(sh->error, sizeof sh->error, "%s", message);
+    pthread_mutex_unlock(&sh->lock);
+}
+
+static void *sim_main(void *arg) {
+    sim_shared *sh = arg;
+    const pbf_scene *scene = sh->scene;
+    const float dt = 1.0f / scene->fps;
+    char err[PBF_ERROR_SIZE];
+    pbf_world *w = NULL;
+    if (pbf_scene_create_world(scene, &w, err, sizeof err) != PBF_OK) {
+        sim_fail(sh, err);
+        return NULL;
+    }
+    if (publish(sh, w) != 0) sim_fail(sh, "out of memory");
+    /* Real-time pacing: simulated time may not run ahead of the wall clock since `start`. */
+    double start = now_s(), sim_since_start = 0.0;
+    for (;;) {
+        pthread_mutex_lock(&sh->lock);
+        while (!sh->quit && !sh->reset && !sh->step_once && (sh->paused || sh->failed))
+            pthread_cond_wait(&sh->wake, &sh->lock);
+        int quit = sh->quit, reset = sh->reset, paused = sh->paused;
+        sh->reset = 0;
+        sh->step_once = 0;
+        pthread_mutex_unlock(&sh->lock);
+        if (quit) break;
+        if (reset) {
+            pbf_world_destroy(w);
+            w = NULL;
+            if (pbf_scene_create_world(scene, &w, err, sizeof err) != PBF_OK) {
+                sim_fail(sh, err);
+                continue;
+            }
+            publish(sh, w);
+            start = now_s();
+            sim_since_start = 0.0;
+            continue;
+        }
+        if (paused) {
+            start = now_s(); /* a single step must not let the clock run ahead afterwards */
+            sim_since_start = 0.0;
+        } else {
+            sleep_s(sim_since_start - (now_s() - start));
+        }
+        if (pbf_world_step(w, dt) != PBF_OK) {
+            sim_fail(sh, pbf_world_error(w));
+            continue;
+        }
+        sim_since_start += dt;
+        /* Far behind real time (a slow machine): do not try to catch up later. */
+        if (now_s() - start - sim_since_start > 0.25) {
+            start = now_s();
+            sim_since_start = 0.0;
+        }
+        if (publish(sh, w) != 0) sim_fail(sh, "out of memory");
+    }
+    pbf_world_destroy(w);
+    return NULL;
+}
+
+/* ---- the window ---------------------------------------------------------------------------- */
+
+typedef struct view_state {
+    sim_shared *sim;
+    pbf_render_def def;
+    int look_changed;
+    int hud;
+    /* Orbit camera. */
+    float target[3];
+    float yaw, pitch, distance;
+    float fov;
+    double scroll;
+    int dragging;
+    double last_x, last_y;
+} view_state;
+
+static void command(view_state *vs, int *field, int value) {
+    pthread_mutex_lock(&vs->sim->lock);
+    *field = value;
+    pthread_cond_signal(&vs->sim->wake);
+    pthread_mutex_unlock(&vs->sim->lock);
+}
+
+static void on_key(GLFWwindow *win, int key, int scancode, int action, int mods) {
+    (void)scancode;
+    (void)mods;
+    if (action != GLFW_PRESS) return;
+    view_state *vs = glfwGetWindowUserPointer(win);
+    sim_shared *sh = vs->sim;
+    switch (key) {
+    case GLFW_KEY_ESCAPE: glfwSetWindowShouldClose(win, GLFW_TRUE); break;
+    case GLFW_KEY_SPACE: command(vs, &sh->paused, !sh->paused); break;
+    case GLFW_KEY_N: command(vs, &sh->step_once, 1); break;
+    case GLFW_KEY_R: command(vs, &sh->reset, 1); break;
+    case GLFW_KEY_TAB:
+        vs->def.look = vs->def.look == PBF_LOOK_FLUID ? PBF_LOOK_SPHERES : PBF_LOOK_FLUID;
+        vs->look_changed = 1;
+        break;
+    case GLFW_KEY_C:
+        vs->def.color = (pbf_render_color)(((int)vs->def.color + 1) % 3);
+        vs->look_changed = 1;
+        break;
+    case GLFW_KEY_H: vs->hud = !vs->hud; break;
+    default: break;
+    }
+}
+
+static void on_scroll(GLFWwindow *win, double dx, double dy) {
+    (void)dx;
+    view_state *vs = glfwGetWindowUserPointer(win);
+    vs->scroll += dy;
+}
+
+static void camera_position(const view_state *vs, float out[3]) {
+    out[0] = vs->target[0] + vs->distance * cosf(vs->pitch) * sinf(vs->yaw);
+    out[1] = vs->target[1] + vs->distance * sinf(vs->pitch);
+    out[2] = vs->target[2] + vs->distance * cosf(vs->pitch) * cosf(vs->yaw);
+}
+
+/* Mouse orbit, wheel zoom, WASD/QE flight; dt in seconds. */
+static void update_camera(GLFWwindow *win, view_state *vs, double dt) {
+    double x, y;
+    glfwGetCursorPos(win, &x, &y);
+    int left = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
+    if (left && vs->dragging) {
+        vs->yaw -= (float)(x - vs->last_x) * 0.005f;
+        vs->pitch += (float)(y - vs->last_y) * 0.005f;
+        if (vs->pitch > 1.5f) vs->pitch = 1.5f;
+        if (vs->pitch < -1.5f) vs->pitch = -1.5f;
+    }
+    vs->dragging = left;
+    vs->last_x = x;
+    vs->last_y = y;
+    if (vs->scroll != 0.0) {
+        vs->distance *= powf(0.9f, (float)vs->scroll);
+        if (vs->distance < 1e-3f) vs->distance = 1e-3f;
+        vs->scroll = 0.0;
+    }
+    /* Flight moves the target (and the camera with it) in the camera's horizontal frame. */
+    float fwd[3] = {-sinf(vs->yaw), 0.0f, -cosf(vs->yaw)};
+    float right[3] = {cosf(vs->yaw), 0.0f, -sinf(vs->yaw)};
+    float speed = 0.6f * vs->distance * (float)dt;
+    float mv[3] = {0.0f, 0.0f, 0.0f};
+    if (glfwGetKey(win, GLFW_KEY_W) == GLFW_PRESS)
+        for (int k = 0; k < 3; ++k) mv[k] += fwd[k];
+    if (glfwGetKey(win, GLFW_KEY_S) == GLFW_PRESS)
+        for (int k = 0; k < 3; ++k) mv[k] -= fwd[k];
+    if (glfwGetKey(win, GLFW_KEY_D) == GLFW_PRESS)
+        for (int k = 0; k < 3; ++k) mv[k] += right[k];
+    if (glfwGetKey(win, GLFW_KEY_A) == GLFW_PRESS)
+        for (int k = 0; k < 3; ++k) mv[k] -= right[k];
+    if (glfwGetKey(win, GLFW_KEY_E) == GLFW_PRESS) mv[1] += 1.0f;
+    if (glfwGetKey(win, GLFW_KEY_Q) == GLFW_PRESS) mv[1] -= 1.0f;
+    for (int k = 0; k < 3; ++k) vs->target[k] += mv[k] * speed;
+}
+
+static void glfw_error(int code, const char *message) {
+    fprintf(stderr, "pbf view: GLFW error 0x%x: %s\n", (unsigned)code, message);
+}
+
+static int parse_resolution(cli_parser *p, const char *v, int *w, int *h) {
+    int n = 0;
+    if (sscanf(v, "%dx%d%n", w, h, &n) != 2 || v[n] != '\0' || *w < 16 || *h < 16 || *w > 8192 ||
+        *h > 8192) {
+        cli_usage_error(p, "--resolution expects WxH between 16x16 and 8192x8192, got '%s'", v);
+        return 0;
+    }
+    return 1;
+}
+
+int cmd_view(int argc, char **argv) {
+    cli_parser p;
+    cli_parser_init(&p, "view", view_synopsis, argc, argv);
+    cli_overrides sets = {NULL, 0, 0};
+    const char *scene_path = NULL, *screenshot = NULL, *a, *v;
+    int width = 1280, height = 720, frames = 60, threads = -1, help = 0, start_paused = 0;
+    pbf_render_look look = PBF_LOOK_FLUID;
+    pbf_render_color color = PBF_COLOR_UNIFORM;
+    int rc = CLI_EXIT_OK;
+    while (rc == CLI_EXIT_OK && (a = cli_next(&p)) != NULL) {
+        if (cli_flag(&p, "--help", "-h")) {
+            help = 1;
+        } else if (cli_flag(&p, "--paused", NULL)) {
+            start_paused = 1;
+        } else if (cli_option(&p, "--resolution", &v)) {
+            parse_resolution(&p, v, &width, &height);
+        } else if (cli_option(&p, "--look", &v)) {
+            if (strcmp(v, "fluid") == 0) look = PBF_LOOK_FLUID;
+            else if (strcmp(v, "spheres") == 0) look = PBF_LOOK_SPHERES;
+            else cli_usage_error(&p, "--look expects fluid or spheres, got '%s'", v);
+        } else if (cli_option(&p, "--color", &v)) {
+            if (strcmp(v, "uniform") == 0) color = PBF_COLOR_UNIFORM;
+            else if (strcmp(v, "speed") == 0) color = PBF_COLOR_SPEED;
+            else if (strcmp(v, "density") == 0) color = PBF_COLOR_DENSITY;
+            else cli_usage_error(&p, "--color expects uniform, speed or density, got '%s'", v);
+        } else if (cli_option(&p, "--threads", &v)) {
+            cli_parse_int(&p, "--threads", v, 0, 4096, &threads);
+        } else if (cli_option(&p, "--screenshot", &v)) {
+            if (v[0] == '\0') cli_usage_error(&p, "--screenshot needs a file name");
+            screenshot = v;
+        } else if (cli_option(&p, "--frames", &v)) {
+            cli_parse_int(&p, "--frames", v, 1, 100000000, &frames);
+        } else if (cli_option(&p, "--set", &v)) {
+            rc = cli_take_set(&p, v, &sets);
+        } else if (p.failed) {
+            break;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            cli_usage_error(&p, "unknown option '%s'", a);
+        } else if (scene_path != NULL) {
+            cli_usage_error(&p, "one scene at a time (got '%s' and '%s')", scene_path, a);
+        } else {
+            scene_path = a;
+        }
+        if (p.failed) rc = CLI_EXIT_USAGE;
+    }
+    if (rc != CLI_EXIT_OK || help) {
+        if (help && rc == CLI_EXIT_OK) printf("%s\n%s", view_synopsis, view_help);
+        cli_overrides_free(&sets);
+        return rc;
+    }
+
+    pbf_scene *scene = malloc(sizeof *scene);
+    if (scene == NULL) return cli_error("out of memory");
+    rc = cli_load_scene(scene_path, sets.items, sets.count, scene);
+    cli_overrides_free(&sets);
+    if (rc != 0) {
+        free(scene);
+        return rc;
+    }
+    if (threads >= 0) scene->world.threads = threads;
+
+    glfwSetErrorCallback(glfw_error);
+    if (!glfwInit()) {
+        free(scene);
+        return cli_error("view: cannot open a window (no display?). Use `pbf run SCENE --video "
+                         "out.mp4`, or `xvfb-run -a pbf view ...`");
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    char title[256];
+    snprintf(title, sizeof title, "pbf view - %s", scene->name);
+    GLFWwindow *win = glfwCreateWindow(width, height, title, NULL, NULL);
+    if (win == NULL) {
+        glfwTerminate();
+        free(scene);
+        return cli_error("view: cannot create an OpenGL 3.3 core window");
+    }
+    glfwMakeContextCurrent(win);
+    glfwSwapInterval(screenshot != NULL ? 0 : 1);
+    char err[PBF_ERROR_SIZE];
+    pbf_renderer *renderer = NULL;
+    int fb_w = 0, fb_h = 0;
+    glfwGetFramebufferSize(win, &fb_w, &fb_h);
+    if (fb_w < 16) fb_w = 16;
+    if (fb_h < 16) fb_h = 16;
+    view_state vs;
+    memset(&vs, 0, sizeof vs);
+    vs.def = pbf_default_render_def();
+    vs.def.width = fb_w;
+    vs.def.height = fb_h;
+    vs.def.look = look;
+    vs.def.color = color;
+    vs.hud = 1;
+    if (pbf_render_load_gl(glfwGetProcAddress, err, sizeof err) != PBF_OK ||
+        pbf_renderer_create(&vs.def, &renderer, err, sizeof err) != PBF_OK) {
+        glfwDestroyWindow(win);
+        glfwTerminate();
+        free(scene);
+        return cli_error("view: %s", err);
+    }
+
+    /* The orbit camera starts where the scene's camera is. */
+    const pbf_camera_def *cam = &scene->camera;
+    float d[3] = {cam->position.x - cam->target.x, cam->position.y - cam->target.y,
+                  cam->position.z - cam->target.z};
+    vs.distance = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    vs.pitch = asinf(d[1] / vs.distance);
+    vs.yaw = atan2f(d[0], d[2]);
+    vs.target[0] = cam->target.x;
+    vs.target[1] = cam->target.y;
+    vs.target[2] = cam->target.z;
+    vs.fov = cam->fov;
+
+    sim_shared sh;
+    memset(&sh, 0, sizeof sh);
+    pthread_mutex_init(&sh.lock, NULL);
+    pthread_cond_init(&sh.wake, NULL);
+    sh.scene = scene;
+    sh.paused = start_paused;
+    vs.sim = &sh;
+    glfwSetWindowUserPointer(win, &vs);
+    glfwSetKeyCallback(win, on_key);
+    glfwSetScrollCallback(win, on_scroll);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, sim_main, &sh) != 0) {
+        pbf_renderer_destroy(renderer);
+        glfwDestroyWindow(win);
+        glfwTerminate();
+        free(scene);
+        return cli_error("view: cannot start the simulation thread");
+    }
+
+    /* The window's copy of the state: drawn without holding the lock. */
+    float *pos = NULL, *vel = NULL, *rho = NULL;
+    int count = 0, capacity = 0;
+    unsigned long seen = 0;
+    pbf_vec3 dmin = scene->world.domain_min, dmax = scene->world.domain_max;
+    double sim_time = 0.0;
+    pbf_profile prof;
+    memset(&prof, 0, sizeof prof);
+    double fps = 0.0, fps_t0 = now_s(), last = now_s();
+    int fps_frames = 0, drawn = 0, failed = 0;
+    char hud[1024], sim_error[PBF_ERROR_SIZE] = "";
+    uint8_t *shot = NULL;
+    while (!glfwWindowShouldClose(win)) {
+        glfwPollEvents();
+        double t = now_s();
+        update_camera(win, &vs, t - last);
+        last = t;
+
+        pthread_mutex_lock(&sh.lock);
+        if (sh.version != seen) {
+            if (sh.count > capacity) {
+                float *np = realloc(pos, (size_t)sh.count * 3 * sizeof *np);
+                if (np) pos = np;
+                float *nv = realloc(vel, (size_t)sh.count * 3 * sizeof *nv);
+                if (nv) vel = nv;
+                float *nr = realloc(rho, (size_t)sh.count * sizeof *nr);
+                if (nr) rho = nr;
+                if (np && nv && nr) capacity = sh.count;
+            }
+            if (sh.count <= capacity) {
+                memcpy(pos, sh.positions, (size_t)sh.count * 3 * sizeof(float));
+                memcpy(vel, sh.velocities, (size_t)sh.count * 3 * sizeof(float));
+                memcpy(rho, sh.densities, (size_t)sh.count * sizeof(float));
+                count = sh.count;
+            }
+            dmin = sh.domain_min;
+            dmax = sh.domain_max;
+            sim_time = sh.sim_time;
+            prof = sh.profile;
+            seen = sh.version;
+        }
+        int paused = sh.paused;
+        if (sh.failed && !failed) {
+            failed = 1;
+            snprintf(sim_error, sizeof sim_error, "%s", sh.error);
+            fprintf(stderr, "pbf view: simulation stopped: %s\n", sim_error);
+        }
+        pthread_mutex_unlock(&sh.lock);
+
+        glfwGetFramebufferSize(win, &fb_w, &fb_h);
+        if (fb_w >= 16 && fb_h >= 16 && (fb_w != vs.def.width || fb_h != vs.def.height)) {
+            vs.def.width = fb_w;
+            vs.def.height = fb_h;
+            vs.look_changed = 1;
+        }
+        if (vs.look_changed) {
+            if (pbf_renderer_set_def(renderer, &vs.def, err, sizeof err) != PBF_OK) {
+                rc = cli_error("view: %s", err);
+                break;
+            }
+            vs.look_changed = 0;
+        }
+        pbf_render_scene s = pbf_default_render_scene();
+        s.particle_count = count;
+        s.positions = pos;
+        s.velocities = vel;
+        s.densities = rho;
+        s.particle_radius = scene->world.particle_radius;
+        s.rest_density = scene->world.rest_density;
+        s.domain_min = dmin;
+        s.domain_max = dmax;
+        s.collider_count = scene->collider_count;
+        s.colliders = scene->colliders;
+        float eye[3];
+        camera_position(&vs, eye);
+        s.camera.position = (pbf_vec3){eye[0], eye[1], eye[2]};
+        s.camera.target = (pbf_vec3){vs.target[0], vs.target[1], vs.target[2]};
+        s.camera.fov = vs.fov;
+        double r0 = now_s();
+        if (pbf_renderer_draw(renderer, &s, err, sizeof err) != PBF_OK) {
+            rc = cli_error("view: %s", err);
+            break;
+        }
+        pbf_render_timings rt = pbf_renderer_timings(renderer);
+        double render_ms = 1000.0 * (now_s() - r0);
+        ++fps_frames;
+        if (t - fps_t0 >= 0.5) {
+            fps = fps_frames / (t - fps_t0);
+            fps_frames = 0;
+            fps_t0 = t;
+        }
+        if (vs.hud) {
+            char n[32];
+            size_t len = (size_t)snprintf(
+                hud, sizeof hud, "%s  %.1f fps  %s particles  t %.2f s%s\nstep %.1f ms ",
+                scene->name, fps, cli_format_count(count, n, sizeof n), sim_time,
+                failed ? "  STOPPED" : paused ? "  PAUSED" : "", prof.step_ms);
+            for (int k = 0; k < PBF_STAGE_COUNT && len < sizeof hud; ++k)
+                len += (size_t)snprintf(hud + len, sizeof hud - len, "%s %s %.1f",
+                                        k == 4 ? "\n " : "", pbf_stage_name((pbf_stage)k),
+                                        prof.stage_ms[k]);
+            if (len < sizeof hud)
+                snprintf(hud + len, sizeof hud - len,
+                         "\nrender %.1f ms  sky %.1f  depth %.1f  thick %.1f\n  smooth %.1f  "
+                         "normal %.1f  shade %.1f\n"
+                         "[Tab] %s  [Space] pause  [N] step  [R] reset  [H] hud",
+                         render_ms, rt.background_ms, rt.depth_ms, rt.thickness_ms,
+                         rt.smooth_ms, rt.normal_ms, rt.shade_ms,
+                         vs.def.look == PBF_LOOK_FLUID ? "fluid" : "spheres");
+            pbf_renderer_draw_text(renderer, 8, 8, fb_w >= 1200 ? 2 : 1, hud);
+        }
+        ++drawn;
+        if (screenshot != NULL && drawn >= frames) {
+            shot = malloc((size_t)vs.def.width * (size_t)vs.def.height * 4);
+            if (shot == NULL) {
+                rc = cli_error("out of memory");
+            } else if (pbf_renderer_read_rgba(renderer, shot, err, sizeof err) != PBF_OK ||
+                       pbf_png_write(screenshot, shot, vs.def.width, vs.def.height, err,
+                                     sizeof err) != PBF_OK) {
+                rc = cli_error("view: %s", err);
+            } else {
+                fprintf(stderr, "pbf view: wrote %s (%dx%d, frame %d, t = %.3f s)\n", screenshot,
+                        vs.def.width, vs.def.height, drawn, sim_time);
+            }
+            free(shot);
+            break;
+        }
+        pbf_renderer_present(renderer, fb_w, fb_h);
+        glfwSwapBuffers(win);
+    }
+
+    command(&vs, &sh.quit, 1);
+    pthread_join(thread, NULL);
+    pthread_mutex_destroy(&sh.lock);
+    pthread_cond_destroy(&sh.wake);
+    free(sh.positions);
+    free(sh.velocities);
+    free(sh.densities);
+    free(pos);
+    free(vel);
+    free(rho);
+    pbf_renderer_destroy(renderer);
+    glfwDestroyWindow(win);
+    glfwTerminate();
+    free(scene);
+    return rc;
+}
+
+#endif /* PBF_WITH_GLFW */

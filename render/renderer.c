@@ -72,13 +72,14 @@ pbf_render_def pbf_default_render_def(void) {
     d.color_min = 0.0f;
     d.color_max = 0.0f;
     d.radius_scale = 1.0f;
+    d.fluid_radius_scale = 1.5f;
     d.smooth_iterations = 3;
     d.smooth_radius = 16;
     d.smooth_scale = 2.0f;
     d.smooth_depth = 4.0f;
-    d.absorption[0] = 16.0f;
-    d.absorption[1] = 6.0f;
-    d.absorption[2] = 3.0f;
+    d.absorption[0] = 8.0f;
+    d.absorption[1] = 3.0f;
+    d.absorption[2] = 1.5f;
     d.fluid_color[0] = 0.02f;
     d.fluid_color[1] = 0.18f;
     d.fluid_color[2] = 0.30f;
@@ -143,6 +144,8 @@ static pbf_status validate_def(const pbf_render_def *d, char *err, size_t n) {
           "render: unknown colour mode %d", (int)d->color);
     CHECK(d->radius_scale > 0.0f && d->radius_scale <= 4.0f,
           "render: radius_scale %g is outside (0, 4]", (double)d->radius_scale);
+    CHECK(d->fluid_radius_scale > 0.0f && d->fluid_radius_scale <= 4.0f,
+          "render: fluid_radius_scale %g is outside (0, 4]", (double)d->fluid_radius_scale);
     CHECK(d->smooth_iterations >= 0 && d->smooth_iterations <= 16,
           "render: smooth_iterations %d is outside [0, 16]", d->smooth_iterations);
     CHECK(d->smooth_radius >= 1 && d->smooth_radius <= 64,
@@ -738,7 +741,10 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
     for (int k = 0; k < 3; ++k) sun[k] /= sl;
     float checker = nice_length(fmaxf(ext[0], ext[2]) / 8.0f);
     float fog = 8.0f * radius;
-    float pr = s->particle_radius * d->radius_scale;
+    /* Drawn radius: spheres as they are; the fluid's depth spheres a little larger, so that
+     * particles a bit more than 2r apart (sheets, spray) still join into one surface. */
+    float pr = s->particle_radius *
+               (d->look == PBF_LOOK_SPHERES ? d->radius_scale : d->fluid_radius_scale);
     float pixels_per_m = 0.5f * (float)h / r->tan_half_fov;
 
     /* Particles. */
@@ -817,6 +823,9 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
             set_common(r, r->prog_thickness, s, sun, checker, fog);
             uniform1f(r->prog_thickness, "u_particle_radius", 3.0f * pr);
             uniform1f(r->prog_thickness, "u_splat_sigma", pr);
+            /* Each particle stands for the volume (2r)^3 of the rest lattice. */
+            float spacing = 2.0f * s->particle_radius;
+            uniform1f(r->prog_thickness, "u_splat_volume", spacing * spacing * spacing);
             uniform1f(r->prog_thickness, "u_thickness_scale", (float)THICKNESS_DOWNSAMPLE);
             bind_texture(1, GL_TEXTURE_2D, r->tex_scene_depth);
             uniform1i(r->prog_thickness, "u_scene_depth", 1);
@@ -901,7 +910,7 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
     uniform1i(p, "u_fluid", r->fluid_drawn);
     uniform1i(p, "u_shading", (d->passes & PBF_PASS_SHADING) ? 1 : 0);
     uniform1i(p, "u_use_thickness", (d->passes & PBF_PASS_THICKNESS) ? 1 : 0);
-    uniform1f(p, "u_default_thickness", 4.0f * pr);
+    uniform1f(p, "u_default_thickness", 8.0f * s->particle_radius);
     uniform3v(p, "u_absorption", d->absorption);
     uniform3v(p, "u_fluid_color", d->fluid_color);
     uniform1f(p, "u_min_transmission", d->min_transmission);

@@ -30,7 +30,9 @@ void main() {
     vec3 l = normalize(mat3(u_view) * u_sun);
     vec3 v = -dir;
     vec3 hv = normalize(l + v);
-    float diff = max(dot(n, l), 0.0);
+    // Key light (the sun) and a softer fill from the opposite side.
+    vec3 fill_dir = normalize(mat3(u_view) * normalize(vec3(-u_sun.x, 0.6, -u_sun.z)));
+    float diff = max(dot(n, l), 0.0) + 0.45 * max(dot(n, fill_dir), 0.0);
     float spec = pow(max(dot(n, hv), 0.0), 80.0);
     vec3 nw = mat3(u_inv_view) * n;
     vec3 amb = mix(vec3(0.25, 0.24, 0.22), vec3(0.45, 0.55, 0.70), 0.5 + 0.5 * nw.y);

@@ -1,11 +1,14 @@
 // Fluid thickness pass: every particle adds a soft splat (additive blending), unless a solid
 // or the floor is in front of it. The splat is a Gaussian of the ray's distance q from the
-// centre, sigma = the particle radius, scaled to hold the particle's volume (4/3 pi r^3): a
-// hard sphere chord would print the particle lattice into the thickness, and through it into
-// the colour and refraction. The quad covers 3 sigma (u_particle_radius = 3 r here).
+// centre, sigma = the drawn radius, scaled so that it integrates to the volume the particle
+// stands for ((2r)^3 at rest spacing 2r): the thickness is then the depth of fluid along the
+// ray in metres. A hard sphere chord would print the particle lattice into the thickness, and
+// through it into the colour and refraction. The quad covers 3 sigma (u_particle_radius = 3
+// sigma here).
 uniform sampler2D u_scene_depth; // full-resolution window depth of the opaque scene
 uniform float u_thickness_scale; // target pixels -> scene-depth pixels
 uniform float u_splat_sigma;     // m
+uniform float u_splat_volume;    // m^3
 out float o_thickness;
 void main() {
     vec3 dir;
@@ -17,7 +20,7 @@ void main() {
     float opaque = texelFetch(u_scene_depth, ivec2(gl_FragCoord.xy * u_thickness_scale), 0).r;
     if (window_depth(p.z) > opaque) discard;
     float s2 = u_splat_sigma * u_splat_sigma;
-    // integral over the plane of A exp(-q^2 / 2 s^2) = 2 pi s^2 A = 4/3 pi r^3, with r = s
-    float amplitude = (2.0 / 3.0) * u_splat_sigma;
+    // integral over the plane of A exp(-q^2 / 2 s^2) = 2 pi s^2 A = volume
+    float amplitude = u_splat_volume / (2.0 * PI * s2);
     o_thickness = amplitude * exp(-0.5 * q2 / s2);
 }

@@ -91,9 +91,9 @@ static float ray_sphere(const float o[3], const float d[3], const float c[3], fl
     return t > 0.0f ? t : INFINITY;
 }
 
-/* mask[y*W + x] (y from the bottom, as GL reads): 1 where a particle sphere is the nearest
- * thing along the pixel's ray. */
-static void cpu_fluid_mask(const pbf_render_scene *s, unsigned char *mask) {
+/* mask[y*W + x] (y from the bottom, as GL reads): 1 where a particle sphere of radius r is the
+ * nearest thing along the pixel's ray. */
+static void cpu_fluid_mask(const pbf_render_scene *s, float r, unsigned char *mask) {
     float eye[3] = {s->camera.position.x, s->camera.position.y, s->camera.position.z};
     float tgt[3] = {s->camera.target.x, s->camera.target.y, s->camera.target.z};
     float f[3], right[3], up[3], wup[3] = {0.0f, 1.0f, 0.0f};
@@ -106,7 +106,6 @@ static void cpu_fluid_mask(const pbf_render_scene *s, unsigned char *mask) {
     float *best = malloc((size_t)W * H * sizeof *best);
     for (int i = 0; i < W * H; ++i) best[i] = INFINITY;
     memset(mask, 0, (size_t)W * H);
-    float r = s->particle_radius;
     for (int p = 0; p < s->particle_count; ++p) {
         const float *c = s->positions + 3 * p;
         float rel[3];
@@ -212,7 +211,8 @@ static int test_fluid_coverage(void) {
     float *depth = malloc(W * H * sizeof *depth);
     ENSURE(pbf_renderer_read_buffer(r, PBF_BUFFER_DEPTH, depth, err, sizeof err) == PBF_OK);
     unsigned char *mask = malloc(W * H);
-    cpu_fluid_mask(&s, mask);
+    /* The fluid's depth spheres are drawn fluid_radius_scale times larger. */
+    cpu_fluid_mask(&s, s.particle_radius * pbf_default_render_def().fluid_radius_scale, mask);
     int gpu = 0, cpu = 0, both = 0, either = 0;
     for (int i = 0; i < W * H; ++i) {
         int a = depth[i] > 0.0f, b = mask[i];
@@ -284,7 +284,8 @@ static int test_smoothing(void) {
     double rough_raw = roughness(n_raw, &pairs_raw);
     double rough_smooth = roughness(n_smooth, &pairs_smooth);
     /* The silhouette stays: the same pixels have fluid. The surface moves back a little from
-     * the sphere tops (it passes between tops and hollows), on average less than a radius. */
+     * the sphere tops (it passes between tops and hollows), on average less than the drawn
+     * radius (the height of the bumps). */
     int changed = 0, fluid = 0;
     double moved = 0.0;
     for (int i = 0; i < W * H; ++i) {
@@ -301,7 +302,7 @@ static int test_smoothing(void) {
     ENSURE(rough_smooth < 0.35 * rough_raw);
     ENSURE(changed == 0);
     ENSURE(pairs_raw == pairs_smooth);
-    ENSURE(fabs(moved) < FIXTURE_RADIUS);
+    ENSURE(fabs(moved) < FIXTURE_RADIUS * pbf_default_render_def().fluid_radius_scale);
     free(n_raw);
     free(n_smooth);
     free(d_raw);
@@ -327,7 +328,7 @@ static int test_spheres_look(void) {
     ENSURE(render_rgba(r, &s, without) == 0);
     s.particle_count = fx.count;
     unsigned char *mask = malloc(W * H);
-    cpu_fluid_mask(&s, mask);
+    cpu_fluid_mask(&s, s.particle_radius, mask);
     int both = 0, either = 0, yellow = 0, purple = 0;
     for (int y = 0; y < H; ++y) {
         for (int x = 0; x < W; ++x) {

@@ -88,7 +88,7 @@ typedef enum pbf_render_color {
  * that prove each pass matters. */
 typedef enum pbf_render_pass {
     PBF_PASS_SMOOTH = 1 << 0,    /* bilateral smoothing of the depth texture */
-    PBF_PASS_THICKNESS = 1 << 1, /* additive thickness (off: a constant thickness of 4 radii) */
+    PBF_PASS_THICKNESS = 1 << 1, /* additive thickness (off: a constant thickness of 8 radii) */
     PBF_PASS_SHADING = 1 << 2,   /* Fresnel/refraction/absorption shading (off: normals as colour) */
     PBF_PASS_ALL = 7
 } pbf_render_pass;
@@ -108,9 +108,15 @@ typedef struct pbf_render_def {
     /* Values mapped to the two ends of the colour ramp; color_min == color_max (default 0, 0)
      * picks a range: speed 0 .. max speed of the frame, density 0.9 .. 1.1 ρ0. */
     float color_min, color_max;
-    /* Drawn radius as a multiple of the particle radius. Default 1 (spheres touch at rest
-     * spacing 2r), range (0, 4]. */
+    /* Spheres look: drawn radius as a multiple of the particle radius. Default 1 (spheres
+     * touch at rest spacing 2r), range (0, 4]. */
     float radius_scale;
+    /* Fluid look: radius of the depth spheres as a multiple of the particle radius. Default
+     * 1.5: particles a little further apart than at rest (thin sheets, spray) still join into
+     * one surface; the surface stands about half a radius proud of the particles. The
+     * thickness splats have this width too, and hold the particle's volume (2r)^3 whatever
+     * it is. Range (0, 4]. */
+    float fluid_radius_scale;
     /* Bilateral smoothing iterations (each a horizontal and a vertical pass). Default 3,
      * range [0, 16]. */
     int smooth_iterations;
@@ -122,7 +128,7 @@ typedef struct pbf_render_def {
     /* Depth range of the filter (σ of the edge-preserving term) in particle radii: depth steps
      * much larger than this are edges and are kept. Default 4, range (0, 64]. */
     float smooth_depth;
-    /* Beer-Lambert absorption per metre of fluid, RGB. Default (16, 6, 3): water in a tank of
+    /* Beer-Lambert absorption per metre of fluid, RGB. Default (8, 3, 1.5): water in a tank of
      * about a metre reads as clear where shallow and blue where deep (real water absorbs far
      * less; scale this down for larger scenes). Range [0, 1000]. */
     float absorption[3];

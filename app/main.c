@@ -15,7 +15,7 @@ static const cli_command commands[] = {
     {"view", cmd_view, "open a window and play with the fluid"},
 #endif
 #ifdef PBF_APP_HAVE_RENDER
-    {"render", cmd_render, "render a scene or an export folder to PNG frames or a video"},
+    {"render", cmd_render, "render the particle files of a run to a video or PNG frames"},
 #endif
 };
 static const int command_count = (int)(sizeof commands / sizeof commands[0]);

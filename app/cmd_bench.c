@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_tool.h" /* --tool (issue 5) */
 #include "cli.h"
 #include "pbf/export.h"
 #include "pbf/scene.h"
@@ -21,6 +22,7 @@
 static const char bench_synopsis[] =
     "usage: pbf bench [--particles LIST] [--steps N] [--warmup N] [--threads N]\n"
     "                 [--neighbor-mode list|cells] [--csv FILE] [--set key=value ...]\n"
+    "                 [--backend cpu|cuda] [--tool]\n"
 #ifdef PBF_APP_HAVE_RENDER
     "                 [--render [--resolution WxH]]\n"
 #endif
@@ -31,8 +33,9 @@ static const char bench_help[] =
     "scaled so the fluid block holds about N particles (block and domain keep their size).\n"
     "After the warm-up steps, each timed step is one pbf_world_step of 1/fps seconds with\n"
     "4 solver iterations and 1 substep unless --set says otherwise. Prints per count: ms per\n"
-    "step (median and min), each stage's mean ms, particle-steps per second (from the median)\n"
-    "and the average neighbour count.\n"
+    "step (median and min), each stage's mean ms, particle-steps per second (from the median),\n"
+    "the average neighbour count, the mean solver iterations per substep, and the average\n"
+    "density error in percent (mean and largest over the timed steps).\n"
     "\n"
     "options:\n"
     "  --particles LIST        comma-separated counts (default 10000,50000,200000)\n"
@@ -40,7 +43,12 @@ static const char bench_help[] =
     "  --warmup N              untimed steps first (default 3)\n"
     "  --threads N             CPU threads, 0 = all cores (default: the scene's, all cores)\n"
     "  --neighbor-mode MODE    list (neighbour list per substep) or cells (27 cell ranges)\n"
+    "  --backend NAME          cpu, or cuda: the GPU (stages timed with CUDA events; the grid\n"
+    "                          sort from PBF_CUDA_SORT=counting|radix, docs/cuda.md)\n"
     "  --csv FILE              also write the table as CSV\n"
+    "  --tool                  the haptic loop instead (docs/tool.md): steps of 1 ms with a tool\n"
+    "                          moving in the water of scenes/tool_sphere.json, as steps/s;\n"
+    "                          default counts 10000,20000,40000,80000\n"
     "  --set KEY=VALUE         override a scene parameter (solver.iterations=6, ...); repeatable\n"
 #ifdef PBF_APP_HAVE_RENDER
     "  --render                also time the renderer: ms per frame (fluid look, image read\n"
@@ -52,7 +60,8 @@ static const char bench_help[] =
     "examples:\n"
     "  pbf bench\n"
     "  pbf bench --particles 50000 --steps 50 --threads 1 --csv bench_1t.csv\n"
-    "  pbf bench --neighbor-mode cells --set solver.iterations=6\n";
+    "  pbf bench --neighbor-mode cells --set solver.iterations=6\n"
+    "  pbf bench --particles 50000 --set time.substeps=4 --set solver.target_error=0.01\n";
 
 typedef struct bench_options {
     int64_t sizes[MAX_SIZES];
@@ -61,9 +70,11 @@ typedef struct bench_options {
     int threads;       /* < 0: the scene's world.threads */
     int threads_used;  /* what the runs get (0 resolved to the OpenMP default) */
     int neighbor_mode; /* < 0: the scene's */
+    int backend;       /* pbf_backend (issue 4); < 0: the scene's */
     const char *csv;
     cli_overrides sets;
     int render_w, render_h; /* --render: the image size; 0 when not rendering */
+    int tool, sizes_given;  /* --tool (issue 5): app/bench_tool.c; --particles was given */
 } bench_options;
 
 typedef struct bench_result {
@@ -73,6 +84,9 @@ typedef struct bench_result {
     double stage_ms[PBF_STAGE_COUNT]; /* means: they add up to the mean step time */
     double particle_steps_per_s;
     double avg_neighbors;
+    double mean_iterations; /* Δp passes per substep, mean over the timed steps */
+    double mean_error;      /* average density error (fraction), mean over the timed steps */
+    double max_error;       /* the largest average density error of a timed step */
     double render_ms;      /* --render: ms per rendered frame */
 } bench_result;
 
@@ -125,6 +139,7 @@ static int bench_one(const bench_options *o, int64_t target, bench_result *res) 
         if (!user_sets(&o->sets, "substeps")) scene->world.substeps = 1;
         if (o->threads >= 0) scene->world.threads = o->threads;
         if (o->neighbor_mode >= 0) scene->world.neighbor_mode = (pbf_neighbor_mode)o->neighbor_mode;
+        if (o->backend >= 0) scene->world.backend = (pbf_backend)o->backend; /* issue 4 */
         rc = resize_scene(scene, target);
     }
     char err[PBF_ERROR_SIZE];
@@ -143,6 +158,9 @@ static int bench_one(const bench_options *o, int64_t target, bench_result *res) 
         ms[i - o->warmup] = p.step_ms;
         for (int k = 0; k < PBF_STAGE_COUNT; ++k) res->stage_ms[k] += p.stage_ms[k] / o->steps;
         res->avg_neighbors += (double)p.avg_neighbors / o->steps;
+        res->mean_iterations += (double)p.iterations / o->steps;
+        res->mean_error += (double)p.avg_density_error / o->steps;
+        if (p.avg_density_error > res->max_error) res->max_error = p.avg_density_error;
     }
     if (rc == 0) {
         qsort(ms, (size_t)o->steps, sizeof *ms, compare_double);
@@ -172,15 +190,17 @@ static int bench_one(const bench_options *o, int64_t target, bench_result *res) 
 static void print_header(int render) {
     printf("%10s %9s %9s", "particles", "ms_median", "ms_min");
     for (int k = 0; k < PBF_STAGE_COUNT; ++k) printf(" %9.9s", pbf_stage_name((pbf_stage)k));
-    printf(" %16s %13s%s\n", "particle-steps/s", "avg_neighbors", render ? " render_ms" : "");
+    printf(" %16s %13s %6s %7s %7s%s\n", "particle-steps/s", "avg_neighbors", "iters", "err%",
+           "maxerr%", render ? " render_ms" : "");
 }
 
 static void print_row(const bench_result *r, int render) {
     printf("%10d %9.3f %9.3f", r->particles, r->median_ms, r->min_ms);
     for (int k = 0; k < PBF_STAGE_COUNT; ++k) printf(" %9.3f", r->stage_ms[k]);
     char rate[32];
-    printf(" %16s %13.2f", cli_format_count((long long)(r->particle_steps_per_s + 0.5), rate, sizeof rate),
-           r->avg_neighbors);
+    printf(" %16s %13.2f %6.2f %7.4f %7.4f",
+           cli_format_count((long long)(r->particle_steps_per_s + 0.5), rate, sizeof rate),
+           r->avg_neighbors, r->mean_iterations, 100.0 * r->mean_error, 100.0 * r->max_error);
     if (render) printf(" %9.2f", r->render_ms);
     printf("\n");
     fflush(stdout);
@@ -196,17 +216,20 @@ static int write_csv(const char *path, const bench_result *r, int n, const bench
         len += (size_t)snprintf(buf + len, cap - len, ",ms_%s", pbf_stage_name((pbf_stage)k));
     len += (size_t)snprintf(buf + len, cap - len,
                             ",particle_steps_per_s,avg_neighbors,steps,threads,neighbor_mode,"
-                            "iterations,substeps%s\n", o->render_w > 0 ? ",render_ms,render_width,render_height" : "");
+                            "iterations,substeps,mean_iterations,avg_density_error_mean,"
+                            "avg_density_error_max%s\n",
+                            o->render_w > 0 ? ",render_ms,render_width,render_height" : "");
     for (int i = 0; i < n; ++i) {
         len += (size_t)snprintf(buf + len, cap - len, "%d,%.9g,%.6f,%.6f", r[i].particles,
                                 (double)r[i].radius, r[i].median_ms, r[i].min_ms);
         for (int k = 0; k < PBF_STAGE_COUNT; ++k)
             len += (size_t)snprintf(buf + len, cap - len, ",%.6f", r[i].stage_ms[k]);
-        len += (size_t)snprintf(buf + len, cap - len, ",%.6g,%.4f,%d,%d,%s,%d,%d\n",
+        len += (size_t)snprintf(buf + len, cap - len, ",%.6g,%.4f,%d,%d,%s,%d,%d,%.4f,%.6g,%.6g\n",
                                 r[i].particle_steps_per_s, r[i].avg_neighbors, o->steps,
                                 o->threads_used,
                                 o->neighbor_mode == PBF_NEIGHBOR_CELLS ? "cells" : "list",
-                                iterations, substeps);
+                                iterations, substeps, r[i].mean_iterations, r[i].mean_error,
+                                r[i].max_error);
         if (o->render_w > 0) {
             len--; /* replace the newline */
             len += (size_t)snprintf(buf + len, cap - len, ",%.3f,%d,%d\n", r[i].render_ms,
@@ -249,7 +272,7 @@ static int parse_args(int argc, char **argv, bench_options *o, int *help) {
         if (cli_flag(&p, "--help", "-h"))
             *help = 1;
         else if (cli_option(&p, "--particles", &v))
-            ok = parse_sizes(&p, v, o);
+            ok = parse_sizes(&p, v, o), o->sizes_given = 1;
         else if (cli_option(&p, "--steps", &v))
             ok = cli_parse_int(&p, "--steps", v, 1, 1000000, &o->steps);
         else if (cli_option(&p, "--warmup", &v))
@@ -258,6 +281,8 @@ static int parse_args(int argc, char **argv, bench_options *o, int *help) {
             ok = cli_parse_int(&p, "--threads", v, 0, 4096, &o->threads);
         else if (cli_option(&p, "--csv", &v))
             o->csv = v;
+        else if (cli_flag(&p, "--tool", NULL)) /* issue 5 */
+            o->tool = 1;
 #ifdef PBF_APP_HAVE_RENDER
         else if (cli_flag(&p, "--render", NULL)) {
             if (o->render_w == 0) o->render_w = 1280, o->render_h = 720;
@@ -268,7 +293,11 @@ static int parse_args(int argc, char **argv, bench_options *o, int *help) {
                 ok = !cli_usage_error(&p, "--resolution expects WxH between 16x16 and 8192x8192, got '%s'", v);
         }
 #endif
-        else if (cli_option(&p, "--neighbor-mode", &v)) {
+        else if (cli_option(&p, "--backend", &v)) { /* issue 4 */
+            if (strcmp(v, "cpu") == 0) o->backend = PBF_BACKEND_CPU;
+            else if (strcmp(v, "cuda") == 0) o->backend = PBF_BACKEND_CUDA;
+            else ok = !cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
+        } else if (cli_option(&p, "--neighbor-mode", &v)) {
             if (strcmp(v, "list") == 0) o->neighbor_mode = PBF_NEIGHBOR_LIST;
             else if (strcmp(v, "cells") == 0) o->neighbor_mode = PBF_NEIGHBOR_CELLS;
             else ok = !cli_usage_error(&p, "--neighbor-mode expects list or cells, got '%s'", v);
@@ -292,6 +321,7 @@ int cmd_bench(int argc, char **argv) {
     o.steps = 20;
     o.warmup = 3;
     o.neighbor_mode = -1;
+    o.backend = -1;
     o.threads = -1;
     int help = 0;
     int rc = parse_args(argc, argv, &o, &help);
@@ -299,6 +329,13 @@ int cmd_bench(int argc, char **argv) {
         printf("%s\n%s", bench_synopsis, bench_help);
         cli_overrides_free(&o.sets);
         return CLI_EXIT_OK;
+    }
+    if (rc == CLI_EXIT_OK && o.tool) { /* issue 5: the haptic loop's rate, app/bench_tool.c */
+        bench_tool_options t = {o.sizes_given ? o.sizes : NULL, o.size_count, o.steps, o.warmup,
+                                o.threads, o.backend, &o.sets, o.csv};
+        rc = bench_tool(&t);
+        cli_overrides_free(&o.sets);
+        return rc;
     }
     bench_result results[MAX_SIZES];
     pbf_scene *scene = rc == CLI_EXIT_OK ? malloc(sizeof *scene) : NULL;
@@ -317,6 +354,16 @@ int cmd_bench(int argc, char **argv) {
                (double)scene->fps, o.steps, o.warmup,
                o.threads_used,
                o.neighbor_mode == PBF_NEIGHBOR_CELLS ? "cells" : "list");
+        /* issue 4: where it runs; a backend that cannot run here stops the bench at once */
+        char device[PBF_ERROR_SIZE];
+        pbf_backend backend = o.backend >= 0 ? (pbf_backend)o.backend : scene->world.backend;
+        if (pbf_backend_info(backend, device, sizeof device) != PBF_OK) {
+            free(scene);
+            cli_overrides_free(&o.sets);
+            return cli_error("backend '%s': %s", backend == PBF_BACKEND_CUDA ? "cuda" : "cpu",
+                             device);
+        }
+        printf("device: %s\n", device);
         print_header(o.render_w > 0);
         int done = 0;
         for (int i = 0; i < o.size_count && rc == CLI_EXIT_OK; ++i) {

@@ -36,7 +36,17 @@ static int print_info(const pbf_scene *scene) {
            cli_format_count(particles, count, sizeof count), scene->block_count,
            scene->block_count == 1 ? "" : "s", scene->collider_count,
            scene->collider_count == 1 ? "" : "s");
-    printf("memory           %s (estimate)\n", cli_format_bytes((double)bytes, mem, sizeof mem));
+    /* issue 7: the same limit `pbf run` refuses a scene against, before allocating */
+    size_t limit = pbf_memory_limit();
+    char lim[32];
+    printf("memory           %s (estimate; this process may use %s)\n",
+           cli_format_bytes((double)bytes, mem, sizeof mem),
+           limit > 0 ? cli_format_bytes((double)limit, lim, sizeof lim) : "an unknown amount");
+    if (limit > 0 && bytes > limit)
+        fprintf(stderr,
+                "pbf: warning: %s needs about %s, more than the %s this process may use: `pbf "
+                "run` will refuse it; use a larger fluid.particle_radius or smaller blocks\n",
+                scene->source, mem, lim);
     printf("particle radius  %g m (spacing %g m)\n", (double)d->particle_radius,
            2.0 * d->particle_radius);
     printf("kernel radius    %g m (h = %g r)\n", (double)pbf_world_kernel_radius(world),
@@ -50,6 +60,20 @@ static int print_info(const pbf_scene *scene) {
            d->solver.iterations);
     printf("output           %s [%s]\n", scene->output_dir,
            cli_format_names(scene->formats, formats, sizeof formats));
+    if (scene->has_tool) { /* the tool (issue 5; docs/tool.md) */
+        const pbf_tool_def *t = &scene->tool;
+        if (t->motion == PBF_TOOL_FREE)
+            printf("tool             sphere R %g m, free, %g kg\n", (double)t->radius,
+                   (double)t->mass);
+        else if (t->key_count > 0)
+            printf("tool             sphere R %g m, on a %s path of %d keys (%g s)\n",
+                   (double)t->radius, t->interpolation == PBF_TOOL_SMOOTH ? "smooth" : "linear",
+                   t->key_count, (double)t->keys[t->key_count - 1].time);
+        else
+            printf("tool             sphere R %g m, kinematic, at (%g, %g, %g) m\n",
+                   (double)t->radius, (double)t->position.x, (double)t->position.y,
+                   (double)t->position.z);
+    }
     pbf_world_destroy(world);
 
     char *json = pbf_scene_to_json(scene);

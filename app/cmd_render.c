@@ -206,6 +206,7 @@ struct render_run {
     const pbf_scene *scene;
     pbf_collider_def *colliders;
     int collider_count;
+    pbf_collider_def tool; /* the tool's sphere of the frame being drawn (issue 5) */
     int closed;
     int quiet;
 };
@@ -239,7 +240,8 @@ static int run_on_start(const pbf_world *world, const pbf_scene *scene, void *us
 
 /* What the renderer needs from a world, straight from its read-only view (no copy). */
 static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *scene,
-                                    const pbf_collider_def *colliders, int collider_count) {
+                                    const pbf_collider_def *colliders, int collider_count,
+                                    pbf_collider_def *tool) {
     pbf_render_scene s = pbf_default_render_scene();
     pbf_particle_view v = pbf_world_view(world);
     const pbf_world_def *def = pbf_world_get_def(world);
@@ -252,6 +254,14 @@ static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *sce
     pbf_world_get_domain(world, &s.domain_min, &s.domain_max);
     s.collider_count = collider_count;
     s.colliders = colliders;
+    if (tool != NULL && pbf_world_has_tool(world)) { /* the tool (issue 5), drawn solid */
+        pbf_tool_state ts = pbf_tool_get_state(world);
+        *tool = pbf_default_collider_def();
+        tool->type = PBF_COLLIDER_SPHERE;
+        tool->center = ts.position;
+        tool->radius = ts.radius;
+        s.tool = tool;
+    }
     s.camera = scene->camera;
     return s;
 }
@@ -259,7 +269,8 @@ static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *sce
 static int run_on_frame(const pbf_world *world, int frame, void *user) {
     render_run *rr = user;
     char err[PBF_ERROR_SIZE];
-    pbf_render_scene s = world_scene(world, rr->scene, rr->colliders, rr->collider_count);
+    pbf_render_scene s =
+        world_scene(world, rr->scene, rr->colliders, rr->collider_count, &rr->tool);
     if (sink_frame(&rr->sink, &s, frame, err, sizeof err) != 0)
         return cli_error("frame %d: %s", frame, err);
     /* The last frame: finish the video here, so that a failure is the run's exit status. */
@@ -309,7 +320,8 @@ int render_bench_world(const pbf_world *world, const pbf_scene *scene, int width
     pbf_collider_def colliders[64];
     if (nc > 64) nc = 64;
     for (int i = 0; i < nc; ++i) colliders[i] = pbf_world_get_collider(world, i);
-    pbf_render_scene s = world_scene(world, scene, colliders, nc);
+    pbf_collider_def tool;
+    pbf_render_scene s = world_scene(world, scene, colliders, nc, &tool);
     double t0 = 0.0;
     for (int f = -1; !rc && f < frames; ++f) {
         if (f == 0) t0 = cli_now(); /* frame -1 warms up (shader compilation, allocations) */
@@ -371,6 +383,40 @@ static int compare_frames(const void *a, const void *b) {
 }
 
 /* frame_NNNNN.ply (or .vtk when a frame has no .ply) in dir, sorted by number. */
+/* The tool's centre per frame from DIR/forces.csv (issue 5: `pbf run` writes it for a scene with
+ * a tool; columns frame,time,x,y,z,...). *out[f] is frame f's centre, *count the frames read;
+ * NULL and 0 when there is no such file. */
+static void load_tool_track(const char *dir, pbf_vec3 **out, int *count) {
+    *out = NULL;
+    *count = 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/forces.csv", dir);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return;
+    char line[1024];
+    int cap = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        int frame;
+        double t;
+        float x, y, z;
+        if (sscanf(line, "%d,%lf,%f,%f,%f", &frame, &t, &x, &y, &z) != 5 || frame < 0 ||
+            frame > 100000000)
+            continue; /* the header */
+        if (frame >= cap) {
+            int c = cap ? cap : 1024;
+            while (c <= frame) c *= 2;
+            pbf_vec3 *bigger = realloc(*out, (size_t)c * sizeof *bigger);
+            if (bigger == NULL) break;
+            memset(bigger + cap, 0, (size_t)(c - cap) * sizeof *bigger);
+            *out = bigger;
+            cap = c;
+        }
+        (*out)[frame] = (pbf_vec3){x, y, z};
+        if (frame + 1 > *count) *count = frame + 1;
+    }
+    fclose(f);
+}
+
 static int list_frames(const char *dir, frame_file **out, int *count) {
     *out = NULL;
     *count = 0;
@@ -522,6 +568,15 @@ int cmd_render(int argc, char **argv) {
         return rc;
     }
     if (fps <= 0.0) fps = have_scene ? scene->fps : 60.0;
+    /* the tool (issue 5): its sphere from the scene, its track from forces.csv */
+    pbf_vec3 *tool_track = NULL;
+    int tool_frames = 0;
+    pbf_collider_def tool_shape = pbf_default_collider_def();
+    if (have_scene && scene->has_tool) {
+        load_tool_track(dir, &tool_track, &tool_frames);
+        tool_shape.type = PBF_COLLIDER_SPHERE;
+        tool_shape.radius = scene->tool.radius;
+    }
 
     char err[PBF_ERROR_SIZE];
     pbf_particles parts;
@@ -583,6 +638,11 @@ int cmd_render(int argc, char **argv) {
             rs.positions = parts.positions;
             rs.velocities = parts.velocities;
             rs.densities = parts.densities;
+            rs.tool = NULL; /* the tool (issue 5) where forces.csv has the frame */
+            if (tool_track != NULL && files[i].number < tool_frames) {
+                tool_shape.center = tool_track[files[i].number];
+                rs.tool = &tool_shape;
+            }
             if (sink_frame(&sink, &rs, files[i].number, err, sizeof err) != 0) {
                 if (!quiet) progress_end(&bar);
                 rc = cli_error("%s: %s", files[i].path, err);
@@ -602,6 +662,7 @@ int cmd_render(int argc, char **argv) {
     pbf_particles_free(&parts);
     for (int i = 0; i < count; ++i) free(files[i].path);
     free(files);
+    free(tool_track);
     free(scene);
     return rc;
 }

@@ -19,7 +19,8 @@
 
 static const char run_synopsis[] =
     "usage: pbf run [SCENE] [--frames N | --time T] [--out DIR] [--format ply,vtk,none]\n"
-    "               [--threads N] [--set key=value ...] [--quiet]\n"
+    "               [--threads N] [--set key=value ...] [--checkpoint-every N] [--quiet]\n"
+    "               [--backend cpu|cuda]\n"
 #ifdef PBF_APP_HAVE_RENDER
     "               [--video FILE] [--png DIR] [--resolution WxH] [--look fluid|spheres]\n"
 #endif
@@ -36,13 +37,19 @@ static const char run_help[] =
     "  --out DIR           output folder (default: the scene's output folder, out/<name>)\n"
     "  --format LIST       ply, vtk, ply,vtk or none (default: the scene's, usually ply)\n"
     "  --threads N         CPU threads, 0 = all cores (default: the scene's world.threads)\n"
+    "  --backend NAME      cpu or cuda (an NVIDIA GPU; fails at once where none is usable);\n"
+    "                      default: the scene's solver.backend\n"
     "  --set KEY=VALUE     override a scene parameter before validation; repeatable\n"
     "                      (e.g. --set solver.iterations=6; the value is JSON)\n"
+    "  --checkpoint-every N  save the whole state to DIR/checkpoint.pbfck every N frames (and\n"
+    "                      at Ctrl-C); `pbf resume DIR` goes on from it bit-identically\n"
     "  --quiet, -q         no progress line and no summary\n"
     "  --help, -h          this help\n"
     "\n"
     "Ctrl-C finishes the frame in progress, writes its files and stops with exit status 130;\n"
     "the folder stays valid (stats.csv has one row per frame file). A second Ctrl-C stops at once.\n"
+    "An unstable simulation (NaN, or a particle far beyond the CFL speed limit) stops with exit\n"
+    "status 1, a message naming the step and the particle, and every frame written so far intact.\n"
     "Frame files of an earlier run in the same folder are removed first.\n"
     "\n"
     "examples:\n"
@@ -56,6 +63,7 @@ void run_options_init(run_options *o) {
     o->time = -1.0;
     o->formats = -1;
     o->threads = -1;
+    o->backend = -1;
 }
 
 /* ---- summary ------------------------------------------------------------------------------- */
@@ -109,6 +117,7 @@ static void summary_print(const run_summary *s, const pbf_world *world, const ru
 /* Command-line values win over the scene's; scene.json then documents what actually ran. */
 static int apply_options(const run_options *o, pbf_scene *scene) {
     if (o->threads >= 0) scene->world.threads = o->threads;
+    if (o->backend >= 0) scene->world.backend = (pbf_backend)o->backend; /* issue 4 */
     if (o->formats >= 0) scene->formats = (unsigned)o->formats;
     if (o->frames >= 0) scene->frames = o->frames;
     if (o->time >= 0.0) {
@@ -131,8 +140,6 @@ static const char *signal_name(int sig) {
 }
 
 int run_simulation(const run_options *o, const run_hooks *hooks) {
-    static const run_hooks no_hooks = {NULL, NULL, NULL, NULL};
-    if (hooks == NULL) hooks = &no_hooks;
     /* Over a file size limit (ulimit -f) a write then fails with EFBIG and is reported like a
      * full disk, instead of the process being killed with a temporary file left behind. */
     signal(SIGXFSZ, SIG_IGN);
@@ -151,36 +158,75 @@ int run_simulation(const run_options *o, const run_hooks *hooks) {
         free(scene);
         return cli_error("%s", err);
     }
+    return run_world(world, scene, -1, o, hooks);
+}
+
+int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_options *o,
+              const run_hooks *hooks) {
+    static const run_hooks no_hooks = {NULL, NULL, NULL, NULL};
+    if (hooks == NULL) hooks = &no_hooks;
+    signal(SIGXFSZ, SIG_IGN); /* see run_simulation */
     const int frames = scene->frames;
     const float dt = 1.0f / scene->fps;
+    const int first = resume_frame < 0 ? 0 : resume_frame + 1;
+    int rc = 0;
     if (!o->quiet) {
         char count[32], formats[32];
-        fprintf(stderr, "pbf run: %s (%s): %s particles, %d frames at %g fps (%.3f s) -> %s [%s]\n",
-                scene->name, scene->source,
-                cli_format_count(pbf_world_particle_count(world), count, sizeof count), frames,
-                (double)scene->fps, frames / (double)scene->fps, scene->output_dir,
-                cli_format_names(scene->formats, formats, sizeof formats));
+        if (resume_frame < 0)
+            fprintf(stderr,
+                    "pbf run: %s (%s): %s particles, %d frames at %g fps (%.3f s) -> %s [%s]\n",
+                    scene->name, scene->source,
+                    cli_format_count(pbf_world_particle_count(world), count, sizeof count), frames,
+                    (double)scene->fps, frames / (double)scene->fps, scene->output_dir,
+                    cli_format_names(scene->formats, formats, sizeof formats));
+        else
+            fprintf(stderr,
+                    "pbf resume: %s: %s particles, frame %d (t = %.3f s) to %d at %g fps -> %s "
+                    "[%s]\n",
+                    scene->name,
+                    cli_format_count(pbf_world_particle_count(world), count, sizeof count),
+                    resume_frame, pbf_world_time(world), frames, (double)scene->fps,
+                    scene->output_dir, cli_format_names(scene->formats, formats, sizeof formats));
     }
 
+    /* probes (issue 6): a world restored from a checkpoint comes without them */
+    if (scene->probe_count > 0 && pbf_world_probe_count(world) == 0 &&
+        pbf_world_set_probes(world, scene->probes, scene->probe_count) != PBF_OK) {
+        cli_error("%s: %s", scene->source, pbf_world_error(world));
+        pbf_world_destroy(world);
+        free(scene);
+        return CLI_EXIT_ERROR;
+    }
     run_output out;
-    rc = run_output_open(&out, scene->output_dir, scene->formats, scene);
+    rc = resume_frame < 0
+             ? run_output_open(&out, scene->output_dir, scene->formats, scene)
+             : run_output_resume(&out, scene->output_dir, scene->formats, scene, resume_frame);
+    if (rc == 0) {
+        /* resources (issue 7): warn when the run's files will not fit on the disk */
+        double bytes = run_output_estimate(pbf_world_particle_count(world), scene->formats,
+                                           frames - first + 1, o->checkpoint_every > 0);
+        cli_warn_disk_space(scene->output_dir, bytes, frames - first + 1);
+    }
     if (rc == 0 && hooks->on_start != NULL && hooks->on_start(world, scene, hooks->user) != 0)
         rc = CLI_EXIT_ERROR;
 
     run_summary summary;
     memset(&summary, 0, sizeof summary);
     summary.start = cli_now();
+    summary.frames_done = first; /* frame files already in the folder */
     progress bar;
-    int interrupted = 0;
+    int interrupted = 0, last_checkpoint = resume_frame, unstable = 0;
     if (rc == 0) {
         interrupt_install();
         if (!o->quiet) progress_begin(&bar, stderr, frames);
-        for (int frame = 0; frame <= frames; ++frame) {
+        for (int frame = first; frame <= frames; ++frame) {
             if (frame > 0) {
                 if ((interrupted = interrupt_pending()) != 0) break;
-                if (pbf_world_step(world, dt) != PBF_OK) {
+                pbf_status st = pbf_world_step(world, dt);
+                if (st != PBF_OK) {
                     if (!o->quiet) progress_end(&bar);
                     rc = cli_error("frame %d: %s", frame, pbf_world_error(world));
+                    unstable = st == PBF_ERR_UNSTABLE;
                     break;
                 }
                 summary_add_step(&summary, world);
@@ -191,6 +237,15 @@ int run_simulation(const run_options *o, const run_hooks *hooks) {
                 break;
             }
             summary.frames_done = frame + 1;
+            /* checkpoints (issue 7): every N frames, after the frame's files */
+            if (o->checkpoint_every > 0 && frame > 0 && frame % o->checkpoint_every == 0) {
+                if (run_checkpoint_save(world, scene, frame, o->checkpoint_every) != 0) {
+                    if (!o->quiet) progress_end(&bar);
+                    rc = CLI_EXIT_ERROR; /* printed */
+                    break;
+                }
+                last_checkpoint = frame;
+            }
             if (hooks->on_frame != NULL && hooks->on_frame(world, frame, hooks->user) != 0) {
                 rc = CLI_EXIT_ERROR; /* the hook printed why */
                 break;
@@ -202,14 +257,29 @@ int run_simulation(const run_options *o, const run_hooks *hooks) {
         if (!o->quiet) progress_end(&bar);
         interrupt_restore();
     }
-    if (!o->quiet && summary.frames_done > 0) summary_print(&summary, world, &out);
+    const int last_frame = summary.frames_done - 1;
+    /* Ctrl-C with checkpoints on: one more of the last frame, so nothing is simulated twice. */
+    if (interrupted && o->checkpoint_every > 0 && last_frame > 0 && last_frame > last_checkpoint &&
+        run_checkpoint_save(world, scene, last_frame, o->checkpoint_every) == 0)
+        last_checkpoint = last_frame;
+    if (!o->quiet && summary.frames_done > first) summary_print(&summary, world, &out);
     if (interrupted) {
         fprintf(stderr,
                 "pbf run: stopped by %s after frame %d of %d (t = %.3f s); %d frames in '%s'\n",
-                signal_name(interrupted), summary.frames_done - 1, frames, pbf_world_time(world),
+                signal_name(interrupted), last_frame, frames, pbf_world_time(world),
                 summary.frames_done, scene->output_dir);
         rc = 128 + interrupted;
     }
+    if (last_checkpoint > 0 && interrupted)
+        fprintf(stderr,
+                "pbf run: the checkpoint of frame %d is in '%s'; go on with: pbf resume %s\n",
+                last_checkpoint, scene->output_dir, scene->output_dir);
+    if (last_checkpoint > 0 && unstable)
+        fprintf(stderr,
+                "pbf run: the checkpoint of frame %d is in '%s'; go on from it with smaller "
+                "substeps: pbf resume %s --set time.substeps=%d\n",
+                last_checkpoint, scene->output_dir, scene->output_dir,
+                2 * pbf_world_get_def(world)->substeps);
     if (hooks->on_finish != NULL) hooks->on_finish(world, summary.frames_done, hooks->user);
     run_output_close(&out);
     pbf_world_destroy(world);
@@ -259,8 +329,15 @@ int cmd_run(int argc, char **argv) {
             o.formats = (int)f;
         } else if (cli_option(&p, "--threads", &v)) {
             if (!cli_parse_int(&p, "--threads", v, 0, 4096, &o.threads)) rc = CLI_EXIT_USAGE;
+        } else if (cli_option(&p, "--backend", &v)) { /* issue 4 */
+            if (strcmp(v, "cpu") == 0) o.backend = PBF_BACKEND_CPU;
+            else if (strcmp(v, "cuda") == 0) o.backend = PBF_BACKEND_CUDA;
+            else rc = cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
         } else if (cli_option(&p, "--set", &v)) {
             rc = cli_take_set(&p, v, &sets);
+        } else if (cli_option(&p, "--checkpoint-every", &v)) { /* issue 7 */
+            if (!cli_parse_int(&p, "--checkpoint-every", v, 0, 100000000, &o.checkpoint_every))
+                rc = CLI_EXIT_USAGE;
 #ifdef PBF_APP_HAVE_RENDER
         } else if (render_run_option(render, &p)) {
             if (p.failed) rc = CLI_EXIT_USAGE;

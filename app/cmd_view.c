@@ -42,6 +42,7 @@ static const char view_help[] =
     "  Tab                 switch the look (fluid / spheres)\n"
     "  C                   spheres colour: uniform / speed / density\n"
     "  H                   hide / show the HUD\n"
+    "  right drag          move the scene's tool (docs/tool.md), in the plane facing you\n"
     "  Esc                 close\n"
     "\n"
     "options:\n"
@@ -55,9 +56,10 @@ static const char view_help[] =
     "  --frames N          frames to draw before the screenshot (default 60)\n"
     "  --help, -h          this help\n"
     "\n"
-    "The scene has no tool yet in this version; when it does, dragging with the right button\n"
-    "moves it. Without a display (e.g. over ssh), use `pbf run SCENE --video out.mp4`, or run\n"
-    "under `xvfb-run -a pbf view ...` for a screenshot.\n";
+    "Dragging with the right button carries the scene's tool (a scene with a \"tool\" section,\n"
+    "e.g. scenes/tool_sphere.json) across the plane through its centre that faces you; the HUD\n"
+    "shows the force on it. Without a display (e.g. over ssh), use `pbf run SCENE --video\n"
+    "out.mp4`, or run under `xvfb-run -a pbf view ...` for a screenshot.\n";
 
 #ifndef PBF_WITH_GLFW
 
@@ -85,6 +87,10 @@ typedef struct sim_shared {
     double sim_time;
     pbf_profile profile;
     unsigned long version; /* bumps with every published state */
+    /* The tool (issue 5): its state as published, and the window's drag (under lock). */
+    int has_tool, tool_drag;
+    pbf_tool_state tool;
+    pbf_vec3 tool_target;
     int failed;
     char error[PBF_ERROR_SIZE];
     /* Set before the thread starts, read-only after. */
@@ -129,6 +135,8 @@ static int publish(sim_shared *sh, const pbf_world *w) {
     pbf_world_get_domain(w, &sh->domain_min, &sh->domain_max);
     sh->sim_time = pbf_world_time(w);
     sh->profile = pbf_world_get_profile(w);
+    sh->has_tool = pbf_world_has_tool(w); /* tool */
+    if (sh->has_tool) sh->tool = pbf_tool_get_state(w);
     ++sh->version;
     pthread_mutex_unlock(&sh->lock);
     return 0;
@@ -181,6 +189,11 @@ static void *sim_main(void *arg) {
         } else {
             sleep_s(sim_since_start - (now_s() - start));
         }
+        pthread_mutex_lock(&sh->lock); /* tool: a right drag carries it to the cursor */
+        int drag = sh->tool_drag && pbf_world_has_tool(w);
+        pbf_vec3 target = sh->tool_target;
+        pthread_mutex_unlock(&sh->lock);
+        if (drag) pbf_tool_set_pose(w, target);
         if (pbf_world_step(w, dt) != PBF_OK) {
             sim_fail(sh, pbf_world_error(w));
             continue;
@@ -211,6 +224,10 @@ typedef struct view_state {
     double scroll;
     int dragging;
     double last_x, last_y;
+    /* Right drag of the tool: the plane facing the camera through the tool's centre when the
+     * drag began, and the offset of that centre from the point under the cursor. */
+    int tool_dragging;
+    float drag_point[3], drag_offset[3];
 } view_state;
 
 static void command(view_state *vs, int *field, int value) {
@@ -291,6 +308,77 @@ static void update_camera(GLFWwindow *win, view_state *vs, double dt) {
     if (glfwGetKey(win, GLFW_KEY_E) == GLFW_PRESS) mv[1] += 1.0f;
     if (glfwGetKey(win, GLFW_KEY_Q) == GLFW_PRESS) mv[1] -= 1.0f;
     for (int k = 0; k < 3; ++k) vs->target[k] += mv[k] * speed;
+}
+
+/* The ray from the eye through window pixel (x, y): its direction (not normalised). */
+static void cursor_ray(GLFWwindow *win, const view_state *vs, double x, double y, float dir[3]) {
+    int ww = 1, wh = 1;
+    glfwGetWindowSize(win, &ww, &wh);
+    if (ww < 1) ww = 1;
+    if (wh < 1) wh = 1;
+    float eye[3], f[3], side[3], up[3];
+    camera_position(vs, eye);
+    for (int k = 0; k < 3; ++k) f[k] = vs->target[k] - eye[k];
+    float fl = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    for (int k = 0; k < 3; ++k) f[k] /= fl;
+    /* the renderer's look-at frame (render/util.c): side = f × y, up = side × f */
+    side[0] = -f[2], side[1] = 0.0f, side[2] = f[0];
+    float sl = sqrtf(side[0] * side[0] + side[2] * side[2]);
+    if (sl < 1e-6f) side[0] = 1.0f, side[2] = 0.0f, sl = 1.0f;
+    side[0] /= sl, side[2] /= sl;
+    up[0] = side[1] * f[2] - side[2] * f[1];
+    up[1] = side[2] * f[0] - side[0] * f[2];
+    up[2] = side[0] * f[1] - side[1] * f[0];
+    float t = tanf(0.5f * vs->fov * 3.14159265f / 180.0f);
+    float nx = (float)(2.0 * x / ww - 1.0) * t * (float)ww / (float)wh;
+    float ny = (float)(1.0 - 2.0 * y / wh) * t;
+    for (int k = 0; k < 3; ++k) dir[k] = f[k] + nx * side[k] + ny * up[k];
+}
+
+/* Right drag: carries the tool across the plane that faces the camera through the point where
+ * the drag began (the tool's centre then), keeping the offset so it does not jump. */
+static void update_tool_drag(GLFWwindow *win, view_state *vs) {
+    sim_shared *sh = vs->sim;
+    int right = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS;
+    pthread_mutex_lock(&sh->lock);
+    int has_tool = sh->has_tool;
+    pbf_vec3 c = sh->tool.position;
+    pthread_mutex_unlock(&sh->lock);
+    if (!right || !has_tool) {
+        if (vs->tool_dragging) command(vs, &sh->tool_drag, 0);
+        vs->tool_dragging = 0;
+        return;
+    }
+    double x, y;
+    glfwGetCursorPos(win, &x, &y);
+    float eye[3], dir[3], f[3];
+    camera_position(vs, eye);
+    cursor_ray(win, vs, x, y, dir);
+    for (int k = 0; k < 3; ++k) f[k] = vs->target[k] - eye[k];
+    if (!vs->tool_dragging) {
+        vs->drag_point[0] = c.x;
+        vs->drag_point[1] = c.y;
+        vs->drag_point[2] = c.z;
+    }
+    /* the point on the plane (normal f, through drag_point) under the cursor */
+    float num = 0.0f, den = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        num += (vs->drag_point[k] - eye[k]) * f[k];
+        den += dir[k] * f[k];
+    }
+    if (!(den > 1e-6f)) return;
+    float hit[3];
+    for (int k = 0; k < 3; ++k) hit[k] = eye[k] + dir[k] * (num / den);
+    if (!vs->tool_dragging) {
+        for (int k = 0; k < 3; ++k) vs->drag_offset[k] = vs->drag_point[k] - hit[k];
+        vs->tool_dragging = 1;
+    }
+    pthread_mutex_lock(&sh->lock);
+    sh->tool_target = (pbf_vec3){hit[0] + vs->drag_offset[0], hit[1] + vs->drag_offset[1],
+                                 hit[2] + vs->drag_offset[2]};
+    sh->tool_drag = 1;
+    pthread_cond_signal(&sh->wake);
+    pthread_mutex_unlock(&sh->lock);
 }
 
 static void glfw_error(int code, const char *message) {
@@ -448,6 +536,10 @@ int cmd_view(int argc, char **argv) {
     pbf_vec3 dmin = scene->world.domain_min, dmax = scene->world.domain_max;
     double sim_time = 0.0;
     pbf_profile prof;
+    int has_tool = 0; /* tool: drawn as a solid sphere, its force in the HUD */
+    pbf_tool_state tool;
+    pbf_collider_def tool_shape = pbf_default_collider_def();
+    memset(&tool, 0, sizeof tool);
     memset(&prof, 0, sizeof prof);
     double fps = 0.0, fps_t0 = now_s(), last = now_s();
     int fps_frames = 0, drawn = 0, failed = 0;
@@ -457,6 +549,7 @@ int cmd_view(int argc, char **argv) {
         glfwPollEvents();
         double t = now_s();
         update_camera(win, &vs, t - last);
+        update_tool_drag(win, &vs); /* tool */
         last = t;
 
         pthread_mutex_lock(&sh.lock);
@@ -480,6 +573,8 @@ int cmd_view(int argc, char **argv) {
             dmax = sh.domain_max;
             sim_time = sh.sim_time;
             prof = sh.profile;
+            has_tool = sh.has_tool;
+            tool = sh.tool;
             seen = sh.version;
         }
         int paused = sh.paused;
@@ -514,6 +609,12 @@ int cmd_view(int argc, char **argv) {
         s.domain_max = dmax;
         s.collider_count = scene->collider_count;
         s.colliders = scene->colliders;
+        if (has_tool) { /* tool */
+            tool_shape.type = PBF_COLLIDER_SPHERE;
+            tool_shape.center = tool.position;
+            tool_shape.radius = tool.radius;
+            s.tool = &tool_shape;
+        }
         float eye[3];
         camera_position(&vs, eye);
         s.camera.position = (pbf_vec3){eye[0], eye[1], eye[2]};
@@ -542,6 +643,11 @@ int cmd_view(int argc, char **argv) {
                 len += (size_t)snprintf(hud + len, sizeof hud - len, "%s %s %.1f",
                                         k == 4 ? "\n " : "", pbf_stage_name((pbf_stage)k),
                                         prof.stage_ms[k]);
+            if (has_tool && len < sizeof hud) /* tool: the force on it, N */
+                len += (size_t)snprintf(hud + len, sizeof hud - len,
+                                        "\ntool F (%+.2f %+.2f %+.2f) N  [right drag] move",
+                                        (double)tool.total.x, (double)tool.total.y,
+                                        (double)tool.total.z);
             if (len < sizeof hud)
                 snprintf(hud + len, sizeof hud - len,
                          "\nrender %.1f ms  sky %.1f  depth %.1f  thick %.1f\n  smooth %.1f  "

@@ -11,6 +11,9 @@ static const cli_command commands[] = {
     {"run", cmd_run, "simulate a scene and write particle files and statistics"},
     {"info", cmd_info, "show a scene's particle count, memory and every parameter"},
     {"bench", cmd_bench, "time the solver at several particle counts"},
+    {"haptic", cmd_haptic, "move a scene's tool in real time and write the force on it"},
+    {"resume", cmd_resume, "go on with a run from its checkpoint (pbf run --checkpoint-every)"},
+    {"validate", cmd_validate, "compare a validation case with laboratory data (metrics, plots)"},
 #ifdef PBF_APP_HAVE_VIEW
     {"view", cmd_view, "open a window and play with the fluid"},
 #endif

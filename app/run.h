@@ -28,12 +28,27 @@ typedef struct run_options {
     const char *out_dir;        /* NULL: the scene's output_dir */
     int formats;                /* pbf_format bits; < 0: the scene's */
     int threads;                /* < 0: the scene's */
+    int backend;                /* pbf_backend (--backend, issue 4); < 0: the scene's */
     int quiet;                  /* no progress line, no summary */
+    int checkpoint_every;       /* save DIR/checkpoint.pbfck every N frames; 0: never */
 } run_options;
 
 void run_options_init(run_options *o);
 /* Loads the scene, simulates it and writes the output folder. Returns the exit code:
  * 0, 1 (error, printed), or 128 + signal after Ctrl-C / SIGTERM. */
 int run_simulation(const run_options *options, const run_hooks *hooks);
+
+/* The loop itself, on a world already built (run_simulation) or restored from a checkpoint
+ * (`pbf resume`, app/cmd_resume.c): resume_frame < 0 starts a fresh output folder at frame 0;
+ * otherwise the folder keeps frames 0..resume_frame and the loop goes on from resume_frame + 1.
+ * Takes ownership of world and scene (malloc'd). Returns the exit code like run_simulation. */
+int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_options *options,
+              const run_hooks *hooks);
+
+/* Checkpoints of `pbf run` (app/cmd_resume.c). The file name in the output folder. */
+#define RUN_CHECKPOINT_NAME "checkpoint.pbfck"
+/* Saves the world with the scene, the frame and the interval as application data (JSON) to
+ * scene->output_dir/checkpoint.pbfck. Prints the error and returns non-zero on failure. */
+int run_checkpoint_save(const pbf_world *world, const pbf_scene *scene, int frame, int every);
 
 #endif

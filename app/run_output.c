@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "run.h" /* RUN_CHECKPOINT_NAME */
+#include "tool_output.h" /* forces.csv (issue 5) */
+#include "probe_output.h" /* probes.csv (issue 6) */
 
 static const char stats_name[] = "stats.csv";
 
@@ -32,8 +35,9 @@ static int all_digits(const char *s, size_t n) {
     return 1;
 }
 
-/* Files a run writes: frame_<digits>.ply|vtk, and the temporary files "<ours>.tmp.<pid>" that a
- * killed run can leave behind (for frames, stats.csv and scene.json). */
+/* Files a run writes: frame_<digits>.ply|vtk, its checkpoint, and the temporary files
+ * "<ours>.tmp.<pid>" that a killed run can leave behind (for frames, stats.csv, scene.json and
+ * the checkpoint). An earlier run's checkpoint goes too: resuming it would mix two runs. */
 static int is_run_file(const char *name, int *is_frame) {
     const char *tmp = strstr(name, ".tmp.");
     size_t len = tmp ? (size_t)(tmp - name) : strlen(name);
@@ -45,9 +49,18 @@ static int is_run_file(const char *name, int *is_frame) {
         *is_frame = 1;
         return 1;
     }
+    if (len == strlen(RUN_CHECKPOINT_NAME) && strncmp(name, RUN_CHECKPOINT_NAME, len) == 0)
+        return 1;
     if (!tmp) return 0;
     return (len == strlen(stats_name) && strncmp(name, stats_name, len) == 0) ||
            (len == 10 && strncmp(name, "scene.json", len) == 0);
+}
+
+/* The frame number of a frame file name (frame_00042.ply, or its temporary file), or -1. */
+static long frame_number(const char *name) {
+    int is_frame = 0;
+    if (!is_run_file(name, &is_frame) || !is_frame) return -1;
+    return strtol(name + 6, NULL, 10);
 }
 
 /* Removes an earlier run's frame files, so the folder never mixes two runs and stats.csv
@@ -99,7 +112,9 @@ static int open_stats(run_output *o) {
                      "max_speed,avg_neighbors,ms_per_step");
     for (int s = 0; s < PBF_STAGE_COUNT; ++s)
         n += snprintf(header + n, sizeof header - (size_t)n, ",ms_%s", pbf_stage_name((pbf_stage)s));
-    n += snprintf(header + n, sizeof header - (size_t)n, "\n");
+    /* the solver's work: mean and most Δp passes per substep, Chebyshev restarts (docs/cli.md) */
+    n += snprintf(header + n, sizeof header - (size_t)n,
+                  ",iterations,max_iterations,chebyshev_restarts\n");
     char err[PBF_ERROR_SIZE];
     if (pbf_write_file_atomic(o->stats_path, header, (size_t)n, err, sizeof err) != PBF_OK)
         return cli_error("%s", err);
@@ -118,7 +133,9 @@ int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_
     if (write_scene_json(dir, scene) != 0) return 1;
     o->stats_path = join(dir, stats_name);
     if (o->stats_path == NULL) return cli_error("out of memory");
-    return open_stats(o);
+    if (open_stats(o) != 0) return 1;
+    if (probe_output_open(&o->probes, dir, scene) != 0) return 1; /* probes (issue 6) */
+    return tool_output_open(&o->tool, dir, scene); /* tool (issue 5) */
 }
 
 /* Per-frame failures go into o->error instead of stderr: the caller first clears its
@@ -157,7 +174,8 @@ static int write_stats_row(run_output *o, const pbf_world *world, int frame) {
                      (double)prof.avg_neighbors, frame > 0 ? prof.step_ms : 0.0);
     for (int s = 0; s < PBF_STAGE_COUNT; ++s)
         n += snprintf(row + n, sizeof row - (size_t)n, ",%.6f", frame > 0 ? prof.stage_ms[s] : 0.0);
-    n += snprintf(row + n, sizeof row - (size_t)n, "\n");
+    n += snprintf(row + n, sizeof row - (size_t)n, ",%d,%d,%d\n", frame > 0 ? prof.iterations : 0,
+                  frame > 0 ? prof.max_iterations_used : 0, frame > 0 ? prof.chebyshev_restarts : 0);
     /* One fwrite + fflush = one write() call: a row is on disk whole or not at all. */
     errno = 0;
     if (fwrite(row, 1, (size_t)n, o->stats) != (size_t)n || fflush(o->stats) != 0 ||
@@ -197,9 +215,103 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
         }
     }
     if (rc == 0) rc = write_stats_row(o, world, frame);
+    if (rc == 0) rc = tool_output_row(o->tool, world, frame, o->error, sizeof o->error);
+    if (rc == 0) rc = probe_output_row(o->probes, world, frame, o->error, sizeof o->error);
     if (rc != 0) remove_frame_files(o, written);
     for (size_t f = 0; f < FORMAT_COUNT; ++f) free(written[f]);
     return rc;
+}
+
+/* ---- resume (issue 7) ------------------------------------------------------------------------ */
+
+/* Removes frame files after `frame` and temporary files: the resumed run writes them again. */
+static int remove_after(const char *dir, int frame) {
+    DIR *d = opendir(dir);
+    if (d == NULL) return cli_error("cannot read folder '%s': %s", dir, strerror(errno));
+    int failed = 0;
+    for (struct dirent *e = readdir(d); e != NULL && !failed; e = readdir(d)) {
+        int is_frame = 0;
+        if (!is_run_file(e->d_name, &is_frame)) continue;
+        int temporary = strstr(e->d_name, ".tmp.") != NULL;
+        if (!temporary && !(is_frame && frame_number(e->d_name) > frame)) continue;
+        char *path = join(dir, e->d_name);
+        if (path == NULL || (unlink(path) != 0 && errno != ENOENT)) {
+            cli_error("cannot remove '%s': %s", path ? path : e->d_name, strerror(errno));
+            failed = 1;
+        }
+        free(path);
+    }
+    closedir(d);
+    return failed;
+}
+
+/* Keeps the header and the rows of frames 0..frame of stats.csv (rewritten atomically), then
+ * opens it for appending. The rows must be there: the checkpoint of a frame is written after
+ * its row. */
+static int resume_stats(run_output *o, int frame) {
+    FILE *f = fopen(o->stats_path, "rb");
+    if (f == NULL)
+        return cli_error("cannot resume: '%s': %s", o->stats_path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    while (text != NULL) {
+        len += fread(text + len, 1, cap - len - 1, f);
+        if (len + 1 < cap) break;
+        char *bigger = realloc(text, cap * 2);
+        if (bigger == NULL) free(text);
+        text = bigger;
+        cap *= 2;
+    }
+    fclose(f);
+    if (text == NULL) return cli_error("out of memory reading '%s'", o->stats_path);
+    text[len] = '\0';
+    /* header, then rows "N,..." with N = 0, 1, 2, ... */
+    char *end = strchr(text, '\n');
+    long expect = 0;
+    while (end != NULL && expect <= frame) {
+        char *row = end + 1, *next = strchr(row, '\n');
+        if (next == NULL || strtol(row, NULL, 10) != expect || !(row[0] >= '0' && row[0] <= '9'))
+            break;
+        end = next;
+        ++expect;
+    }
+    int rc = 0;
+    if (end == NULL || expect <= frame) {
+        rc = cli_error("cannot resume: '%s' has rows for frames 0..%ld, the checkpoint is at "
+                       "frame %d",
+                       o->stats_path, expect - 1, frame);
+    } else {
+        char err[PBF_ERROR_SIZE];
+        if (pbf_write_file_atomic(o->stats_path, text, (size_t)(end + 1 - text), err,
+                                  sizeof err) != PBF_OK)
+            rc = cli_error("%s", err);
+    }
+    free(text);
+    if (rc != 0) return rc;
+    o->stats = fopen(o->stats_path, "a");
+    if (o->stats == NULL) return cli_error("cannot write '%s': %s", o->stats_path, strerror(errno));
+    return 0;
+}
+
+int run_output_resume(run_output *o, const char *dir, unsigned formats, const pbf_scene *scene,
+                      int frame) {
+    memset(o, 0, sizeof *o);
+    o->dir = dir;
+    o->formats = formats;
+    if (remove_after(dir, frame) != 0) return 1;
+    if (write_scene_json(dir, scene) != 0) return 1;
+    o->stats_path = join(dir, stats_name);
+    if (o->stats_path == NULL) return cli_error("out of memory");
+    if (resume_stats(o, frame) != 0) return 1;
+    if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* issue 6 */
+    return tool_output_resume(&o->tool, dir, scene, frame); /* tool (issue 5) */
+}
+
+double run_output_estimate(int particles, unsigned formats, int frames, int checkpoints) {
+    double per_frame = 200.0; /* the stats row */
+    if (formats & PBF_FORMAT_PLY) per_frame += 400.0 + 32.0 * particles;
+    if (formats & PBF_FORMAT_VTK) per_frame += 600.0 + 44.0 * particles;
+    return per_frame * (frames > 0 ? frames : 0) + (checkpoints ? 2.0 * 36.0 * particles : 0.0);
 }
 
 void run_output_close(run_output *o) {
@@ -208,4 +320,8 @@ void run_output_close(run_output *o) {
     free(o->stats_path);
     o->stats_path = NULL;
     pbf_particles_free(&o->particles);
+    tool_output_close(o->tool); /* draws forces.png (issue 5) */
+    o->tool = NULL;
+    probe_output_close(o->probes); /* issue 6 */
+    o->probes = NULL;
 }

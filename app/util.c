@@ -1,7 +1,9 @@
 /* Small helpers of the pbf command: clock, folders, number formatting. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "cli.h"
@@ -79,7 +81,50 @@ int cli_load_scene(const char *path, const char *const *sets, int set_count, pbf
                        ? pbf_scene_load(path, sets, set_count, out, err, sizeof err)
                        : pbf_scene_default(sets, set_count, out, err, sizeof err);
     if (s != PBF_OK) return cli_error("%s", err);
+    /* Issue 7: values legal one by one that cannot give a useful simulation together. */
+    char *warnings = malloc(8192);
+    int count = 0;
+    s = pbf_scene_check(out, warnings, warnings ? 8192 : 0, &count, err, sizeof err);
+    if (s == PBF_OK && warnings != NULL) cli_print_warnings(warnings);
+    free(warnings);
+    if (s != PBF_OK) return cli_error("%s", err);
     return CLI_EXIT_OK;
+}
+
+void cli_print_warnings(const char *warnings) {
+    const char *line = warnings;
+    while (line != NULL && *line != '\0') {
+        const char *end = strchr(line, '\n');
+        int n = end != NULL ? (int)(end - line) : (int)strlen(line);
+        fprintf(stderr, "pbf: warning: %.*s\n", n, line);
+        line = end != NULL ? end + 1 : NULL;
+    }
+}
+
+void cli_warn_disk_space(const char *dir, double bytes, int frames) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    struct statvfs fs;
+    /* the folder may not exist yet: ask its nearest existing parent */
+    while (statvfs(path, &fs) != 0) {
+        char *slash = strrchr(path, '/');
+        if (slash == NULL) {
+            snprintf(path, sizeof path, ".");
+            if (statvfs(path, &fs) != 0) return;
+            break;
+        }
+        if (slash == path) slash[1] = '\0';
+        else *slash = '\0';
+    }
+    double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+    if (bytes <= free_bytes) return;
+    char need[32], have[32];
+    fprintf(stderr,
+            "pbf: warning: %d frames will write about %s to '%s', which has %s free: the run "
+            "will stop with an error when the disk is full (the frames written until then stay "
+            "valid)\n",
+            frames, cli_format_bytes(bytes, need, sizeof need), dir,
+            cli_format_bytes(free_bytes, have, sizeof have));
 }
 
 const char *cli_format_names(unsigned formats, char *buf, size_t size) {

@@ -6,11 +6,14 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config          # toolchain
   libcjson-dev                              # scene files
+  zlib1g-dev                                # CRC-32 of checkpoint files
   libpng-dev                                # rendered frames
   libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri libglfw3-dev   # OpenGL: EGL headless, GLFW windows
   xvfb xauth                                # a real window for the viewer test on headless machines
   ffmpeg                                    # H.264 video through a pipe
   gnuplot-nox                               # plots (forces, validation)
+  clang libclang-rt-14-dev libomp-14-dev    # libFuzzer (scripts/fuzz.sh): clang, its runtimes, OpenMP
+  valgrind                                  # memcheck run of the test suite
 )
 
 sudo=""

@@ -12,6 +12,13 @@ pbf_solver_def pbf_default_solver_def(void) {
     d.vorticity = 0.02f;
     d.xsph = 0.01f;
     d.cfl = 0.5f;
+    d.target_error = 0.0f;
+    d.min_iterations = 1;
+    d.max_iterations = 100;
+    d.chebyshev = 1;
+    d.chebyshev_rho = 0.99f;
+    d.chebyshev_gamma = 0.9f;
+    d.chebyshev_delay = 4;
     return d;
 }
 

@@ -43,16 +43,15 @@ void pbf_grid_sort(pbf_grid *g, const float *positions, int count, int threads) 
         for (uint32_t k = g->cell_start[c]; k < g->cell_start[c + 1]; ++k) cell_of[k] = (uint32_t)c;
 }
 
-/* Appends j to a chunk, growing it. Returns 0, or -1 when out of memory. */
-static int chunk_push(pbf_neighbor_chunk *c, uint32_t j) {
-    if (c->size == c->capacity) {
-        size_t cap = c->capacity ? c->capacity * 2 : 4096;
-        uint32_t *q = realloc(c->index, cap * sizeof *q);
-        if (!q) return -1;
-        c->index = q;
-        c->capacity = cap;
-    }
-    c->index[c->size++] = j;
+/* Makes room for `extra` more entries in a chunk. Returns 0, or -1 when out of memory. */
+static int chunk_reserve(pbf_neighbor_chunk *c, size_t extra) {
+    if (c->size + extra <= c->capacity) return 0;
+    size_t cap = c->capacity ? c->capacity : 4096;
+    while (cap < c->size + extra) cap *= 2;
+    uint32_t *q = realloc(c->index, cap * sizeof *q);
+    if (!q) return -1;
+    c->index = q;
+    c->capacity = cap;
     return 0;
 }
 
@@ -82,13 +81,24 @@ int pbf_neighbor_list_build(pbf_neighbor_list *nl, const pbf_grid *g, const floa
             pbf_v3 xi = v3_load(positions, i);
             uint32_t r[18];
             int nr = pbf_grid_ranges(g, g->cell_of[i], r);
-            size_t before = c->size;
+            size_t candidates = 0, before = c->size, size = c->size;
+            for (int k = 0; k < nr; ++k) candidates += r[2 * k + 1] - r[2 * k];
+            if (chunk_reserve(c, candidates) != 0) {
+                failed = 1;
+                break;
+            }
+            /* Branch-free append: every candidate is written, the size advances only for a
+             * neighbour. Once particles are disordered the test is a coin toss that a branch
+             * would mispredict. */
+            uint32_t *out = c->index;
             for (int k = 0; k < nr; ++k)
                 for (uint32_t j = r[2 * k]; j < r[2 * k + 1]; ++j) {
                     pbf_v3 d = v3_sub(xi, v3_load(positions, (int)j));
-                    if (v3_dot(d, d) < h2 && (int)j != i && chunk_push(c, j) != 0) failed = 1;
+                    out[size] = j;
+                    size += (size_t)((v3_dot(d, d) < h2) & ((int)j != i));
                 }
-            start[i + 1] = (uint32_t)(c->size - before);
+            c->size = size;
+            start[i + 1] = (uint32_t)(size - before);
         }
     }
     if (failed) return -1;
@@ -101,6 +111,9 @@ int pbf_neighbor_list_build(pbf_neighbor_list *nl, const pbf_grid *g, const floa
         uint32_t *idx = realloc(nl->index, cap * sizeof *idx);
         if (!idx) return -1;
         nl->index = idx;
+        float *pg = realloc(nl->pair_g, cap * sizeof *pg);
+        if (!pg) return -1;
+        nl->pair_g = pg;
         nl->index_capacity = cap;
     }
 #pragma omp parallel num_threads(threads)
@@ -117,7 +130,9 @@ void pbf_neighbor_list_free(pbf_neighbor_list *nl) {
     for (int t = 0; t < nl->chunk_count; ++t) free(nl->chunks[t].index);
     free(nl->chunks);
     free(nl->index);
+    free(nl->pair_g);
     nl->chunks = NULL;
     nl->index = NULL;
+    nl->pair_g = NULL;
     nl->chunk_count = 0;
 }

@@ -37,6 +37,8 @@ typedef struct pbf_neighbor_chunk {
 typedef struct pbf_neighbor_list {
     uint32_t *start;      /* capacity + 1 */
     uint32_t *index;
+    float *pair_g;        /* per entry: the pair's spiky gradient factor of the current λ pass,
+                             reused by the Δp pass of the same iteration (solver.c) */
     size_t index_capacity;
     pbf_neighbor_chunk *chunks; /* one per thread, kept between steps (no per-step malloc) */
     int chunk_count;
@@ -47,13 +49,18 @@ void pbf_neighbor_list_free(pbf_neighbor_list *nl);
 /* Sets the geometry (no allocation). Returns the cell count, or -1 when dims overflow. */
 int64_t pbf_grid_layout(pbf_grid *g, pbf_v3 lo, pbf_v3 hi, float h);
 
+/* Cell coordinate along one axis, clamped in floating point before the conversion, so that a
+ * position far outside the grid, infinite or NaN (which the watchdog reports after the
+ * substep) gives a border cell instead of an undefined float-to-int conversion. For f >= 0 the
+ * truncation is the floor. */
+PBF_HD static inline int pbf_grid_axis(float f, int n) {
+    return f > 0.0f ? (f < (float)n ? (int)f : n - 1) : 0;
+}
+
 PBF_HD static inline uint32_t pbf_grid_cell(const pbf_grid *g, pbf_v3 x) {
-    int cx = (int)floorf((x.x - g->origin.x) * g->inv_cell);
-    int cy = (int)floorf((x.y - g->origin.y) * g->inv_cell);
-    int cz = (int)floorf((x.z - g->origin.z) * g->inv_cell);
-    cx = cx < 0 ? 0 : (cx >= g->nx ? g->nx - 1 : cx);
-    cy = cy < 0 ? 0 : (cy >= g->ny ? g->ny - 1 : cy);
-    cz = cz < 0 ? 0 : (cz >= g->nz ? g->nz - 1 : cz);
+    int cx = pbf_grid_axis((x.x - g->origin.x) * g->inv_cell, g->nx);
+    int cy = pbf_grid_axis((x.y - g->origin.y) * g->inv_cell, g->ny);
+    int cz = pbf_grid_axis((x.z - g->origin.z) * g->inv_cell, g->nz);
     return (uint32_t)((cz * g->ny + cy) * g->nx + cx);
 }
 

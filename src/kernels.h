@@ -48,6 +48,28 @@ PBF_KERNEL_INLINE void v3_store(float *a, int i, pbf_v3 v) {
     a[3 * i + 2] = v.z;
 }
 
+/* max and min as a > b ? a : b, without a branch. On x86 the compiler keeps the compare-and-
+ * jump form (fmaxf/fminf are even library calls, for their NaN rules), which mispredicts when
+ * the choice is data-dependent; maxss/minss compute exactly a > b ? a : b (and a < b ? a : b). */
+#if !defined(__CUDA_ARCH__) && (defined(__SSE__) || defined(__x86_64__))
+#include <xmmintrin.h>
+PBF_KERNEL_INLINE float pbf_maxf(float a, float b) {
+    return _mm_cvtss_f32(_mm_max_ss(_mm_set_ss(a), _mm_set_ss(b)));
+}
+PBF_KERNEL_INLINE float pbf_minf(float a, float b) {
+    return _mm_cvtss_f32(_mm_min_ss(_mm_set_ss(a), _mm_set_ss(b)));
+}
+/* a > lo ? a : 0 */
+PBF_KERNEL_INLINE float pbf_zero_below(float a, float lo) {
+    __m128 v = _mm_set_ss(a);
+    return _mm_cvtss_f32(_mm_and_ps(_mm_cmpgt_ss(v, _mm_set_ss(lo)), v));
+}
+#else
+PBF_KERNEL_INLINE float pbf_maxf(float a, float b) { return a > b ? a : b; }
+PBF_KERNEL_INLINE float pbf_minf(float a, float b) { return a < b ? a : b; }
+PBF_KERNEL_INLINE float pbf_zero_below(float a, float lo) { return a > lo ? a : 0.0f; }
+#endif
+
 /* ---------------------------------------------------------------------------------------------
  * Solids: the domain walls and the colliders, as signed distance functions. */
 
@@ -110,6 +132,17 @@ PBF_KERNEL_INLINE pbf_v3 pbf_spiky_grad(pbf_v3 d, float r, const pbf_params *p) 
     if (r >= p->h || r <= 1e-9f * p->h) return v3(0.0f, 0.0f, 0.0f);
     float t = p->h - r;
     return v3_scale(d, p->spiky_k * t * t / r);
+}
+
+/* The spiky gradient as a factor g of the pair vector, ∇_i W = g (p_i − p_j), from r², without
+ * branches (see pbf_lambda_pair); *magnitude gets the signed |∇W| = K_s (h − r)². Zero at and
+ * beyond h; coincident particles (rare: a predictable branch) have no direction and get none. */
+PBF_KERNEL_INLINE float pbf_spiky_factor(float r2, const pbf_params *p, float *magnitude) {
+    float r = sqrtf(r2);
+    float t = pbf_maxf(p->h - r, 0.0f);
+    float gm = r > 1e-9f * p->h ? p->spiky_k * t * t : 0.0f;
+    *magnitude = gm;
+    return gm / pbf_maxf(r, 1e-9f * p->h);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -266,9 +299,9 @@ PBF_KERNEL_INLINE pbf_v3 pbf_collide(pbf_v3 x, const pbf_params *p, const pbf_so
         if (d < p->radius) x = v3_madd(x, n, p->radius - d);
     }
     float r = p->radius;
-    x.x = fminf(fmaxf(x.x, p->wall_lo.x + r), p->wall_hi.x - r);
-    x.y = fminf(fmaxf(x.y, p->wall_lo.y + r), p->wall_hi.y - r);
-    x.z = fminf(fmaxf(x.z, p->wall_lo.z + r), p->wall_hi.z - r);
+    x.x = pbf_minf(pbf_maxf(x.x, p->wall_lo.x + r), p->wall_hi.x - r);
+    x.y = pbf_minf(pbf_maxf(x.y, p->wall_lo.y + r), p->wall_hi.y - r);
+    x.z = pbf_minf(pbf_maxf(x.z, p->wall_lo.z + r), p->wall_hi.z - r);
     return x;
 }
 
@@ -308,20 +341,42 @@ PBF_KERNEL_INLINE pbf_lambda_acc pbf_lambda_begin(const pbf_params *p) {
     return a;
 }
 
-PBF_KERNEL_INLINE void pbf_lambda_pair(pbf_lambda_acc *a, pbf_v3 xi, pbf_v3 xj,
-                                       const pbf_params *p) {
+/* The pair functions are branch-free: a pair at or beyond h gets q = t = 0 and adds exactly
+ * zero. The neighbour list is built before the iterations move the particles, so pairs cross h
+ * at random during a solve and a branch on r < h would be mispredicted often (measured: the
+ * λ and Δp passes ran twice as slow once the dam break became disordered). */
+/* Returns the pair's gradient factor g (pbf_spiky_factor). The Δp pass of the same iteration
+ * sees the same positions, so a caller may keep g per pair and hand it to pbf_delta_pair_g,
+ * saving the square root and the division there. */
+PBF_KERNEL_INLINE float pbf_lambda_pair_g(pbf_lambda_acc *a, pbf_v3 xi, pbf_v3 xj,
+                                          const pbf_params *p) {
     pbf_v3 d = v3_sub(xi, xj);
     float r2 = v3_dot(d, d);
-    if (r2 >= p->h2) return;
-    float q = p->h2 - r2;
+    float q = pbf_maxf(p->h2 - r2, 0.0f);
     a->w_sum += p->poly6_k * q * q * q;
-    a->neighbors += 1;
-    float r = sqrtf(r2);
-    if (r <= 1e-9f * p->h) return; /* coincident: no direction, no gradient */
-    float t = p->h - r;
-    float gm = p->spiky_k * t * t; /* signed |∇W| */
-    a->grad_i = v3_madd(a->grad_i, d, gm / r);
+    a->neighbors += r2 < p->h2;
+    float gm, g = pbf_spiky_factor(r2, p, &gm);
+    a->grad_i = v3_madd(a->grad_i, d, g);
     a->grad2_sum += gm * gm;
+    return g;
+}
+
+PBF_KERNEL_INLINE void pbf_lambda_pair(pbf_lambda_acc *a, pbf_v3 xi, pbf_v3 xj,
+                                       const pbf_params *p) {
+    (void)pbf_lambda_pair_g(a, xi, xj, p);
+}
+
+/* λ_i from the pairs and the boundary's density rho_b and gradient grad_b, computed by the
+ * caller (pbf_lambda_end below; the tool adds its own terms: see the tool section at the end). */
+PBF_KERNEL_INLINE float pbf_lambda_finish(const pbf_lambda_acc *a, float rho_b, pbf_v3 grad_b,
+                                          const pbf_params *p, float *density) {
+    float rho = p->mass * a->w_sum + rho_b;
+    *density = rho;
+    float c = rho * p->inv_rest_density - 1.0f;
+    if (p->unilateral && c <= 0.0f) return 0.0f;
+    pbf_v3 gi = v3_add(v3_scale(a->grad_i, p->volume), grad_b);
+    float denom = v3_dot(gi, gi) + p->volume * p->volume * a->grad2_sum + p->eps;
+    return -c / denom;
 }
 
 /* Returns λ_i; *density receives ρ_i including the boundary. */
@@ -330,13 +385,7 @@ PBF_KERNEL_INLINE float pbf_lambda_end(const pbf_lambda_acc *a, pbf_v3 xi, const
     float rho_b;
     pbf_v3 grad_b;
     pbf_boundary_terms(xi, p, solids, &rho_b, &grad_b);
-    float rho = p->mass * a->w_sum + rho_b;
-    *density = rho;
-    float c = rho * p->inv_rest_density - 1.0f;
-    if (p->unilateral && c <= 0.0f) return 0.0f;
-    pbf_v3 gi = v3_add(v3_scale(a->grad_i, p->volume), grad_b);
-    float denom = v3_dot(gi, gi) + p->volume * p->volume * a->grad2_sum + p->eps;
-    return -c / denom;
+    return pbf_lambda_finish(a, rho_b, grad_b, p, density);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -354,27 +403,36 @@ PBF_KERNEL_INLINE pbf_delta_acc pbf_delta_begin(void) {
     return a;
 }
 
+/* x^n by squaring (n = 4, the default, is two multiplications). */
 PBF_KERNEL_INLINE float pbf_ipow(float x, int n) {
     float r = 1.0f;
-    for (int i = 0; i < n; ++i) r *= x;
+    for (; n > 0; n >>= 1) {
+        if (n & 1) r *= x;
+        x *= x;
+    }
     return r;
+}
+
+/* One pair of the Δp sum, with the gradient factor g of this pair at these positions (from
+ * pbf_lambda_pair_g of the same iteration, or pbf_spiky_factor). */
+PBF_KERNEL_INLINE void pbf_delta_pair_g(pbf_delta_acc *a, pbf_v3 xi, pbf_v3 xj, float lambda_i,
+                                        float lambda_j, float g, const pbf_params *p) {
+    pbf_v3 d = v3_sub(xi, xj);
+    float r2 = v3_dot(d, d);
+    /* W(r)/W(Δq) = ((h² − r²)/(h² − Δq²))³ for poly6. Below x = 1e-3 the term (< 1e-36 k) is
+     * set to zero: its powers would be denormal numbers, which cost a hundred cycles each on
+     * x86 and occur for every pair near h (in the rest lattice, every pair at r = 2s = h). */
+    float x = pbf_maxf(p->h2 - r2, 0.0f) * p->scorr_inv_q;
+    x = pbf_zero_below(x, 1e-3f);
+    float coef = lambda_i + lambda_j - p->scorr_scale * pbf_ipow(x * x * x, p->scorr_n);
+    a->dp = v3_madd(a->dp, d, coef * g);
 }
 
 PBF_KERNEL_INLINE void pbf_delta_pair(pbf_delta_acc *a, pbf_v3 xi, pbf_v3 xj, float lambda_i,
                                       float lambda_j, const pbf_params *p) {
     pbf_v3 d = v3_sub(xi, xj);
-    float r2 = v3_dot(d, d);
-    if (r2 >= p->h2) return;
-    float r = sqrtf(r2);
-    if (r <= 1e-9f * p->h) return;
-    float coef = lambda_i + lambda_j;
-    if (p->scorr_scale > 0.0f) {
-        /* W(r)/W(Δq) = ((h² − r²)/(h² − Δq²))³ for poly6 */
-        float x = (p->h2 - r2) * p->scorr_inv_q;
-        coef -= p->scorr_scale * pbf_ipow(x * x * x, p->scorr_n);
-    }
-    float t = p->h - r;
-    a->dp = v3_madd(a->dp, d, coef * p->spiky_k * t * t / r);
+    float gm, g = pbf_spiky_factor(v3_dot(d, d), p, &gm);
+    pbf_delta_pair_g(a, xi, xj, lambda_i, lambda_j, g, p);
 }
 
 /* Returns the corrected, collision-projected position of particle i. */
@@ -388,6 +446,15 @@ PBF_KERNEL_INLINE pbf_v3 pbf_delta_end(const pbf_delta_acc *a, pbf_v3 xi, float 
         dp = v3_madd(dp, grad_b, lambda_i);
     }
     return pbf_collide(v3_add(xi, dp), p, solids);
+}
+
+/* Chebyshev semi-iterative acceleration (Wang 2015, eq. 12) of one Jacobi iterate:
+ *   p^{k+1} = ω (γ (p̂ − p^k) + p^k − p^{k−1}) + p^{k−1}
+ * p_hat is the plain Jacobi result from p (= p^k), p_prev is p^{k−1}. ω = γ = 1 gives p_hat. */
+PBF_KERNEL_INLINE pbf_v3 pbf_chebyshev(pbf_v3 p_hat, pbf_v3 p, pbf_v3 p_prev, float omega,
+                                       float gamma) {
+    pbf_v3 step = v3_add(v3_scale(v3_sub(p_hat, p), gamma), v3_sub(p, p_prev));
+    return v3_madd(p_prev, step, omega);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -416,17 +483,25 @@ PBF_KERNEL_INLINE pbf_vort_acc pbf_vort_begin(const pbf_params *p) {
     return a;
 }
 
-PBF_KERNEL_INLINE void pbf_vort_pair(pbf_vort_acc *a, pbf_v3 xi, pbf_v3 xj, pbf_v3 vi, pbf_v3 vj,
-                                     const pbf_params *p) {
+/* Returns the pair's gradient factor g (as pbf_lambda_pair_g): the confinement pass sees the
+ * same positions and may reuse it. */
+PBF_KERNEL_INLINE float pbf_vort_pair_g(pbf_vort_acc *a, pbf_v3 xi, pbf_v3 xj, pbf_v3 vi,
+                                        pbf_v3 vj, const pbf_params *p) {
     pbf_v3 d = v3_sub(xi, xj);
     float r2 = v3_dot(d, d);
-    if (r2 >= p->h2) return;
-    float r = sqrtf(r2);
     pbf_v3 vij = v3_sub(vj, vi);
-    float w = pbf_poly6(r2, p);
-    a->omega = v3_add(a->omega, v3_cross(pbf_spiky_grad(d, r, p), vij));
+    float q = pbf_maxf(p->h2 - r2, 0.0f);
+    float w = p->poly6_k * q * q * q;
+    float gm, g = pbf_spiky_factor(r2, p, &gm);
+    a->omega = v3_add(a->omega, v3_cross(v3_scale(d, g), vij));
     a->dv = v3_madd(a->dv, vij, w);
     a->w_sum += w;
+    return g;
+}
+
+PBF_KERNEL_INLINE void pbf_vort_pair(pbf_vort_acc *a, pbf_v3 xi, pbf_v3 xj, pbf_v3 vi, pbf_v3 vj,
+                                     const pbf_params *p) {
+    (void)pbf_vort_pair_g(a, xi, xj, vi, vj, p);
 }
 
 /* Finishes: *omega = ω_i, returns the XSPH velocity change, *density = ρ_i at the final
@@ -455,12 +530,17 @@ PBF_KERNEL_INLINE pbf_conf_acc pbf_conf_begin(void) {
     return a;
 }
 
+/* One pair of η with the pair's gradient factor g at these positions. */
+PBF_KERNEL_INLINE void pbf_conf_pair_g(pbf_conf_acc *a, pbf_v3 xi, pbf_v3 xj, float wi, float wj,
+                                       float g) {
+    a->eta = v3_madd(a->eta, v3_scale(v3_sub(xi, xj), g), wj - wi);
+}
+
 PBF_KERNEL_INLINE void pbf_conf_pair(pbf_conf_acc *a, pbf_v3 xi, pbf_v3 xj, float wi, float wj,
                                      const pbf_params *p) {
     pbf_v3 d = v3_sub(xi, xj);
-    float r2 = v3_dot(d, d);
-    if (r2 >= p->h2) return;
-    a->eta = v3_madd(a->eta, pbf_spiky_grad(d, sqrtf(r2), p), wj - wi);
+    float gm;
+    pbf_conf_pair_g(a, xi, xj, wi, wj, pbf_spiky_factor(v3_dot(d, d), p, &gm));
 }
 
 /* Returns the final velocity of particle i: v + Δv_xsph + dt ε (N × ω), speed-limited. */
@@ -473,6 +553,160 @@ PBF_KERNEL_INLINE pbf_v3 pbf_conf_end(const pbf_conf_acc *a, pbf_v3 vi, pbf_v3 d
         v = v3_madd(v, v3_cross(n, omega_i), p->vorticity * p->dt);
     }
     return pbf_limit_speed(v, p);
+}
+
+/* =============================================================================================
+ * The tool (issue 5; docs/tool.md). A rigid sphere of centre c and radius R moving at v_t through
+ * the fluid, after seed 004 (Wang, Yu, Liang & Guo 2018, "Real-time interaction simulation with
+ * position-based fluid"). Everything the solver does with it per particle is here; src/tool.c
+ * moves the sphere and reduces the per-particle forces in slot order.
+ *
+ *  - Boundary: the sphere is a solid like the colliders (ghost shells curved with the sphere give
+ *    density and ∇C, so the pressure reaches it smoothly), and every solver iteration projects
+ *    particles out to |x − c| >= R + r. The displacement these two terms give particle j over a
+ *    substep, Δx_j, is the momentum m Δx_j / dt the tool hands it; the reaction ON the tool is
+ *        F_reaction = − (m / dt²) Σ_j Δx_j
+ *    (buoyancy, pressure drag and wall squeeze all come out of it).
+ *  - Adhesion (seed 004 eq. 12–13, after Tse et al. 2015), with r_j = c − x_j:
+ *        F_adh = Σ_j K̄ (m/ρ_j) W_adh(|r_j|) r_j/|r_j|,   K̄ = (K_tool + K_fluid)/2
+ *        W_adh(d) = C_d [((d−A)/Q)³ − ((d−A)/Q)²]  for A <= d <= B, else 0,   Q = B − A
+ *    (ε = 3, ζ = 2). W_adh <= 0, so the force pulls the tool towards the fluid; C_d = 27/4 makes
+ *    its minimum −1.
+ *  - Damping (seed 004 eq. 14), over particles in contact (|r_j| < R + 2r):
+ *        F_damp = − Σ_j κ (v_t − v_j),   κ = min(k_damp (2r)², m/dt)
+ *    (opposing the relative motion; (2r)² makes k_damp a per-area coefficient, so the force does
+ *    not grow with the resolution; the cap keeps the particle update below v_t − v_j).
+ * Adhesion and damping act on the particles too (Newton's third law: Δv_j = −F_j dt / m), so
+ * the coupling conserves momentum both ways. */
+
+typedef struct pbf_tool_params {
+    int active;        /* 0: no tool; every function below is then never called */
+    pbf_v3 center;     /* c at the end of the current substep, m */
+    pbf_v3 velocity;   /* v_t over the current substep, m/s */
+    float radius;      /* R, m */
+    float adh_k;       /* K̄ = (K_tool + K_fluid)/2, N/m³ */
+    float adh_a;       /* A, m from the centre */
+    float adh_b;       /* B, m from the centre */
+    float adh_inv_q;   /* 1 / (B − A) */
+    float damp;        /* κ, kg/s per particle in contact */
+    float contact;     /* contact distance from the centre, R + 2r, m */
+} pbf_tool_params;
+
+/* One spherical shell of ghosts of radius s (areal density 1/(2r)², like the planes above) seen
+ * from distance D > 0 of its centre, in closed form. With q the distance to a shell point,
+ * dA = 2π s q dq / D, so for poly6 and the spiky gradient's radial part:
+ *   Σ W   = (2π s / D)(1/(2r)²) (K/8) [(h² − q₀²)⁴ − (h² − q₁²)⁴]
+ *   Σ ∇W  = (2π s / D)(1/(2r)²) (K_s / 2D) [J(h − q₀) − J(h − q₁)] n,
+ *           J(u) = u³ ((D² − s² + h²)/3 − h u/2 + u²/5)
+ * over q₀ = |D − s| .. q₁ = min(D + s, h); n points from the centre to the particle. As s → ∞
+ * these become the plane's formulas; on a sphere of a few particle radii the tangent plane would
+ * count too many ghosts (the solid curves away) and push the fluid off the tool. */
+PBF_KERNEL_INLINE void pbf_ghost_shell(float s, float dist, const pbf_params *p, float *w_sum,
+                                       float *g_radial) {
+    float q0 = fabsf(dist - s);
+    if (q0 >= p->h) return;
+    float q1 = pbf_minf(dist + s, p->h);
+    float f = 6.2831853f * s / (dist * 4.0f * p->radius * p->radius);
+    float a = p->h2 - q0 * q0, b = p->h2 - q1 * q1;
+    *w_sum += f * 0.125f * p->poly6_k * (a * a * a * a - b * b * b * b);
+    float c = ((dist - s) * (dist + s) + p->h2) * (1.0f / 3.0f); /* (D² − s² + h²)/3 */
+    float u0 = p->h - q0, u1 = p->h - q1;
+    float j0 = u0 * u0 * u0 * (c - 0.5f * p->h * u0 + 0.2f * u0 * u0);
+    float j1 = u1 * u1 * u1 * (c - 0.5f * p->h * u1 + 0.2f * u1 * u1);
+    *g_radial += f * p->spiky_k * (0.5f / dist) * (j0 - j1);
+}
+
+/* Adds the sphere's ghost density (kg/m³) to *rho and its ∇C term (×V, as pbf_boundary_terms)
+ * to *grad, for a particle at x: ghost shells at R − r, R − 3r, ... (rest fluid behind the
+ * surface, like the planes of the walls, but curved with the sphere). */
+PBF_KERNEL_INLINE void pbf_tool_boundary(pbf_v3 x, const pbf_tool_params *t, const pbf_params *p,
+                                         float *rho, pbf_v3 *grad) {
+    pbf_v3 d = v3_sub(x, t->center);
+    float dist = v3_len(d);
+    float s_top = t->radius - p->radius, spacing = 2.0f * p->radius;
+    if (dist - s_top >= p->h || dist <= 1e-6f * t->radius) return;
+    /* the first shell in reach: s < dist + h */
+    float skip = s_top - (dist + p->h);
+    float s = skip > 0.0f ? s_top - spacing * ceilf(skip / spacing) : s_top;
+    float w_sum = 0.0f, g = 0.0f;
+    for (; s > 0.0f && dist - s < p->h; s -= spacing) pbf_ghost_shell(s, dist, p, &w_sum, &g);
+    *rho += p->mass * w_sum;
+    *grad = v3_madd(*grad, d, g * p->volume / dist);
+}
+
+/* pbf_lambda_end with the tool's boundary terms added. */
+PBF_KERNEL_INLINE float pbf_lambda_end_tool(const pbf_lambda_acc *a, pbf_v3 xi,
+                                            const pbf_params *p, const pbf_solid *solids,
+                                            const pbf_tool_params *t, float *density) {
+    float rho_b;
+    pbf_v3 grad_b;
+    pbf_boundary_terms(xi, p, solids, &rho_b, &grad_b);
+    pbf_tool_boundary(xi, t, p, &rho_b, &grad_b);
+    return pbf_lambda_finish(a, rho_b, grad_b, p, density);
+}
+
+/* Projects x out of the sphere to |x − c| = R + r, then back into the domain box. A particle at
+ * the very centre leaves upwards. */
+PBF_KERNEL_INLINE pbf_v3 pbf_tool_project(pbf_v3 x, const pbf_tool_params *t,
+                                          const pbf_params *p) {
+    pbf_v3 d = v3_sub(x, t->center);
+    float reach = t->radius + p->radius;
+    float len2 = v3_dot(d, d);
+    if (len2 < reach * reach) {
+        float len = sqrtf(len2);
+        pbf_v3 n = len > 1e-6f * reach ? v3_scale(d, 1.0f / len) : v3(0.0f, 1.0f, 0.0f);
+        x = v3_madd(t->center, n, reach);
+    }
+    float r = p->radius;
+    x.x = pbf_minf(pbf_maxf(x.x, p->wall_lo.x + r), p->wall_hi.x - r);
+    x.y = pbf_minf(pbf_maxf(x.y, p->wall_lo.y + r), p->wall_hi.y - r);
+    x.z = pbf_minf(pbf_maxf(x.z, p->wall_lo.z + r), p->wall_hi.z - r);
+    return x;
+}
+
+/* The tool's part of a Δp pass, after pbf_delta_end gave x_new for the particle that started the
+ * pass at xi with λ_i: the tool's ghost term λ_i ∇C|tool (evaluated at xi like the other
+ * boundary terms), then the projection. *moved receives the displacement the tool caused. */
+PBF_KERNEL_INLINE pbf_v3 pbf_tool_delta(pbf_v3 x_new, pbf_v3 xi, float lambda_i,
+                                        const pbf_tool_params *t, const pbf_params *p,
+                                        pbf_v3 *moved) {
+    pbf_v3 x = x_new;
+    if (lambda_i != 0.0f) {
+        float rho = 0.0f;
+        pbf_v3 g = v3(0.0f, 0.0f, 0.0f);
+        pbf_tool_boundary(xi, t, p, &rho, &g);
+        x = v3_madd(x, g, lambda_i);
+    }
+    x = pbf_tool_project(x, t, p);
+    *moved = v3_sub(x, x_new);
+    return x;
+}
+
+/* W_adh of seed 004 eq. 13 (C_d = 27/4) at distance d from the centre: zero outside [A, B],
+ * minimum −1 at two thirds of the way from A to B. */
+PBF_KERNEL_INLINE float pbf_tool_adhesion_kernel(float d, float a, float b, float inv_q) {
+    if (d < a || d > b) return 0.0f;
+    float s = (d - a) * inv_q;
+    return 6.75f * (s * s * s - s * s);
+}
+
+/* Adhesion and damping between the tool and the particle at x with velocity v and density rho:
+ * *f_adh and *f_damp receive the forces ON the tool (N); returns the particle's velocity after
+ * the opposite impulse over dt. */
+PBF_KERNEL_INLINE pbf_v3 pbf_tool_couple(pbf_v3 x, pbf_v3 v, float rho, const pbf_tool_params *t,
+                                         const pbf_params *p, pbf_v3 *f_adh, pbf_v3 *f_damp) {
+    pbf_v3 r = v3_sub(t->center, x); /* r_j = c − x_j */
+    float len = v3_len(r);
+    pbf_v3 fa = v3(0.0f, 0.0f, 0.0f), fd = v3(0.0f, 0.0f, 0.0f);
+    if (t->adh_k != 0.0f && len >= t->adh_a && len <= t->adh_b && len > 0.0f) {
+        float vol = p->mass / (rho > 0.0f ? rho : p->rest_density); /* m_j / ρ_j */
+        float w = pbf_tool_adhesion_kernel(len, t->adh_a, t->adh_b, t->adh_inv_q);
+        fa = v3_scale(r, t->adh_k * vol * w / len);
+    }
+    if (t->damp > 0.0f && len < t->contact) fd = v3_scale(v3_sub(t->velocity, v), -t->damp);
+    *f_adh = fa;
+    *f_damp = fd;
+    return v3_madd(v, v3_add(fa, fd), -p->dt / p->mass);
 }
 
 #endif /* PBF_KERNELS_H */

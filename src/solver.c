@@ -7,6 +7,9 @@
 #include <omp.h>
 #include <string.h>
 
+#include "tool.h" /* the tool (issue 5): hooks marked "tool" below */
+#include "probes.h" /* probes (issue 6): two hooks marked "probes" below */
+#include "cuda/world_cuda.h" /* the CUDA backend (issue 4): one hook marked "cuda" below */
 #include "world_internal.h"
 
 #define PI_D 3.14159265358979323846
@@ -62,7 +65,8 @@ void pbf__init_params(pbf_world *w) {
 
 /* ---------------------------------------------------------------------------------------------
  * Neighbour iteration: the same loop body over the neighbour list or over the 27 cells. In cells
- * mode candidates beyond h are handed in too; the kernels' *_pair functions ignore them. */
+ * mode the candidates beyond h are skipped here: the kernels' *_pair functions would add exactly
+ * zero for them, but only after the full (branch-free) pair math. */
 
 #define FOR_EACH_NEIGHBOR(w, i, j, ...)                                                         \
     do {                                                                                        \
@@ -78,7 +82,8 @@ void pbf__init_params(pbf_world *w) {
             int nr_ = pbf_grid_ranges(&(w)->grid, (w)->grid.cell_of[i], r_);                    \
             for (int q_ = 0; q_ < nr_; ++q_)                                                    \
                 for (int j = (int)r_[2 * q_]; j < (int)r_[2 * q_ + 1]; ++j) {                   \
-                    if (j == (i)) continue;                                                     \
+                    pbf_v3 dj_ = v3_sub(v3_load((w)->p, i), v3_load((w)->p, j));                \
+                    if (j == (i) || v3_dot(dj_, dj_) >= (w)->params.h2) continue;               \
                     __VA_ARGS__                                                                 \
                 }                                                                               \
         }                                                                                       \
@@ -136,33 +141,132 @@ static void stage_lambda(pbf_world *w, int nt) {
     const float *p = w->p;
     float *lambda = w->lambda, *density = w->density;
     int32_t *counts = w->neighbor_counts;
+    const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
+    const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
+    float *pair_g = w->neighbors.pair_g;
+    const pbf_tool_params *T = pbf__tool_kernel(w); /* tool: NULL when there is none */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i);
         pbf_lambda_acc a = pbf_lambda_begin(P);
-        FOR_EACH_NEIGHBOR(w, i, j, pbf_lambda_pair(&a, xi, v3_load(p, j), P););
-        lambda[i] = pbf_lambda_end(&a, xi, P, S, &density[i]);
+        if (list) /* keep each pair's gradient factor for the Δp pass */
+            for (uint32_t k = nb_start[i]; k < nb_start[i + 1]; ++k)
+                pair_g[k] = pbf_lambda_pair_g(&a, xi, v3_load(p, (int)nb[k]), P);
+        else
+            FOR_EACH_NEIGHBOR(w, i, j, pbf_lambda_pair(&a, xi, v3_load(p, j), P););
+        lambda[i] = T ? pbf_lambda_end_tool(&a, xi, P, S, T, &density[i])
+                      : pbf_lambda_end(&a, xi, P, S, &density[i]);
         counts[i] = a.neighbors;
     }
 }
 
-static void stage_delta(pbf_world *w, int nt) {
+/* One Δp pass. omega != 1 applies the Chebyshev step (kernels.h) to the Jacobi result, using
+ * the iterate one back, p_prev. */
+static void stage_delta(pbf_world *w, int nt, float omega) {
     const pbf_params *P = &w->params;
     const pbf_solid *S = w->solids;
     const int n = w->count;
-    const float *p = w->p, *lambda = w->lambda;
+    const float *p = w->p, *lambda = w->lambda, *p_prev = w->p_prev;
+    const float gamma = w->def.solver.chebyshev_gamma;
+    const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
+    const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
+    const float *pair_g = w->neighbors.pair_g;
     float *out = w->p_tmp;
+    const pbf_tool_params *T = pbf__tool_kernel(w);  /* tool */
+    float *tool_dx = T ? w->tool->dx : NULL;
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i);
         float li = lambda[i];
         pbf_delta_acc a = pbf_delta_begin();
-        FOR_EACH_NEIGHBOR(w, i, j, pbf_delta_pair(&a, xi, v3_load(p, j), li, lambda[j], P););
-        v3_store(out, i, pbf_delta_end(&a, xi, li, P, S));
+        if (list) /* the positions are those of the λ pass: its gradient factors still hold */
+            for (uint32_t k = nb_start[i]; k < nb_start[i + 1]; ++k) {
+                int j = (int)nb[k];
+                pbf_delta_pair_g(&a, xi, v3_load(p, j), li, lambda[j], pair_g[k], P);
+            }
+        else
+            FOR_EACH_NEIGHBOR(w, i, j, pbf_delta_pair(&a, xi, v3_load(p, j), li, lambda[j], P););
+        pbf_v3 xn = pbf_delta_end(&a, xi, li, P, S);
+        if (omega != 1.0f) /* accelerated: the extrapolated position must obey the solids too */
+            xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), P, S);
+        if (T) { /* tool: its boundary term and projection; the displacement is its reaction */
+            pbf_v3 moved;
+            xn = pbf_tool_delta(xn, xi, li, T, P, &moved);
+            v3_store(tool_dx, i, v3_add(v3_load(tool_dx, i), moved));
+        }
+        v3_store(out, i, xn);
     }
-    /* Jacobi: every particle read the old positions; the new ones become current. */
-    w->p_tmp = w->p;
+    /* Jacobi: every particle read the old positions; the new ones become current, the old
+     * ones the iterate one back (p_prev), and the one before that the next scratch. */
+    w->p_tmp = w->p_prev;
+    w->p_prev = w->p;
     w->p = out;
+}
+
+/* Average density error, mean over particles of max(ρ/ρ0 − 1, 0), from the densities of the
+ * last λ or vorticity pass. Serial in slot order: the same sum for any thread count. */
+static float average_density_error(const pbf_world *w) {
+    double sum = 0.0;
+    const float inv_rho0 = w->params.inv_rest_density;
+    for (int i = 0; i < w->count; ++i) {
+        float e = w->density[i] * inv_rho0 - 1.0f;
+        sum += e > 0.0f ? e : 0.0f;
+    }
+    return w->count ? (float)(sum / w->count) : 0.0f;
+}
+
+/* The density solve of one substep: λ and Δp passes until the iteration count or the error
+ * target is met. Records the error seen before each Δp pass in w->iteration_error (the entry
+ * after the last pass is added by the caller from the vorticity pass, in fixed mode).
+ *
+ * Chebyshev (Wang 2015): after `delay` plain iterations (at least one: the scheme needs an
+ * iterate one back) ω follows 2/(2 − ρ²), then 4/(4 − ρ² ω). Wang's analysis is for a linear
+ * iteration; PBF's is not (the kernels, the unilateral constraint, the collisions), so the
+ * density error is watched. A semi-iterative error is not monotone, so only a rise to 25 %
+ * above the lowest error of the substep counts as diverging: the sequence then restarts with
+ * `delay` plain iterations, and from the third restart of a substep on ρ is lowered by 10 %
+ * each time (measured on the dam break: lowering it at every small rise, or restarting at any
+ * rise, cost 1.6–2.9× the iterations; docs/physics.md). Returns the number
+ * of Δp passes done; *t and ms[] carry the stage timings. In fixed mode the error after the
+ * last pass is recorded by the caller from the vorticity pass's densities (no extra pass). */
+static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
+    const pbf_solver_def *sd = &w->def.solver;
+    const int controlled = sd->target_error > 0.0f;
+    const int max_it = controlled ? sd->max_iterations : sd->iterations;
+    const float target = sd->target_error * 0.01f;
+    /* With a fixed count the solve stays the paper's plain Jacobi: over 2–3 accelerated
+     * iterations Chebyshev lowers the error but leaves a resting column jittering (its kinetic
+     * energy stayed 3× above the plain solve's in tests/test_solver.c). */
+    const int accelerate = sd->chebyshev && controlled;
+    const int delay = sd->chebyshev_delay > 1 ? sd->chebyshev_delay : 1;
+    float rho = sd->chebyshev_rho, omega = 1.0f;
+    int start = delay; /* first accelerated iteration */
+    int k = 0, restarts = 0;
+    float err_min = 3.4e38f; /* the lowest error of this substep so far */
+    for (;; ++k) {
+        if (!controlled && k == max_it) break; /* fixed count: no check after the last pass */
+        stage_lambda(w, nt);
+        float err = average_density_error(w);
+        w->iteration_error[k] = err;
+        double t1 = now_ms();
+        ms[PBF_STAGE_LAMBDA] += t1 - *t, *t = t1;
+        if (controlled && ((k >= sd->min_iterations && err <= target) || k == max_it)) break;
+        if (err < err_min) err_min = err;
+        if (accelerate && omega != 1.0f && err > 1.25f * err_min) {
+            w->profile.chebyshev_restarts++; /* diverging: restart with a plain iteration */
+            if (++restarts > 2) rho *= 0.9f;
+            omega = 1.0f;
+            start = k + delay;
+        } else if (accelerate && k >= start) {
+            omega = k == start ? 2.0f / (2.0f - rho * rho) : 4.0f / (4.0f - rho * rho * omega);
+        }
+        stage_delta(w, nt, omega);
+        pbf__probes_after_delta(w, omega); /* probes: wall force patches (no-op without) */
+        t1 = now_ms();
+        ms[PBF_STAGE_DELTA] += t1 - *t, *t = t1;
+    }
+    w->iteration_error_count = controlled ? k + 1 : k;
+    return k;
 }
 
 static void stage_velocity(pbf_world *w, int nt) {
@@ -182,12 +286,22 @@ static void stage_vorticity(pbf_world *w, int nt) {
     const float *p = w->p;
     float *v = w->v, *omega = w->omega, *dv = w->dv, *omega_len = w->omega_len,
           *density = w->density;
-    /* Pass A: ω, XSPH and the final density. Reads v of neighbours, writes its own ω and Δv. */
+    const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
+    const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
+    float *pair_g = w->neighbors.pair_g;
+    /* Pass A: ω, XSPH and the final density. Reads v of neighbours, writes its own ω and Δv.
+     * In list mode it keeps each pair's gradient factor for pass B (same positions). */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i);
         pbf_vort_acc a = pbf_vort_begin(P);
-        FOR_EACH_NEIGHBOR(w, i, j, pbf_vort_pair(&a, xi, v3_load(p, j), vi, v3_load(v, j), P););
+        if (list)
+            for (uint32_t k = nb_start[i]; k < nb_start[i + 1]; ++k) {
+                int j = (int)nb[k];
+                pair_g[k] = pbf_vort_pair_g(&a, xi, v3_load(p, j), vi, v3_load(v, j), P);
+            }
+        else
+            FOR_EACH_NEIGHBOR(w, i, j, pbf_vort_pair(&a, xi, v3_load(p, j), vi, v3_load(v, j), P););
         pbf_v3 om;
         v3_store(dv, i, pbf_vort_end(&a, xi, P, S, &om, &density[i]));
         v3_store(omega, i, om);
@@ -199,10 +313,93 @@ static void stage_vorticity(pbf_world *w, int nt) {
         pbf_v3 xi = v3_load(p, i);
         float wi = omega_len[i];
         pbf_conf_acc a = pbf_conf_begin();
-        if (P->vorticity > 0.0f)
+        if (P->vorticity > 0.0f && list)
+            for (uint32_t k = nb_start[i]; k < nb_start[i + 1]; ++k) {
+                int j = (int)nb[k];
+                pbf_conf_pair_g(&a, xi, v3_load(p, j), wi, omega_len[j], pair_g[k]);
+            }
+        else if (P->vorticity > 0.0f)
             FOR_EACH_NEIGHBOR(w, i, j, pbf_conf_pair(&a, xi, v3_load(p, j), wi, omega_len[j], P););
         v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), P));
     }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The instability watchdog (issue 7, docs/robustness.md). At the end of every substep it stops
+ * the step when a particle has a non-finite position, velocity or constraint multiplier λ, or
+ * moves "far beyond the CFL limit", defined as WATCHDOG_CFL_FACTOR times cfl·h/dt_substep with
+ * cfl taken as at least WATCHDOG_MIN_CFL (so a disabled limit, cfl = 0, still has a watchdog):
+ * by default 10 × 0.5 h per substep = 5 kernel radii per substep. The speed is the larger of the
+ * final velocity and the substep's displacement |p − x| / dt: the solver clamps velocities to
+ * the CFL limit, so with a limit on only the displacement can show a particle that jumped. In
+ * healthy runs both stay within a few times the limit (tests/test_limits.c measures the dam
+ * break without a limit at 0.8×); a particle moving 5 h per substep has left all its neighbours.
+ *
+ * Why every substep and not once per step: the domain clamp in pbf_collide maps a NaN position
+ * onto a wall (NaN compares false), so a NaN is turned into a jump, and one substep later into
+ * a particle at rest at the wall. Only the substep where it happens shows it, as a jump or a
+ * non-finite velocity. The pass is serial in slot order (the report is the same for any thread
+ * count) and reads 40 bytes per particle: well under 1 % of a substep. */
+#define WATCHDOG_CFL_FACTOR 10.0f
+#define WATCHDOG_MIN_CFL 0.5f
+
+pbf_status pbf__unstable(pbf_world *w, int32_t id, pbf_v3 x, double t, const char *what) {
+    return pbf__fail(w, PBF_ERR_UNSTABLE,
+                     "simulation unstable at step %lld (t = %.4f s): particle %d at (%.4g, %.4g, "
+                     "%.4g) %s; make the time step smaller (raise time.substeps, now %d, or "
+                     "time.fps) or raise solver.%s (now %d)",
+                     (long long)w->profile.steps + 1, t, (int)id, (double)x.x,
+                     (double)x.y, (double)x.z, what, w->def.substeps,
+                     w->def.solver.target_error > 0.0f ? "max_iterations" : "iterations",
+                     w->def.solver.target_error > 0.0f ? w->def.solver.max_iterations
+                                                       : w->def.solver.iterations);
+}
+
+static pbf_status unstable(pbf_world *w, int i, pbf_v3 x, double t, const char *what) {
+    return pbf__unstable(w, w->ids[i], x, t, what);
+}
+
+/* Checks the substep's result: new positions p, velocities v, the last iteration's λ. */
+static pbf_status watchdog(pbf_world *w) {
+    const pbf_params *P = &w->params;
+    const int n = w->count;
+    const double t = w->time + P->dt;
+    const float cfl = w->def.solver.cfl > WATCHDOG_MIN_CFL ? w->def.solver.cfl : WATCHDOG_MIN_CFL;
+    const float cfl_speed = cfl * P->h * P->inv_dt;
+    const float limit = WATCHDOG_CFL_FACTOR * cfl_speed;
+    const float inv_dt2 = P->inv_dt * P->inv_dt;
+    float v2_max = 0.0f;
+    int fastest = -1;
+    for (int i = 0; i < n; ++i) {
+        pbf_v3 x = v3_load(w->p, i), v = v3_load(w->v, i);
+        pbf_v3 d = v3_sub(x, v3_load(w->x, i));
+        if (!isfinite(x.x) || !isfinite(x.y) || !isfinite(x.z))
+            return unstable(w, i, x, t, "has a non-finite position");
+        if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) {
+            char what[96];
+            pbf__format(what, sizeof what, "has a non-finite velocity (%g, %g, %g)", (double)v.x,
+                        (double)v.y, (double)v.z);
+            return unstable(w, i, x, t, what);
+        }
+        if (!isfinite(w->lambda[i]))
+            return unstable(w, i, x, t,
+                            "has a non-finite constraint multiplier (lambda): the density "
+                            "constraint has no solution; raise solver.relaxation");
+        float v2 = v3_dot(v, v), d2 = v3_dot(d, d) * inv_dt2;
+        if (!(d2 <= v2)) v2 = d2; /* also takes a NaN displacement (x was not finite) */
+        if (!(v2 <= v2_max)) v2_max = v2, fastest = i;
+    }
+    if (fastest >= 0 && !(v2_max <= limit * limit)) {
+        char what[192];
+        float speed = sqrtf(v2_max);
+        pbf__format(what, sizeof what,
+                    "moves at %.3g m/s (%.3g m in one substep), %.0f times the CFL speed limit "
+                    "cfl*h/dt_substep = %.3g m/s (the watchdog stops at %g times)",
+                    (double)speed, (double)(speed * P->dt), (double)(speed / cfl_speed),
+                    (double)cfl_speed, (double)WATCHDOG_CFL_FACTOR);
+        return unstable(w, fastest, v3_load(w->p, fastest), t, what);
+    }
+    return PBF_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -217,6 +414,8 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf__walls_at(&w->def, w->time + dt, &P->wall_lo, &P->wall_hi);
 
     double t = now_ms(), t1;
+    pbf_status tool_st = pbf__tool_substep_begin(w, dt); /* tool: moves to the substep's end */
+    if (tool_st != PBF_OK) return tool_st;
     stage_predict(w, nt);
     t1 = now_ms(), ms[PBF_STAGE_PREDICT] += t1 - t, t = t1;
 
@@ -230,18 +429,23 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
         t1 = now_ms(), ms[PBF_STAGE_NEIGHBORS] += t1 - t, t = t1;
     }
 
-    for (int it = 0; it < w->def.solver.iterations; ++it) {
-        stage_lambda(w, nt);
-        t1 = now_ms(), ms[PBF_STAGE_LAMBDA] += t1 - t, t = t1;
-        stage_delta(w, nt);
-        t1 = now_ms(), ms[PBF_STAGE_DELTA] += t1 - t, t = t1;
-    }
+    int passes = solve_density(w, nt, &t, ms);
+    w->substep_iterations += passes;
+    if (passes > w->profile.max_iterations_used) w->profile.max_iterations_used = passes;
 
     stage_velocity(w, nt);
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
     stage_vorticity(w, nt);
+    if (w->def.solver.target_error <= 0.0f) /* fixed count: the error after the last pass */
+        w->iteration_error[w->iteration_error_count++] = average_density_error(w);
     t1 = now_ms(), ms[PBF_STAGE_VORTICITY] += t1 - t, t = t1;
+
+    pbf__tool_substep_end(w, dt, nt); /* tool: adhesion, damping, force reduction */
+    t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
+
+    pbf_status wd = watchdog(w); /* issue 7: the instability watchdog, every substep */
+    if (wd != PBF_OK) return wd;
 
     /* the corrected positions become the state */
     float *x = w->x;
@@ -252,7 +456,8 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
 }
 
 /* Density error and neighbour statistics, reduced serially in slot order (deterministic).
- * Also the cheapest place to notice a blown-up state. */
+ * The watchdog above has already checked every substep; a non-finite density is its last
+ * check. */
 static pbf_status finish_profile(pbf_world *w) {
     const int n = w->count;
     double err_sum = 0.0, nb_sum = 0.0;
@@ -260,10 +465,7 @@ static pbf_status finish_profile(pbf_world *w) {
     for (int i = 0; i < n; ++i) {
         float rho = w->density[i];
         if (!isfinite(rho))
-            return pbf__fail(w, PBF_ERR_UNSTABLE,
-                             "simulation unstable at t = %.4f s: particle %d has a non-finite "
-                             "density; reduce the time step or raise substeps or iterations",
-                             w->time, w->ids[i]);
+            return unstable(w, i, v3_load(w->x, i), w->time, "has a non-finite density");
         float e = rho * w->params.inv_rest_density - 1.0f;
         e = e > 0.0f ? e : 0.0f;
         err_sum += e;
@@ -280,11 +482,16 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     if (!(dt > 0.0f) || !isfinite(dt))
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "step: dt must be positive and finite, got %g",
                          (double)dt);
+    if (w->cuda) return pbf__cuda_step(w, dt); /* cuda: the same step on the GPU */
     double t0 = now_ms();
     memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);
+    w->substep_iterations = 0;
+    w->profile.max_iterations_used = 0;
+    w->profile.chebyshev_restarts = 0;
     const int nt = thread_count(w);
     const int substeps = w->def.substeps;
     const float dt_sub = dt / (float)substeps;
+    pbf__tool_step_begin(w, dt); /* tool */
     if (w->count == 0) {
         w->time += dt;
     } else {
@@ -295,7 +502,9 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
         pbf_status st = finish_profile(w);
         if (st != PBF_OK) return st;
     }
-    w->profile.iterations = w->def.solver.iterations;
+    pbf__tool_step_end(w); /* tool: the step's mean forces */
+    pbf__probes_step_end(w); /* probes: the step's mean patch forces */
+    w->profile.iterations = (w->substep_iterations + substeps - 1) / substeps;
     w->profile.substeps = substeps;
     w->profile.steps++;
     w->profile.step_ms = now_ms() - t0;
@@ -303,3 +512,9 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
 }
 
 pbf_profile pbf_world_get_profile(const pbf_world *w) { return w->profile; }
+
+int pbf_world_get_iteration_errors(const pbf_world *w, float *out, int max) {
+    int n = w->iteration_error_count;
+    for (int k = 0; k < n && k < max; ++k) out[k] = w->iteration_error[k];
+    return n;
+}

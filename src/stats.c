@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/world_cuda.h" /* cuda: pbf__cuda_pull before reading a CUDA world */
 #include "world_internal.h"
 
 pbf_stats pbf_world_get_stats(const pbf_world *w) {
+    pbf__cuda_pull(w); /* cuda */
     pbf_stats s;
     memset(&s, 0, sizeof s);
     s.particles = w->count;
@@ -40,6 +42,7 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
 uint64_t pbf_world_hash(const pbf_world *w) {
     /* hash in id order so the hash does not depend on the internal sort */
     uint64_t h = 1469598103934665603ull;
+    pbf__cuda_pull(w); /* cuda */
     int n = w->count;
     int32_t *slot = malloc(n > 0 ? (size_t)n * sizeof *slot : 1);
     if (!slot) return 0;

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resources.h" /* memory checks before allocating (issue 7) */
+#include "tool.h" /* the tool (issue 5): freed and counted here */
+#include "probes.h" /* probes (issue 6): freed here */
+#include "cuda/world_cuda.h" /* the CUDA backend (issue 4): hooks marked "cuda" below */
 #include "world_internal.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -81,16 +85,32 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                 "in [0, 10] m/s", s->vorticity);
     CHECK_RANGE(s->xsph >= 0.0f && s->xsph <= 1.0f, "solver.xsph", "in [0, 1]", s->xsph);
     CHECK_RANGE(s->cfl >= 0.0f && s->cfl <= 10.0f, "solver.cfl", "in [0, 10]", s->cfl);
+    CHECK_RANGE(s->target_error >= 0.0f && s->target_error <= 100.0f, "solver.target_error",
+                "in [0, 100] percent", s->target_error);
+    CHECK_RANGE(s->max_iterations >= 1 && s->max_iterations <= 10000, "solver.max_iterations",
+                "in [1, 10000]", s->max_iterations);
+    CHECK_RANGE(s->min_iterations >= 0 && s->min_iterations <= s->max_iterations,
+                "solver.min_iterations", "in [0, solver.max_iterations]", s->min_iterations);
+    CHECK_RANGE(s->chebyshev == 0 || s->chebyshev == 1, "solver.chebyshev", "0 or 1",
+                s->chebyshev);
+    CHECK_RANGE(s->chebyshev_rho >= 0.0f && s->chebyshev_rho < 1.0f, "solver.chebyshev_rho",
+                "in [0, 1)", s->chebyshev_rho);
+    CHECK_RANGE(s->chebyshev_gamma > 0.0f && s->chebyshev_gamma <= 1.0f,
+                "solver.chebyshev_gamma", "in (0, 1]", s->chebyshev_gamma);
+    CHECK_RANGE(s->chebyshev_delay >= 0 && s->chebyshev_delay <= 100, "solver.chebyshev_delay",
+                "in [0, 100]", s->chebyshev_delay);
     CHECK_RANGE(d->neighbor_mode == PBF_NEIGHBOR_LIST || d->neighbor_mode == PBF_NEIGHBOR_CELLS,
                 "neighbor_mode", "PBF_NEIGHBOR_LIST or PBF_NEIGHBOR_CELLS", d->neighbor_mode);
     CHECK_RANGE(d->threads >= 0 && d->threads <= 1024, "threads", "in [0, 1024]", d->threads);
+#ifndef PBF_HAVE_CUDA /* cuda: without the backend built in (with it: pbf__cuda_attach) */
     if (d->backend == PBF_BACKEND_CUDA) {
         pbf__format(err, err_size,
                     "world def: backend 'cuda' is not available in this build (no CUDA backend)");
         return PBF_ERR_UNSUPPORTED;
     }
-    CHECK_RANGE(d->backend == PBF_BACKEND_CPU, "backend", "PBF_BACKEND_CPU or PBF_BACKEND_CUDA",
-                d->backend);
+#endif
+    CHECK_RANGE(d->backend == PBF_BACKEND_CPU || d->backend == PBF_BACKEND_CUDA, "backend",
+                "PBF_BACKEND_CPU or PBF_BACKEND_CUDA", d->backend);
     return PBF_OK;
 }
 
@@ -101,6 +121,7 @@ static void free_particles(pbf_world *w) {
     free(w->x);
     free(w->p);
     free(w->p_tmp);
+    free(w->p_prev);
     free(w->v);
     free(w->omega);
     free(w->dv);
@@ -117,16 +138,26 @@ static void free_particles(pbf_world *w) {
 
 void pbf_world_destroy(pbf_world *w) {
     if (!w) return;
+    pbf__cuda_detach(w); /* cuda */
     free_particles(w);
+    pbf__tool_free(w);
+    pbf__probes_free(w); /* probes (issue 6) */
     free(w->grid.cell_start);
     free(w->grid.cursor);
+    free(w->iteration_error);
     pbf_neighbor_list_free(&w->neighbors);
     free(w);
 }
 
+/* Entries of the per-iteration error history: one per density check (solver.c). */
+static size_t iteration_history_size(const pbf_solver_def *s) {
+    int n = s->iterations > s->max_iterations ? s->iterations : s->max_iterations;
+    return (size_t)n + 2;
+}
+
 /* Bytes per particle of the arrays above (the neighbour list is counted separately). */
 static size_t bytes_per_particle(void) {
-    return 6 * 3 * sizeof(float) + 4 * sizeof(float) + 3 * sizeof(int32_t) + 3 * sizeof(uint32_t);
+    return 7 * 3 * sizeof(float) + 4 * sizeof(float) + 3 * sizeof(int32_t) + 3 * sizeof(uint32_t);
 }
 
 pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err,
@@ -159,9 +190,22 @@ pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err
         pbf_world_destroy(w);
         return PBF_ERR_INVALID_ARG;
     }
+    /* Resources (issue 7): refuse a grid the machine cannot hold before allocating it. */
+    char why[PBF_ERROR_SIZE];
+    if (pbf__check_memory(((double)cells * 2.0 + 1.0) * sizeof(uint32_t), "the grid", why,
+                          sizeof why) != 0) {
+        pbf__format(err, err_size,
+                    "world def: the grid of %d x %d x %d = %lld cells of size h = %g m over the "
+                    "domain %s; enlarge particle_radius or shrink the domain",
+                    w->grid.nx, w->grid.ny, w->grid.nz, (long long)cells, (double)w->params.h,
+                    why);
+        pbf_world_destroy(w);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
     w->grid.cell_start = calloc((size_t)cells + 1, sizeof *w->grid.cell_start);
     w->grid.cursor = calloc((size_t)cells, sizeof *w->grid.cursor);
-    if (!w->grid.cell_start || !w->grid.cursor) {
+    w->iteration_error = calloc(iteration_history_size(&def->solver), sizeof *w->iteration_error);
+    if (!w->grid.cell_start || !w->grid.cursor || !w->iteration_error) {
         pbf__format(err, err_size, "out of memory allocating a grid of %lld cells (%.1f MB)",
                     (long long)cells, (double)cells * 8.0 / 1e6);
         pbf_world_destroy(w);
@@ -169,6 +213,13 @@ pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err
     }
     w->profile.iterations = def->solver.iterations;
     w->profile.substeps = def->substeps;
+    if (def->backend == PBF_BACKEND_CUDA) { /* cuda: fails at once where no device is usable */
+        st = pbf__cuda_attach(w, err, err_size);
+        if (st != PBF_OK) {
+            pbf_world_destroy(w);
+            return st;
+        }
+    }
     *out = w;
     return PBF_OK;
 }
@@ -191,6 +242,7 @@ static pbf_status reserve(pbf_world *w, int n) {
     GROW(w->x, 3 * c);
     GROW(w->p, 3 * c);
     GROW(w->p_tmp, 3 * c);
+    GROW(w->p_prev, 3 * c);
     GROW(w->v, 3 * c);
     GROW(w->omega, 3 * c);
     GROW(w->dv, 3 * c);
@@ -209,6 +261,29 @@ static pbf_status reserve(pbf_world *w, int n) {
 oom:
     return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory growing to %d particles (%.1f MB)",
                      cap, (double)c * (double)bytes_per_particle() / 1e6);
+}
+
+/* Resources (issue 7): a world of `total` particles must fit in memory, refused before anything
+ * is allocated (Linux would grant the allocation and kill the process later). */
+static pbf_status check_memory_for(pbf_world *w, int64_t total) {
+    char why[PBF_ERROR_SIZE];
+    if (pbf__check_memory((double)pbf_world_memory_estimate(&w->def, total),
+                          "pbf_world_memory_estimate", why, sizeof why) == 0)
+        return PBF_OK;
+    return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
+                     "a world of %lld particles %s; use fewer particles (a larger "
+                     "particle_radius or smaller blocks)",
+                     (long long)total, why);
+}
+
+/* Checkpoint restore (issue 7, src/io/checkpoint.c): room for count particles, count set; the
+ * caller fills slots [0, count) of every per-particle array. */
+pbf_status pbf__world_resize(pbf_world *w, int count) {
+    pbf__cuda_touch(w); /* cuda: the caller rewrites the host arrays */
+    pbf_status st = check_memory_for(w, count);
+    if (st == PBF_OK) st = reserve(w, count);
+    if (st == PBF_OK) w->count = count;
+    return st;
 }
 
 /* Appends one particle; the caller has reserved room. */
@@ -232,17 +307,28 @@ static int inside_domain(const pbf_world *w, pbf_v3 x) {
            x.y <= d->domain_max.y && x.z >= d->domain_min.z && x.z <= d->domain_max.z;
 }
 
-/* Lattice cells along one axis of a block: floor(extent / spacing), tolerant of round-off. */
+/* Lattice cells along one axis of a block: floor(extent / spacing), tolerant of round-off.
+ * Saturates at LATTICE_MAX, and the product at LATTICE_PRODUCT_MAX: both are far more particles
+ * than a world holds, so an absurd size (a radius of 1e-45 m, found by the scene fuzzer) gives
+ * a count that is refused instead of an integer overflow (issue 7). */
+#define LATTICE_MAX ((int64_t)1 << 31)
+#define LATTICE_PRODUCT_MAX ((int64_t)1 << 56) /* a sum over 64 blocks stays in int64 */
 static int64_t lattice_count(float lo, float hi, float spacing) {
     double n = floor((double)(hi - lo) / (double)spacing + 1e-4);
-    return n > 0.0 ? (int64_t)n : 0;
+    return n > 0.0 ? (n < (double)LATTICE_MAX ? (int64_t)n : LATTICE_MAX) : 0;
+}
+
+static int64_t lattice_product(int64_t a, int64_t b, int64_t c) {
+    double p = (double)a * (double)b * (double)c;
+    return p < (double)LATTICE_PRODUCT_MAX ? a * b * c : LATTICE_PRODUCT_MAX;
 }
 
 int64_t pbf_block_particle_count(const pbf_block_def *b, float r) {
     if (!b || !(r > 0.0f)) return 0;
     float s = 2.0f * r;
-    return lattice_count(b->min.x, b->max.x, s) * lattice_count(b->min.y, b->max.y, s) *
-           lattice_count(b->min.z, b->max.z, s);
+    return lattice_product(lattice_count(b->min.x, b->max.x, s),
+                           lattice_count(b->min.y, b->max.y, s),
+                           lattice_count(b->min.z, b->max.z, s));
 }
 
 /* xorshift32: small, fast, and the same sequence on every platform for a given seed. */
@@ -276,14 +362,17 @@ pbf_status pbf_world_add_block(pbf_world *w, const pbf_block_def *b) {
     float r = w->def.particle_radius, s = 2.0f * r;
     int64_t nx = lattice_count(b->min.x, b->max.x, s), ny = lattice_count(b->min.y, b->max.y, s),
             nz = lattice_count(b->min.z, b->max.z, s);
-    int64_t n = nx * ny * nz;
+    int64_t n = lattice_product(nx, ny, nz);
     if (n == 0)
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
                          "block: smaller than one particle spacing (%g m) on some axis", (double)s);
     if (n + w->count > INT32_MAX / 4)
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: %lld particles is too many",
                          (long long)n);
-    pbf_status st = reserve(w, w->count + (int)n);
+    pbf_status st = check_memory_for(w, w->count + n);
+    if (st != PBF_OK) return st;
+    pbf__cuda_touch(w); /* cuda: particles are added on the host */
+    st = reserve(w, w->count + (int)n);
     if (st != PBF_OK) return st;
     uint32_t rng = b->seed ? b->seed : 0x9e3779b9u; /* xorshift must not start at 0 */
     pbf_v3 vel = v3(b->velocity.x, b->velocity.y, b->velocity.z);
@@ -316,7 +405,10 @@ pbf_status pbf_world_add_particles(pbf_world *w, int count, const float *pos, co
             return pbf__fail(w, PBF_ERR_INVALID_ARG,
                              "add_particles: particle %d has a non-finite velocity", i);
     }
-    pbf_status st = reserve(w, w->count + count);
+    pbf_status st = check_memory_for(w, (int64_t)w->count + count);
+    if (st != PBF_OK) return st;
+    pbf__cuda_touch(w); /* cuda: particles are added on the host */
+    st = reserve(w, w->count + count);
     if (st != PBF_OK) return st;
     for (int i = 0; i < count; ++i)
         push_particle(w, v3_load(pos, i), vel ? v3_load(vel, i) : v3(0.0f, 0.0f, 0.0f));
@@ -381,8 +473,8 @@ void pbf_world_get_domain(const pbf_world *w, pbf_vec3 *min, pbf_vec3 *max) {
 size_t pbf_world_memory_bytes(const pbf_world *w) {
     return sizeof *w + (size_t)w->capacity * bytes_per_particle() +
            ((size_t)w->capacity + 1) * sizeof(uint32_t) +
-           w->neighbors.index_capacity * sizeof(uint32_t) +
-           ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t);
+           w->neighbors.index_capacity * (sizeof(uint32_t) + sizeof(float)) + /* index, pair_g */
+           ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t) + pbf__tool_memory_bytes(w);
 }
 
 size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {
@@ -395,23 +487,27 @@ size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {
     double h = def->kernel_scale * def->particle_radius;
     double cells = ceil((hi.x - lo.x) / h) * ceil((hi.y - lo.y) / h) * ceil((hi.z - lo.z) / h);
     /* a doubling growth policy may leave up to 2x capacity */
-    double per = (double)bytes_per_particle() + 4.0 + neighbors * 4.0;
+    double per = (double)bytes_per_particle() + 4.0 + neighbors * 8.0; /* index + pair_g */
     return (size_t)((double)particles * per * 1.25 + cells * 8.0 + sizeof(pbf_world));
 }
 
 void pbf_world_get_positions(const pbf_world *w, float *out) {
+    pbf__cuda_pull(w); /* cuda: read back from the device if a step changed it */
     for (int i = 0; i < w->count; ++i) v3_store(out, w->ids[i], v3_load(w->x, i));
 }
 
 void pbf_world_get_velocities(const pbf_world *w, float *out) {
+    pbf__cuda_pull(w); /* cuda */
     for (int i = 0; i < w->count; ++i) v3_store(out, w->ids[i], v3_load(w->v, i));
 }
 
 void pbf_world_get_densities(const pbf_world *w, float *out) {
+    pbf__cuda_pull(w); /* cuda */
     for (int i = 0; i < w->count; ++i) out[w->ids[i]] = w->density[i];
 }
 
 pbf_particle_view pbf_world_view(const pbf_world *w) {
+    pbf__cuda_pull(w); /* cuda */
     pbf_particle_view v;
     v.count = w->count;
     v.positions = w->x;
@@ -419,4 +515,44 @@ pbf_particle_view pbf_world_view(const pbf_world *w) {
     v.densities = w->density;
     v.ids = w->ids;
     return v;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Changing the solver of a live world (issue 8: compare solvers on the same state). */
+
+pbf_status pbf_world_set_solver(pbf_world *w, const pbf_solver_def *solver) {
+    if (!w || !solver) return PBF_ERR_INVALID_ARG;
+    pbf_world_def d = w->def;
+    d.solver = *solver;
+    char err[PBF_ERROR_SIZE];
+    pbf_status st = validate_def(&d, err, sizeof err);
+    if (st != PBF_OK) return pbf__fail(w, st, "%s", err);
+    if (iteration_history_size(solver) > iteration_history_size(&w->def.solver)) {
+        float *e = realloc(w->iteration_error,
+                           iteration_history_size(solver) * sizeof *w->iteration_error);
+        if (!e) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
+        w->iteration_error = e;
+    }
+    w->def.solver = *solver;
+    pbf_params keep = w->params; /* the substep fields (dt, walls) are refreshed every substep */
+    pbf__init_params(w);
+    w->params.dt = keep.dt;
+    w->params.inv_dt = keep.inv_dt;
+    w->params.max_speed = keep.max_speed;
+    w->params.wall_lo = keep.wall_lo;
+    w->params.wall_hi = keep.wall_hi;
+    return PBF_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Backends (issue 4) */
+
+pbf_status pbf_backend_info(pbf_backend backend, char *buf, size_t size) {
+    if (backend == PBF_BACKEND_CPU) {
+        pbf__format(buf, size, "CPU (OpenMP, %d threads)", omp_get_max_threads());
+        return PBF_OK;
+    }
+    if (backend == PBF_BACKEND_CUDA) return pbf__cuda_info(buf, size); /* cuda */
+    pbf__format(buf, size, "unknown backend %d", (int)backend);
+    return PBF_ERR_INVALID_ARG;
 }

@@ -19,6 +19,7 @@ struct pbf_world {
     float *x;        /* positions at the start of the substep (and at its end) */
     float *p;        /* predicted positions, corrected by the solver */
     float *p_tmp;    /* Jacobi output of a Δp pass; also the reorder scratch */
+    float *p_prev;   /* predicted positions one iteration back (Chebyshev acceleration) */
     float *v;        /* velocities */
     float *omega;    /* vorticity ω */
     float *dv;       /* XSPH velocity change */
@@ -42,10 +43,27 @@ struct pbf_world {
 
     double time;
     pbf_profile profile;
+    /* The last substep's average density error (fraction) at each iteration: entry k is the
+     * error after k Δp passes; iteration_error_count entries (docs/physics.md). */
+    float *iteration_error;
+    int iteration_error_count;
+    int substep_iterations; /* Δp passes over the current step's substeps */
+
+    /* The tool (src/tool.c, src/tool.h, docs/tool.md): NULL when the world has none. */
+    struct pbf_tool_body *tool;
+
+    /* Probes (issue 6; src/probes.c, src/probes.h): NULL when the world has none. */
+    struct pbf_probes *probes;
+
+    /* The CUDA backend (issue 4; src/cuda/world_cuda.h): NULL on the CPU. A CUDA world's
+     * particle arrays above are a host cache of the device state. */
+    struct pbf_cuda_world *cuda;
 };
 
 /* Formats the world's error message and returns status (for `return pbf__fail(w, ...)`). */
 pbf_status pbf__fail(pbf_world *w, pbf_status status, const char *fmt, ...);
+/* The watchdog's failure (solver.c): names the step, the particle and what to change. */
+pbf_status pbf__unstable(pbf_world *w, int32_t id, pbf_v3 x, double t, const char *what);
 /* Formats into a caller's buffer (may be NULL). */
 void pbf__format(char *buf, size_t size, const char *fmt, ...);
 
@@ -57,5 +75,8 @@ void pbf__walls_envelope(const pbf_world_def *def, pbf_v3 *lo, pbf_v3 *hi);
 void pbf__init_params(pbf_world *w);
 /* Converts a collider def into the kernels' form. */
 pbf_solid pbf__solid_from_def(const pbf_collider_def *c);
+/* Checkpoint restore (issue 7, src/io/checkpoint.c; world.c): makes room for count particles
+ * (after the memory check) and sets the count; the caller fills every per-particle array. */
+pbf_status pbf__world_resize(pbf_world *w, int count);
 
 #endif

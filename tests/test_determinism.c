@@ -5,9 +5,11 @@
 #include "pbf/pbf.h"
 #include "test.h"
 
-/* A small dam break with a collider and a moving wall, stepped 30 frames; returns the hash. */
-static uint64_t run(int threads, pbf_neighbor_mode mode) {
+/* A small dam break with a collider and a moving wall, stepped 30 frames; returns the hash.
+ * target_error > 0: the error-controlled, Chebyshev-accelerated solve (issue 8). */
+static uint64_t run_solver(int threads, pbf_neighbor_mode mode, float target_error) {
     pbf_world_def d = pbf_default_world_def();
+    d.solver.target_error = target_error;
     d.domain_max = (pbf_vec3){0.6f, 0.4f, 0.2f};
     d.wall_motion[PBF_WALL_X_MAX] = (pbf_wall_motion){0.03f, 0.7f, 0.0f};
     d.threads = threads;
@@ -27,6 +29,22 @@ static uint64_t run(int threads, pbf_neighbor_mode mode) {
     uint64_t h = pbf_world_hash(w);
     pbf_world_destroy(w);
     return h;
+}
+
+static uint64_t run(int threads, pbf_neighbor_mode mode) { return run_solver(threads, mode, 0.0f); }
+
+/* The error control stops on a reduction of the whole state and Chebyshev's restarts depend on
+ * it: both must see the same numbers for any thread count. */
+static int error_control_same_for_any_thread_count(void) {
+    uint64_t h1 = run_solver(1, PBF_NEIGHBOR_LIST, 0.05f), h2 = run_solver(2, PBF_NEIGHBOR_LIST, 0.05f),
+             h3 = run_solver(3, PBF_NEIGHBOR_LIST, 0.05f);
+    printf("  error-controlled: hash 1 thread %016llx, 2 threads %016llx, 3 threads %016llx\n",
+           (unsigned long long)h1, (unsigned long long)h2, (unsigned long long)h3);
+    ENSURE(h1 != 0);
+    ENSURE(h1 != run(1, PBF_NEIGHBOR_LIST)); /* the setting took effect */
+    ENSURE(h1 == h2);
+    ENSURE(h1 == h3);
+    return 0;
 }
 
 static int same_for_any_thread_count(void) {
@@ -92,6 +110,7 @@ static int hash_sees_a_change(void) {
 TEST_MAIN_BEGIN
 RUN_TEST(same_for_any_thread_count);
 RUN_TEST(same_across_runs);
+RUN_TEST(error_control_same_for_any_thread_count);
 RUN_TEST(both_neighbor_schemes_agree);
 RUN_TEST(hash_sees_a_change);
 TEST_MAIN_END

@@ -43,7 +43,7 @@ static void free_case(grid_case *c) {
     free(c->g.cell_of);
     free(c->g.order);
     free(c->nl.start);
-    free(c->nl.index);
+    pbf_neighbor_list_free(&c->nl); /* index and the per-thread chunks (leak found by ASan) */
     free(c->x);
 }
 

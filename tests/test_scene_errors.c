@@ -169,7 +169,7 @@ static int test_unknown_keys(void) {
     /* nothing near: list what is allowed */
     ENSURE_EXACT("{\"colour\": 1}",
                  SRC ": unknown key 'colour' (expected one of: name, domain, fluid, gravity, "
-                     "colliders, solver, time, camera, output)");
+                     "colliders, solver, time, camera, output, tool, probes)");
     ENSURE_ERROR("{\"output\": {\"path\": \"x\"}}", PBF_ERR_PARSE, "unknown key 'output.path'",
                  "expected one of: dir, format");
     /* a key of another collider type is not silently ignored */

@@ -118,6 +118,32 @@ typedef struct pbf_solver_def {
     /* Speed limit (CFL rule of seed 000 / FleX): |v| <= cfl * h / dt_substep.
      * Default 0.5 (half a kernel radius per substep); 0 disables the limit. Range [0, 10]. */
     float cfl;
+
+    /* Error control (docs/physics.md, "Converging faster"). With target_error > 0 the solver
+     * iterates until the average density error — the mean over particles of max(ρ/ρ0 − 1, 0),
+     * in percent — is at most target_error, doing at least min_iterations and at most
+     * max_iterations; `iterations` is then unused. Each check costs one density pass.
+     * target_error default 0 (off: exactly `iterations`), range [0, 100] percent. */
+    float target_error;
+    /* Default 1, range [0, max_iterations]. */
+    int min_iterations;
+    /* Default 100, range [1, 10000]. */
+    int max_iterations;
+
+    /* Chebyshev semi-iterative acceleration of the error-controlled solve (Wang 2015): after
+     * chebyshev_delay plain iterations, p ← ω (γ (p̂ − p) + p − p_prev) + p_prev with
+     * ω_{k+1} = 4 / (4 − ρ² ω_k). Default 1 (on); it applies only when target_error > 0 (a
+     * fixed count stays the paper's plain Jacobi). A rise of the density error between two
+     * iterations restarts the sequence at plain Jacobi (ω = 1) and lowers ρ for the rest of
+     * the substep: the accelerated solver never does worse than a few plain iterations. */
+    int chebyshev;
+    /* ρ: estimate of the spectral radius of the plain iteration. Default 0.99, range [0, 1). */
+    float chebyshev_rho;
+    /* γ: under-relaxation of the Jacobi update inside the scheme. Default 0.9, range (0, 1]. */
+    float chebyshev_gamma;
+    /* Plain iterations before the acceleration starts (at least 1 is done). Default 4,
+     * range [0, 100]. */
+    int chebyshev_delay;
 } pbf_solver_def;
 
 typedef struct pbf_world_def {
@@ -179,6 +205,13 @@ PBF_API pbf_world_def pbf_default_world_def(void);
 PBF_API pbf_block_def pbf_default_block_def(void);
 PBF_API pbf_collider_def pbf_default_collider_def(void);
 
+/* Whether a backend can run here, and on what (issue 4; docs/cuda.md). PBF_OK with a
+ * description in buf ("CPU (OpenMP, 16 threads)", "NVIDIA H100 80GB HBM3 (device 0, sm_90,
+ * 132 SMs, 79.1 GiB)"), or the status pbf_world_create would fail with for that backend
+ * (PBF_ERR_NO_DEVICE: no usable GPU; PBF_ERR_UNSUPPORTED: not built in) with the reason.
+ * buf may be NULL. */
+PBF_API pbf_status pbf_backend_info(pbf_backend backend, char *buf, size_t size);
+
 /* ---------------------------------------------------------------------------------------------
  * World */
 
@@ -193,6 +226,9 @@ PBF_API void pbf_world_destroy(pbf_world *world);
 /* Message of the last failed call on this world ("" if none). */
 PBF_API const char *pbf_world_error(const pbf_world *world);
 PBF_API const pbf_world_def *pbf_world_get_def(const pbf_world *world);
+/* Replaces the solver settings from the next step on (validated like pbf_world_create; on error
+ * the world is unchanged). Lets a program compare solvers on the same state. */
+PBF_API pbf_status pbf_world_set_solver(pbf_world *world, const pbf_solver_def *solver);
 
 /* Fills a block with particles. Particles get the next stable ids 0, 1, 2, ... in the order
  * they are added (x fastest, then y, then z inside a block). */
@@ -223,6 +259,10 @@ PBF_API void pbf_world_get_domain(const pbf_world *world, pbf_vec3 *min, pbf_vec
 PBF_API size_t pbf_world_memory_bytes(const pbf_world *world);
 /* Bytes a world of this many particles would need at most (estimate before creating it). */
 PBF_API size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles);
+/* Bytes this process may use: the smallest of the physical memory, the cgroup limit and
+ * ulimit -v / -d (0 when unknown). A grid or a particle count whose memory would exceed it is
+ * refused before allocating (PBF_ERR_OUT_OF_MEMORY, with the estimate in the message). */
+PBF_API size_t pbf_memory_limit(void);
 
 /* Read back in stable id order: out[3*id + k]. Each array must hold 3*count floats
  * (densities: count floats; ids: count ints). */
@@ -241,6 +281,119 @@ typedef struct pbf_particle_view {
     const int32_t *ids;       /* count */
 } pbf_particle_view;
 PBF_API pbf_particle_view pbf_world_view(const pbf_world *world);
+
+/* ---------------------------------------------------------------------------------------------
+ * Tool (issue 5; docs/tool.md): one rigid sphere in the fluid, two-way coupled, with the force
+ * on it in newtons every step (the haptic loop of seed 004).
+ *
+ *     pbf_tool_def tool = pbf_default_tool_def();
+ *     tool.radius = 0.05f;
+ *     tool.position = (pbf_vec3){0.3f, 0.2f, 0.2f};
+ *     pbf_world_set_tool(w, &tool);
+ *     for (;;) {
+ *         pbf_tool_set_pose(w, device_position());       // the haptic driver's hook
+ *         pbf_world_step(w, 0.001f);
+ *         pbf_tool_state s = pbf_tool_get_state(w);
+ *         device_render_force(s.total);                  // N, the force ON the tool
+ *     }
+ *
+ * Particles are projected out of the sphere (to R + r) in every solver iteration and see it as
+ * a solid (ghost density like the colliders). The force on the tool is the reaction to those
+ * corrections plus seed 004's adhesion and damping; docs/tool.md gives every formula. */
+
+typedef enum pbf_tool_motion {
+    /* Moved by its scripted path, by pbf_tool_set_pose, or not at all; forces do not move it. */
+    PBF_TOOL_KINEMATIC = 0,
+    /* A rigid body of def.mass moved by gravity and the fluid's force. */
+    PBF_TOOL_FREE = 1
+} pbf_tool_motion;
+
+/* How a scripted path runs between its keys. */
+typedef enum pbf_tool_interpolation {
+    PBF_TOOL_LINEAR = 0, /* straight segments at constant speed (the experiment of seed 004) */
+    PBF_TOOL_SMOOTH = 1  /* monotone cubic (PCHIP): continuous speed, at rest at the end keys and
+                          * at waits, never past a key */
+} pbf_tool_interpolation;
+
+/* One key of a scripted path: the centre at a time. */
+typedef struct pbf_tool_key {
+    float time;        /* s */
+    pbf_vec3 position; /* m */
+} pbf_tool_key;
+
+#define PBF_TOOL_MAX_KEYS 128
+
+typedef struct pbf_tool_def {
+    /* Sphere radius R in m, (0, 10]. Default 0.05. */
+    float radius;
+    /* Centre at the world's current time, m. Default (0.5, 0.5, 0.5). Ignored when the tool
+     * follows a path (the path gives the centre). */
+    pbf_vec3 position;
+    /* Initial velocity of a free tool, m/s. Default 0. */
+    pbf_vec3 velocity;
+    /* Default PBF_TOOL_KINEMATIC. */
+    pbf_tool_motion motion;
+    /* Mass of a free tool, kg, > 0. Default 0.2618 (a sphere of R = 0.05 m at 500 kg/m³). */
+    float mass;
+    /* Added-mass stabilisation of a free tool: it is integrated with an extra inertia of
+     * added_mass · ρ0 · (4/3)π R³, and the lagged fluid force is compensated by the same mass
+     * times the last acceleration, so a body lighter than the fluid does not oscillate (the
+     * equilibrium is unchanged). Default 0.5 (a sphere's added-mass coefficient), [0, 10]. */
+    float added_mass;
+    /* Adhesion of seed 004 (eq. 12–13): coefficients K of tool and fluid in N/m³ (the force
+     * uses their mean), >= 0. Default 0 and 0: no adhesion. */
+    float adhesion_k_tool;
+    float adhesion_k_fluid;
+    /* Where the adhesion kernel starts (A) and ends (B), as distances from the sphere's surface
+     * in m: 0 <= a < b. Defaults 0 and 0.02. */
+    float adhesion_a;
+    float adhesion_b;
+    /* Damping of seed 004 (eq. 14) in kg/(m²·s): each particle in contact (centre within 2r of
+     * the surface) adds −k_damp (2r)² (v_tool − v_j) to the force. >= 0. Default 0. */
+    float damping;
+    /* Scripted path of a kinematic tool: key_count keys (0: none, the tool stays where it is
+     * put), strictly increasing times. Before the first key the tool waits at the first, after
+     * the last at the last. Default: no keys, linear. */
+    int key_count;
+    pbf_tool_key keys[PBF_TOOL_MAX_KEYS];
+    pbf_tool_interpolation interpolation;
+} pbf_tool_def;
+
+/* What the tool did over the last pbf_world_step (forces are averages over its substeps). */
+typedef struct pbf_tool_state {
+    double time;           /* s: the world's time */
+    pbf_vec3 position;     /* centre, m */
+    pbf_vec3 velocity;     /* m/s, over the last substep */
+    float radius;          /* m */
+    /* Forces ON the tool in N, averaged over the step. Gravity on a free tool is not included. */
+    pbf_vec3 reaction;     /* −(m/dt²) Σ Δx_j: the fluid's push (buoyancy, drag, squeeze) */
+    pbf_vec3 adhesion;
+    pbf_vec3 damping;
+    pbf_vec3 total;        /* reaction + adhesion + damping */
+    int contacts;          /* particles within 2r of the surface at the end of the step */
+    /* Smallest distance of a particle centre from the surface at the end of the step, m
+     * (r when particles touch it, negative when one is inside; +inf with no particles). */
+    float min_distance;
+} pbf_tool_state;
+
+PBF_API pbf_tool_def pbf_default_tool_def(void);
+/* Gives the world its tool (replacing any), or removes it when def is NULL. The tool starts at
+ * the path's position at the world's time (kinematic with keys), else at def->position. Messages
+ * name the def field and its range. */
+PBF_API pbf_status pbf_world_set_tool(pbf_world *world, const pbf_tool_def *def);
+PBF_API int pbf_world_has_tool(const pbf_world *world);
+/* The tool's def, or NULL when the world has none. */
+PBF_API const pbf_tool_def *pbf_world_get_tool_def(const pbf_world *world);
+/* Where the tool's centre will be at the end of the next pbf_world_step: it moves there in a
+ * straight line over the step's substeps, at the matching velocity. A kinematic tool stays at
+ * the last pose given and no longer follows its path; a free tool is carried to it for one step
+ * and then moves freely again, at the velocity it was carried with. Fails (PBF_ERR_INVALID_ARG)
+ * without a tool or with a non-finite position. */
+PBF_API pbf_status pbf_tool_set_pose(pbf_world *world, pbf_vec3 position);
+/* The tool after the last step (all zeros when the world has no tool). */
+PBF_API pbf_tool_state pbf_tool_get_state(const pbf_world *world);
+/* The centre of def's scripted path at time t (def->position when it has no keys). */
+PBF_API pbf_vec3 pbf_tool_path_position(const pbf_tool_def *def, double t);
 
 /* ---------------------------------------------------------------------------------------------
  * Profile and statistics */
@@ -265,12 +418,21 @@ typedef struct pbf_profile {
     float avg_density_error;   /* mean over particles of max(ρ/ρ0 − 1, 0), last substep, end */
     float max_density_error;   /* max over particles of max(ρ/ρ0 − 1, 0) */
     float avg_neighbors;       /* mean neighbours per particle (the particle itself excluded) */
-    int iterations;            /* solver iterations per substep */
+    int iterations;            /* solver iterations (Δp passes) per substep: the mean over the
+                                  step's substeps, rounded up, under error control */
+    int max_iterations_used;   /* the most any substep of the step needed */
+    int chebyshev_restarts;    /* divergence fall-backs during the step (Chebyshev) */
     int substeps;
     int64_t steps;             /* pbf_world_step calls so far */
 } pbf_profile;
 
 PBF_API pbf_profile pbf_world_get_profile(const pbf_world *world);
+
+/* The average density error (fraction) the solver saw at each iteration of the last substep:
+ * out[k] after k Δp passes. Writes at most max entries and returns how many there were; 0
+ * before the first step. Recorded in every mode (a fixed count adds one reduction per
+ * iteration); used for convergence plots and tests. */
+PBF_API int pbf_world_get_iteration_errors(const pbf_world *world, float *out, int max);
 
 /* Whole-state statistics, reduced in a fixed order (deterministic). */
 typedef struct pbf_stats {

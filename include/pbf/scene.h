@@ -5,6 +5,7 @@
 #define PBF_SCENE_H
 
 #include "pbf.h"
+#include "probes.h" /* issue 6: the "probes" section */
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,6 +41,13 @@ typedef struct pbf_scene {
     pbf_camera_def camera;
     char output_dir[PBF_SCENE_PATH_SIZE]; /* default "out/<name>" */
     unsigned formats;                     /* pbf_format bits; default PBF_FORMAT_PLY */
+    /* The "tool" section (docs/tool.md): a rigid sphere in the fluid. has_tool 0: none. */
+    int has_tool;
+    pbf_tool_def tool;
+    /* The "probes" section (issue 6, docs/scenes.md, include/pbf/probes.h): water height, front
+     * and wall force probes, written to probes.csv next to stats.csv. */
+    int probe_count;
+    pbf_probe_def probes[PBF_MAX_PROBES];
 } pbf_scene;
 
 /* Loads a scene file. overrides are "path=value" strings (the CLI's --set), applied in order to
@@ -73,6 +81,15 @@ PBF_API pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **ou
                                           size_t err_size);
 /* Particles the scene's blocks will hold: the sum of pbf_block_particle_count. */
 PBF_API int64_t pbf_scene_particle_count(const pbf_scene *scene);
+/* Checks beyond the loader's ranges (issue 7, docs/robustness.md): values each legal that
+ * together cannot give a useful simulation. Returns PBF_ERR_INVALID_ARG, with err naming the
+ * fields, for a time step in which gravity alone moves a particle more than the kernel radius.
+ * Warnings (the run can go on): a time step too coarse for the fastest expected particle,
+ * particles that start inside a collider, overlapping blocks. They are written one per line
+ * ("SOURCE: message naming the JSON path") into warnings (may be NULL), and counted in
+ * *warning_count (may be NULL). `pbf run`, `pbf info` and `pbf resume` call it. */
+PBF_API pbf_status pbf_scene_check(const pbf_scene *scene, char *warnings, size_t warnings_size,
+                                   int *warning_count, char *err, size_t err_size);
 /* Every parameter after defaults, as pretty JSON that loads back to the same scene (source aside):
  * floats are written with the fewest digits that read back as the same float. Returns a malloc'd
  * string (free it), or NULL when out of memory or scene is NULL. */

@@ -361,6 +361,13 @@ static const field SCORR_FIELDS[] = {
     {"dq", FIELD_FLOAT, offsetof(pbf_solver_def, scorr_dq), {0.0, 1.0, 0, 1}, "h", NULL, NULL, 0},
 };
 
+static const field CHEBYSHEV_FIELDS[] = {
+    NUMBER("enabled", FIELD_BOOL, pbf_solver_def, chebyshev, ANY_VALUE, ""),
+    {"rho", FIELD_FLOAT, offsetof(pbf_solver_def, chebyshev_rho), {0.0, 1.0, 0, 1}, "", NULL, NULL, 0},
+    NUMBER("gamma", FIELD_FLOAT, pbf_solver_def, chebyshev_gamma, ABOVE_UP_TO(0.0, 1.0), ""),
+    NUMBER("delay", FIELD_INT, pbf_solver_def, chebyshev_delay, CLOSED(0.0, 100.0), ""),
+};
+
 /* The "solver" object spans pbf_world_def.solver and the world's neighbour mode, backend and
  * threads, so its table is relative to the world def. */
 static const field SOLVER_FIELDS[] = {
@@ -371,6 +378,13 @@ static const field SOLVER_FIELDS[] = {
     NUMBER("vorticity", FIELD_FLOAT, pbf_world_def, solver.vorticity, CLOSED(0.0, 10.0), "m/s"),
     NUMBER("xsph", FIELD_FLOAT, pbf_world_def, solver.xsph, CLOSED(0.0, 1.0), ""),
     NUMBER("cfl", FIELD_FLOAT, pbf_world_def, solver.cfl, CLOSED(0.0, 10.0), ""),
+    NUMBER("target_error", FIELD_FLOAT, pbf_world_def, solver.target_error, CLOSED(0.0, 100.0),
+           "%"),
+    NUMBER("min_iterations", FIELD_INT, pbf_world_def, solver.min_iterations,
+           CLOSED(0.0, 10000.0), ""),
+    NUMBER("max_iterations", FIELD_INT, pbf_world_def, solver.max_iterations,
+           CLOSED(1.0, 10000.0), ""),
+    OBJECT("chebyshev", pbf_world_def, solver, CHEBYSHEV_FIELDS),
     CHOICE("neighbor_mode", pbf_world_def, neighbor_mode, NEIGHBOR_MODE_NAMES),
     CHOICE("backend", pbf_world_def, backend, BACKEND_NAMES),
     NUMBER("threads", FIELD_INT, pbf_world_def, threads, CLOSED(0.0, 1024.0), ""),
@@ -411,6 +425,83 @@ static const field *const COLLIDER_TABLES[] = {SPHERE_FIELDS, BOX_FIELDS, CAPSUL
 static const int COLLIDER_TABLE_SIZES[] = {COUNT_OF(SPHERE_FIELDS), COUNT_OF(BOX_FIELDS),
                                            COUNT_OF(CAPSULE_FIELDS)};
 
+/* --- "tool" (issue 5; docs/tool.md) ----------------------------------------------------------
+ * One table per motion, like the colliders: keys of the other motion are errors. "path" (a
+ * kinematic tool) and "density" (a free tool, instead of "mass") are read by parse_tool. */
+_Static_assert(sizeof(pbf_tool_motion) == sizeof(int), "pbf_tool_motion must be int-sized");
+_Static_assert(sizeof(pbf_tool_interpolation) == sizeof(int), "must be int-sized");
+static const char *const TOOL_MOTION_NAMES[] = {"kinematic", "free"}; /* by pbf_tool_motion */
+static const char *const TOOL_INTERPOLATION_NAMES[] = {"linear", "smooth"};
+static const field TOOL_ADHESION_FIELDS[] = {
+    NUMBER("k_tool", FIELD_FLOAT, pbf_tool_def, adhesion_k_tool, AT_LEAST(0.0), "N/m^3"),
+    NUMBER("k_fluid", FIELD_FLOAT, pbf_tool_def, adhesion_k_fluid, AT_LEAST(0.0), "N/m^3"),
+    NUMBER("a", FIELD_FLOAT, pbf_tool_def, adhesion_a, AT_LEAST(0.0), "m"),
+    NUMBER("b", FIELD_FLOAT, pbf_tool_def, adhesion_b, ABOVE(0.0), "m"),
+};
+#define TOOL_MOTION_FIELD CHOICE("motion", pbf_tool_def, motion, TOOL_MOTION_NAMES)
+#define TOOL_RADIUS_FIELD                                                                          \
+    NUMBER("radius", FIELD_FLOAT, pbf_tool_def, radius, ABOVE_UP_TO(0.0, 10.0), "m")
+#define TOOL_POSITION_FIELD NUMBER("position", FIELD_VEC3, pbf_tool_def, position, ANY_VALUE, "m")
+#define TOOL_DAMPING_FIELD                                                                         \
+    NUMBER("damping", FIELD_FLOAT, pbf_tool_def, damping, AT_LEAST(0.0), "kg/(m^2 s)")
+static const field TOOL_KINEMATIC_FIELDS[] = {
+    TOOL_MOTION_FIELD, TOOL_RADIUS_FIELD, TOOL_POSITION_FIELD,
+    OBJECT_HERE("adhesion", TOOL_ADHESION_FIELDS), TOOL_DAMPING_FIELD,
+};
+static const char *const TOOL_KINEMATIC_EXTRA[] = {"path"};
+static const field TOOL_FREE_FIELDS[] = {
+    TOOL_MOTION_FIELD,
+    TOOL_RADIUS_FIELD,
+    TOOL_POSITION_FIELD,
+    NUMBER("velocity", FIELD_VEC3, pbf_tool_def, velocity, ANY_VALUE, "m/s"),
+    NUMBER("mass", FIELD_FLOAT, pbf_tool_def, mass, ABOVE(0.0), "kg"),
+    NUMBER("added_mass", FIELD_FLOAT, pbf_tool_def, added_mass, CLOSED(0.0, 10.0), ""),
+    OBJECT_HERE("adhesion", TOOL_ADHESION_FIELDS),
+    TOOL_DAMPING_FIELD,
+};
+static const char *const TOOL_FREE_EXTRA[] = {"density"};
+static const field TOOL_PATH_FIELDS[] = {
+    CHOICE("interpolation", pbf_tool_def, interpolation, TOOL_INTERPOLATION_NAMES),
+};
+static const char *const TOOL_PATH_EXTRA[] = {"keys"};
+static const field TOOL_KEY_FIELDS[] = {
+    NUMBER("time", FIELD_FLOAT, pbf_tool_key, time, AT_LEAST(0.0), "s"),
+    NUMBER("position", FIELD_VEC3, pbf_tool_key, position, ANY_VALUE, "m"),
+};
+
+/* --- "probes" (issue 6; include/pbf/probes.h) ----------------------------------------------
+ * One table per type, like the colliders: a key of another type is an error. "name" is read by
+ * parse_probes (a string); radius and max_gap default to 2r and h of the scene. */
+_Static_assert(sizeof(pbf_probe_type) == sizeof(int), "pbf_probe_type must be int-sized");
+_Static_assert(sizeof(pbf_direction) == sizeof(int), "pbf_direction must be int-sized");
+static const char *const PROBE_TYPE_NAMES[] = {"height", "front", "force"}; /* pbf_probe_type */
+static const char *const DIRECTION_NAMES[] = {"+x", "-x", "+y", "-y", "+z", "-z"};
+#define PROBE_TYPE_FIELD CHOICE("type", pbf_probe_def, type, PROBE_TYPE_NAMES)
+static const field PROBE_HEIGHT_FIELDS[] = {
+    PROBE_TYPE_FIELD,
+    NUMBER("position", FIELD_VEC3, pbf_probe_def, position, ANY_VALUE, "m"),
+    NUMBER("radius", FIELD_FLOAT, pbf_probe_def, radius, ABOVE(0.0), "m"),
+    NUMBER("max_gap", FIELD_FLOAT, pbf_probe_def, max_gap, AT_LEAST(0.0), "m"),
+};
+static const field PROBE_FRONT_FIELDS[] = {
+    PROBE_TYPE_FIELD,
+    CHOICE("direction", pbf_probe_def, direction, DIRECTION_NAMES),
+    NUMBER("max_gap", FIELD_FLOAT, pbf_probe_def, max_gap, AT_LEAST(0.0), "m"),
+    NUMBER("min_particles", FIELD_INT, pbf_probe_def, min_particles, CLOSED(1.0, 1000000.0), ""),
+};
+static const field PROBE_FORCE_FIELDS[] = {
+    PROBE_TYPE_FIELD,
+    NUMBER("position", FIELD_VEC3, pbf_probe_def, position, ANY_VALUE, "m"),
+    CHOICE("normal", pbf_probe_def, direction, DIRECTION_NAMES),
+    NUMBER("size", FIELD_VEC3, pbf_probe_def, size, AT_LEAST(0.0), "m"),
+};
+static const field *const PROBE_TABLES[] = {PROBE_HEIGHT_FIELDS, PROBE_FRONT_FIELDS,
+                                            PROBE_FORCE_FIELDS};
+static const int PROBE_TABLE_SIZES[] = {COUNT_OF(PROBE_HEIGHT_FIELDS),
+                                        COUNT_OF(PROBE_FRONT_FIELDS),
+                                        COUNT_OF(PROBE_FORCE_FIELDS)};
+static const char *const PROBE_EXTRA_KEYS[] = {"name"};
+
 /* The root: these entries are read and written one by one in build_scene / pbf_scene_to_json,
  * in this order; the root's other keys (name, fluid, colliders, output) are handled by hand. */
 static const field ROOT_DOMAIN = OBJECT("domain", pbf_scene, world, DOMAIN_FIELDS);
@@ -420,7 +511,8 @@ static const field ROOT_SOLVER = OBJECT("solver", pbf_scene, world, SOLVER_FIELD
 static const field ROOT_CAMERA = OBJECT("camera", pbf_scene, camera, CAMERA_FIELDS);
 static const field ROOT_TIME = OBJECT_HERE("time", TIME_FIELDS);
 static const char *const ROOT_KEYS[] = {"name",   "domain", "fluid",  "gravity", "colliders",
-                                        "solver", "time",   "camera", "output"};
+                                        "solver", "time",   "camera", "output",  "tool",
+                                        "probes" /* issue 6 */};
 static const char *const OUTPUT_KEYS[] = {"dir", "format"};
 
 /* =============================================================================================
@@ -805,7 +897,16 @@ static pbf_status parse_blocks(const ctx *c, const cJSON *fluid, pbf_scene *s) {
         /* No "blocks" at all: one default block, still checked against the domain. */
         s->block_count = 1;
         s->blocks[0] = pbf_default_block_def();
-        return check_block(c, "fluid.blocks (the default block)", &s->blocks[0], &s->world);
+        TRY(check_block(c, "fluid.blocks (the default block)", &s->blocks[0], &s->world));
+        /* the same limit as for written blocks, or pbf_scene_to_json would write a scene that
+         * does not load back (found by the fuzzer, issue 7) */
+        int64_t count = pbf_block_particle_count(&s->blocks[0], s->world.particle_radius);
+        if (count > MAX_PARTICLES)
+            return fail(c, PBF_ERR_INVALID_ARG, "fluid.blocks",
+                        "'fluid.blocks' (the default block) holds %lld particles, more than a "
+                        "world can hold (%d)",
+                        (long long)count, MAX_PARTICLES);
+        return PBF_OK;
     }
     if (!cJSON_IsArray(blocks))
         return fail(c, PBF_ERR_PARSE, "fluid.blocks",
@@ -880,6 +981,111 @@ static pbf_status parse_colliders(const ctx *c, const cJSON *root, pbf_scene *s)
         TRY(parse_collider(c, cJSON_GetArrayItem(list, i), p, &s->colliders[i]));
     }
     s->collider_count = n;
+    return PBF_OK;
+}
+
+/* --- "tool" (issue 5) ---------------------------------------------------------------------- */
+
+/* "path": {"interpolation": "linear"|"smooth", "keys": [{"time": s, "position": [x,y,z]}, ...]}
+ * with 1..PBF_TOOL_MAX_KEYS keys, each with both members, times strictly increasing. */
+static pbf_status parse_tool_path(const ctx *c, const cJSON *path, pbf_tool_def *t) {
+    TRY(parse_object(c, path, "tool.path", TOOL_PATH_FIELDS, COUNT_OF(TOOL_PATH_FIELDS),
+                     TOOL_PATH_EXTRA, COUNT_OF(TOOL_PATH_EXTRA), t, NULL));
+    const cJSON *keys = member(path, "keys");
+    if (keys == NULL)
+        return fail(c, PBF_ERR_PARSE, "tool.path",
+                    "'tool.path' needs 'keys': an array of {\"time\": s, \"position\": [x, y, z]}");
+    if (!cJSON_IsArray(keys))
+        return fail(c, PBF_ERR_PARSE, "tool.path.keys",
+                    "'tool.path.keys' must be an array of objects, got %s", type_name(keys));
+    int n = cJSON_GetArraySize(keys);
+    if (n < 1 || n > PBF_TOOL_MAX_KEYS)
+        return fail(c, PBF_ERR_INVALID_ARG, "tool.path.keys",
+                    "'tool.path.keys' must hold 1 to %d keys, got %d", PBF_TOOL_MAX_KEYS, n);
+    for (int i = 0; i < n; ++i) {
+        char p[JSON_PATH_SIZE];
+        join_index(p, sizeof p, "tool.path.keys", i);
+        const cJSON *key = cJSON_GetArrayItem(keys, i);
+        TRY(parse_object(c, key, p, TOOL_KEY_FIELDS, COUNT_OF(TOOL_KEY_FIELDS), NULL, 0,
+                         &t->keys[i], NULL));
+        for (int k = 0; k < COUNT_OF(TOOL_KEY_FIELDS); ++k)
+            if (member(key, TOOL_KEY_FIELDS[k].key) == NULL)
+                return fail(c, PBF_ERR_PARSE, p, "'%s' needs '%s'", p, TOOL_KEY_FIELDS[k].key);
+        if (i > 0 && !(t->keys[i].time > t->keys[i - 1].time)) {
+            char q[JSON_PATH_SIZE];
+            format_path(q, sizeof q, "%s.time", p);
+            return fail(c, PBF_ERR_INVALID_ARG, q,
+                        "'%s' must be after the previous key's time (%.9g s), got %.9g s", q,
+                        short_float(t->keys[i - 1].time), short_float(t->keys[i].time));
+        }
+    }
+    t->key_count = n;
+    t->position = t->keys[0].position; /* the path gives the position */
+    return PBF_OK;
+}
+
+/* A free tool's mass: "mass" in kg or "density" in kg/m³ (mass = density (4/3)π R³), one of
+ * the two. */
+static pbf_status parse_tool_mass(const ctx *c, const cJSON *item, pbf_tool_def *t) {
+    const cJSON *mass = member(item, "mass"), *density = member(item, "density");
+    if (mass != NULL && density != NULL)
+        return fail(c, PBF_ERR_INVALID_ARG, "tool.density",
+                    "give 'tool.mass' or 'tool.density', not both");
+    if (mass == NULL && density == NULL)
+        return fail(c, PBF_ERR_INVALID_ARG, "tool",
+                    "a free tool needs 'tool.mass' (kg) or 'tool.density' (kg/m^3)");
+    if (density == NULL) return PBF_OK;
+    const field f = NUMBER("density", FIELD_FLOAT, pbf_tool_def, mass, ABOVE(0.0), "kg/m^3");
+    float rho = 0.0f;
+    TRY(read_float(c, density, "tool.density", &f, &rho));
+    double r = t->radius, m = (double)rho * 4.0 / 3.0 * 3.14159265358979323846 * r * r * r;
+    if (!(m > 0.0) || m > FLT_MAX)
+        return fail(c, PBF_ERR_INVALID_ARG, "tool.density",
+                    "'tool.density' %.9g kg/m^3 gives a mass of %.9g kg, out of range",
+                    (double)rho, m);
+    t->mass = (float)m;
+    return PBF_OK;
+}
+
+static pbf_status parse_tool(const ctx *c, const cJSON *root, pbf_scene *s) {
+    const cJSON *item = member(root, "tool");
+    if (item == NULL) return PBF_OK;
+    TRY(expect_object(c, item, "tool"));
+    pbf_tool_def t = pbf_default_tool_def();
+    /* The motion decides which other keys are allowed, so it is read first. */
+    TRY(read_member(c, item, "tool", &TOOL_KINEMATIC_FIELDS[0], &t));
+    const int is_free = t.motion == PBF_TOOL_FREE;
+    TRY(parse_object(c, item, "tool", is_free ? TOOL_FREE_FIELDS : TOOL_KINEMATIC_FIELDS,
+                     is_free ? COUNT_OF(TOOL_FREE_FIELDS) : COUNT_OF(TOOL_KINEMATIC_FIELDS),
+                     is_free ? TOOL_FREE_EXTRA : TOOL_KINEMATIC_EXTRA,
+                     is_free ? COUNT_OF(TOOL_FREE_EXTRA) : COUNT_OF(TOOL_KINEMATIC_EXTRA), &t,
+                     is_free ? "for a free tool" : "for a kinematic tool"));
+    if (!(t.adhesion_b > t.adhesion_a))
+        return fail(c, PBF_ERR_INVALID_ARG, "tool.adhesion.b",
+                    "'tool.adhesion.b' must be above 'tool.adhesion.a' (%.9g m), got %.9g m",
+                    short_float(t.adhesion_a), short_float(t.adhesion_b));
+    if (is_free) {
+        TRY(parse_tool_mass(c, item, &t));
+        for (int a = 0; a < 3; ++a) {
+            float size = axis_of(s->world.domain_max, a) - axis_of(s->world.domain_min, a);
+            if (!(size > 2.0f * t.radius))
+                return fail(c, PBF_ERR_INVALID_ARG, "tool.radius",
+                            "'tool.radius' %.9g m: a free tool must fit the domain, which is "
+                            "%.9g m along %c",
+                            short_float(t.radius), short_float(size), AXIS_NAMES[a]);
+        }
+    } else {
+        const cJSON *path = member(item, "path");
+        if (path != NULL) {
+            if (member(item, "position") != NULL)
+                return fail(c, PBF_ERR_INVALID_ARG, "tool.position",
+                            "give 'tool.position' or 'tool.path', not both (the path's first key "
+                            "is the start)");
+            TRY(parse_tool_path(c, path, &t));
+        }
+    }
+    s->has_tool = 1;
+    s->tool = t;
     return PBF_OK;
 }
 
@@ -981,6 +1187,66 @@ static void scene_defaults(pbf_scene *s) {
     s->formats = PBF_FORMAT_PLY;
 }
 
+/* --- "probes" (issue 6) ---------------------------------------------------------------------- */
+
+static pbf_status parse_probe(const ctx *c, const cJSON *item, const char *path, int index,
+                              pbf_scene *s, pbf_probe_def *out) {
+    TRY(expect_object(c, item, path));
+    pbf_probe_def p = pbf_default_probe_def();
+    p.radius = 2.0f * s->world.particle_radius;                       /* a column 2r wide */
+    p.max_gap = s->world.kernel_scale * s->world.particle_radius;     /* h */
+    /* The type decides which other keys are allowed, so it is read first. */
+    TRY(read_member(c, item, path, &PROBE_HEIGHT_FIELDS[0], &p));
+    int type = (int)p.type;
+    char what[32];
+    set_message(what, sizeof what, "for a %s probe", PROBE_TYPE_NAMES[type]);
+    TRY(parse_object(c, item, path, PROBE_TABLES[type], PROBE_TABLE_SIZES[type], PROBE_EXTRA_KEYS,
+                     COUNT_OF(PROBE_EXTRA_KEYS), &p, what));
+    const cJSON *name = member(item, "name");
+    char p_name[JSON_PATH_SIZE];
+    join_key(p_name, sizeof p_name, path, "name");
+    if (name != NULL)
+        TRY(read_string(c, name, p_name, p.name, sizeof p.name));
+    else
+        format_path(p.name, sizeof p.name, "%s%d", PROBE_TYPE_NAMES[type], index);
+    const char *field_name = "";
+    char why[PBF_ERROR_SIZE];
+    if (pbf_probe_check(&p, &s->world, s->colliders, s->collider_count, &field_name, why,
+                        sizeof why) != PBF_OK) {
+        char p_field[JSON_PATH_SIZE];
+        join_key(p_field, sizeof p_field, path, field_name);
+        return fail(c, PBF_ERR_INVALID_ARG, p_field, "'%s' %s", p_field, why);
+    }
+    for (int j = 0; j < index; ++j)
+        if (strcmp(s->probes[j].name, p.name) == 0)
+            return fail(c, PBF_ERR_INVALID_ARG, p_name,
+                        "'%s' is '%s', already the name of probes[%d]: names must be unique "
+                        "(they name the columns of probes.csv)",
+                        p_name, p.name, j);
+    *out = p;
+    return PBF_OK;
+}
+
+/* After the fluid (r and h give the defaults) and the colliders (a force patch may lie on one). */
+static pbf_status parse_probes(const ctx *c, const cJSON *root, pbf_scene *s) {
+    const cJSON *list = member(root, "probes");
+    if (list == NULL) return PBF_OK;
+    if (!cJSON_IsArray(list))
+        return fail(c, PBF_ERR_PARSE, "probes", "'probes' must be an array of objects, got %s",
+                    type_name(list));
+    int n = cJSON_GetArraySize(list);
+    if (n > PBF_MAX_PROBES)
+        return fail(c, PBF_ERR_INVALID_ARG, "probes",
+                    "'probes' has %d probes, at most %d are allowed", n, PBF_MAX_PROBES);
+    for (int i = 0; i < n; ++i) {
+        char p[JSON_PATH_SIZE];
+        join_index(p, sizeof p, "probes", i);
+        TRY(parse_probe(c, cJSON_GetArrayItem(list, i), p, i, s, &s->probes[i]));
+    }
+    s->probe_count = n;
+    return PBF_OK;
+}
+
 /* Validates the whole tree. Sections are read in dependency order: the domain before the blocks
  * that must lie inside it, the name before the output folder named after it. */
 static pbf_status build_scene(const ctx *c, const cJSON *root, pbf_scene *s) {
@@ -993,6 +1259,8 @@ static pbf_status build_scene(const ctx *c, const cJSON *root, pbf_scene *s) {
     TRY(check_walls(c, &s->world));
     TRY(read_member(c, root, "", &ROOT_GRAVITY, s));
     TRY(parse_colliders(c, root, s));
+    TRY(parse_tool(c, root, s)); /* after the domain, which a free tool must fit */
+    TRY(parse_probes(c, root, s)); /* issue 6: after the fluid and the colliders */
     TRY(read_member(c, root, "", &ROOT_SOLVER, s));
     TRY(read_member(c, root, "", &ROOT_TIME, s));
     TRY(parse_camera(c, root, s));
@@ -1306,6 +1574,22 @@ pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char 
             return status;
         }
     }
+    if (scene->has_tool) { /* the tool (issue 5), after the particles it may start among */
+        status = pbf_world_set_tool(world, &scene->tool);
+        if (status != PBF_OK) {
+            set_message(err, err_size, "%s: tool: %s", scene->source, pbf_world_error(world));
+            pbf_world_destroy(world);
+            return status;
+        }
+    }
+    if (scene->probe_count > 0) { /* probes (issue 6), after the colliders they may lie on */
+        status = pbf_world_set_probes(world, scene->probes, scene->probe_count);
+        if (status != PBF_OK) {
+            set_message(err, err_size, "%s: %s", scene->source, pbf_world_error(world));
+            pbf_world_destroy(world);
+            return status;
+        }
+    }
     *out = world;
     return PBF_OK;
 }
@@ -1437,6 +1721,51 @@ static cJSON *output_json(const pbf_scene *s) {
     return out;
 }
 
+/* The tool (issue 5): the table of its motion; a kinematic tool with a path writes the path
+ * instead of the position. */
+static cJSON *tool_json(const pbf_scene *s) {
+    const pbf_tool_def *t = &s->tool;
+    const int is_free = t->motion == PBF_TOOL_FREE;
+    cJSON *tool = fields_json(is_free ? TOOL_FREE_FIELDS : TOOL_KINEMATIC_FIELDS,
+                              is_free ? COUNT_OF(TOOL_FREE_FIELDS) : COUNT_OF(TOOL_KINEMATIC_FIELDS),
+                              t);
+    if (tool == NULL || is_free || t->key_count <= 0) return tool;
+    cJSON_DeleteItemFromObjectCaseSensitive(tool, "position");
+    cJSON *path = fields_json(TOOL_PATH_FIELDS, COUNT_OF(TOOL_PATH_FIELDS), t);
+    cJSON *keys = cJSON_CreateArray();
+    int ok = add(tool, "path", path) && add(path, "keys", keys);
+    for (int i = 0; ok && i < t->key_count && i < PBF_TOOL_MAX_KEYS; ++i) {
+        cJSON *key = fields_json(TOOL_KEY_FIELDS, COUNT_OF(TOOL_KEY_FIELDS), &t->keys[i]);
+        ok = key != NULL && cJSON_AddItemToArray(keys, key);
+        if (!ok) cJSON_Delete(key);
+    }
+    if (!ok) {
+        cJSON_Delete(tool);
+        tool = NULL;
+    }
+    return tool;
+}
+
+/* Probes (issue 6): each with the table of its type, its name second. */
+static cJSON *probes_json(const pbf_scene *s) {
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; list != NULL && i < s->probe_count && i < PBF_MAX_PROBES; ++i) {
+        const pbf_probe_def *p = &s->probes[i];
+        const int t = (int)p->type >= 0 && (int)p->type < COUNT_OF(PROBE_TABLES) ? (int)p->type : 0;
+        cJSON *item = cJSON_CreateObject();
+        int ok = add_field(item, &PROBE_TABLES[t][0], p) &&
+                 add(item, "name", cJSON_CreateString(p->name));
+        for (int k = 1; ok && k < PROBE_TABLE_SIZES[t]; ++k)
+            ok = add_field(item, &PROBE_TABLES[t][k], p);
+        if (!ok || !cJSON_AddItemToArray(list, item)) {
+            cJSON_Delete(item);
+            cJSON_Delete(list);
+            list = NULL;
+        }
+    }
+    return list;
+}
+
 char *pbf_scene_to_json(const pbf_scene *scene) {
     if (scene == NULL) return NULL;
     cJSON *root = cJSON_CreateObject();
@@ -1445,8 +1774,10 @@ char *pbf_scene_to_json(const pbf_scene *scene) {
              add_field(root, &ROOT_DOMAIN, scene) && add(root, "fluid", fluid_json(scene)) &&
              add_field(root, &ROOT_GRAVITY, scene) &&
              add(root, "colliders", colliders_json(scene)) &&
+             (!scene->has_tool || add(root, "tool", tool_json(scene))) &&
              add_field(root, &ROOT_SOLVER, scene) && add_field(root, &ROOT_TIME, scene) &&
-             add_field(root, &ROOT_CAMERA, scene) && add(root, "output", output_json(scene));
+             add_field(root, &ROOT_CAMERA, scene) && add(root, "output", output_json(scene)) &&
+             (scene->probe_count == 0 || add(root, "probes", probes_json(scene)));
     char *text = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     return text;

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The test suite under AddressSanitizer + UndefinedBehaviorSanitizer, no recovery (issue 7,
+# docs/robustness.md), in its own build folder build-asan/. scripts/test.sh runs it.
+# Usage: bash scripts/sanitize.sh [ctest arguments...]   (default: all but the "slow" tests)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DPBF_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$(nproc)"
+# abort on the first report, with a stack; leaks are reported at exit (LeakSanitizer)
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# By default the tests labelled "slow" are left out (tests/CMakeLists.txt): test_scenes runs the
+# four shipped scenes at full resolution (50k-127k particles) for physics checks,
+# test_convergence runs them error-controlled (its solver path runs here through
+# test_determinism), and test_tool_experiment reproduces a paper's experiment; the sanitizers
+# make them 2.7x slower
+# (minutes each). The code they run (solver, both neighbour modes, colliders, moving walls,
+# neighbour-list growth, the tool) runs under the sanitizers through test_solver,
+# test_determinism, test_tool, test_checkpoint, test_limits and the command-line tests on
+# smaller worlds. `bash scripts/sanitize.sh -R .` runs everything.
+if [ $# -eq 0 ]; then set -- -LE slow; fi
+ctest --test-dir build-asan --output-on-failure --timeout 900 "$@"

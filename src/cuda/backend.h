@@ -1,0 +1,139 @@
+/* The CUDA backend's plain C ABI (issue 4; docs/cuda.md).
+ *
+ * src/cuda/backend.cu implements it: particle data lives in device memory, every stage of the
+ * step runs as a thin __global__ wrapper around the PBF_HD functions of src/kernels.h (the same
+ * functions the CPU loops of src/solver.c call), and the host only moves parameters in and a
+ * few bytes of results out per step. src/cuda/world_cuda.c connects it to pbf_world.
+ *
+ * Every function returns a pbf_status and writes a message into err (may be NULL); nothing
+ * prints, nothing exits. */
+#ifndef PBF_CUDA_BACKEND_H
+#define PBF_CUDA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grid.h"    /* pbf_grid (its layout), pbf_grid_cell, pbf_grid_ranges */
+#include "kernels.h" /* pbf_params, pbf_solid, PBF_MAX_SOLIDS */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pbf_cuda pbf_cuda;
+
+/* How the grid build sorts particles by cell. Both are stable (equal cells keep their slot
+ * order) and give the same permutation as the CPU's counting sort (src/grid.c). */
+typedef enum pbf_cuda_sort {
+    /* Histogram with integer atomics, CUB exclusive scan, scatter, then a pass that puts each
+     * cell's particles back in slot order (the atomics' order is not deterministic). */
+    PBF_CUDA_SORT_COUNTING = 0,
+    /* cub::DeviceRadixSort::SortPairs on (cell, slot): stable by construction. */
+    PBF_CUDA_SORT_RADIX = 1
+} pbf_cuda_sort;
+
+/* Whether a CUDA device can be used here. PBF_OK and a description of device 0 in desc
+ * ("NVIDIA H100 80GB HBM3, sm_90, 132 SMs, 79.1 GiB"), or PBF_ERR_NO_DEVICE and the reason
+ * (no device, no driver, driver too old for this build). desc may be NULL. */
+pbf_status pbf_cuda_probe(char *desc, size_t desc_size);
+
+typedef struct pbf_cuda_config {
+    pbf_grid grid;           /* the layout (origin, inv_cell, nx, ny, nz, cell_count); the
+                                pointers are ignored */
+    pbf_cuda_sort sort;
+    float list_per_particle; /* initial neighbour list entries per particle */
+} pbf_cuda_config;
+
+/* Creates the device state on device 0 (the grid arrays; particle arrays grow on upload). */
+pbf_status pbf_cuda_create(const pbf_cuda_config *config, pbf_cuda **out, char *err,
+                           size_t err_size);
+void pbf_cuda_destroy(pbf_cuda *c);
+/* Device bytes allocated. */
+size_t pbf_cuda_memory_bytes(const pbf_cuda *c);
+/* The sort in use (PBF_CUDA_SORT env override applied at creation by world_cuda.c). */
+pbf_cuda_sort pbf_cuda_get_sort(const pbf_cuda *c);
+
+/* Host -> device: count particles in slot order (xyz-interleaved x and v, density, ids). The
+ * device arrays grow as needed. */
+pbf_status pbf_cuda_upload(pbf_cuda *c, int count, const float *x, const float *v,
+                           const float *density, const int32_t *ids, char *err, size_t err_size);
+/* Device -> host: the state after the last step, in the device's slot order. */
+pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *density, int32_t *ids,
+                             char *err, size_t err_size);
+
+/* What one substep needs from the host: the kernels' constants with this substep's dt and
+ * walls, and the watchdog's speed limit. Copied to the device once per step. */
+typedef struct pbf_cuda_substep {
+    pbf_params params;
+    float watchdog_speed2; /* (10 · max(cfl, 0.5) · h / dt)²: see solver.c, watchdog() */
+    float pad_[3];
+} pbf_cuda_substep;
+
+/* One pbf_world_step. */
+typedef struct pbf_cuda_step_in {
+    int substeps;
+    const pbf_cuda_substep *sub; /* substeps entries */
+    const pbf_solid *solids;     /* params.solid_count entries */
+    int neighbor_mode;           /* pbf_neighbor_mode */
+    /* the solver (pbf_solver_def, see solver.c: solve_density) */
+    int iterations;
+    int controlled; /* target_error > 0: error control, host checks every iteration */
+    float target;   /* target average density error, a fraction */
+    int min_iterations, max_iterations;
+    int chebyshev;
+    float chebyshev_rho, chebyshev_gamma;
+    int chebyshev_delay;
+    /* the caller's per-iteration error history (max(iterations, max_iterations) + 2 entries) */
+    float *iteration_error;
+    int history_size;
+} pbf_cuda_step_in;
+
+/* Watchdog findings (solver.c: watchdog), in the order it checks a particle. */
+enum {
+    PBF_CUDA_OK = 0,
+    PBF_CUDA_BAD_POSITION = 1, /* non-finite position */
+    PBF_CUDA_BAD_VELOCITY = 2, /* non-finite velocity */
+    PBF_CUDA_BAD_LAMBDA = 3,   /* non-finite λ */
+    PBF_CUDA_TOO_FAST = 4      /* beyond WATCHDOG_CFL_FACTOR times the CFL speed */
+};
+
+typedef struct pbf_cuda_step_out {
+    double stage_ms[PBF_STAGE_COUNT]; /* CUDA events; 0 where they could not be read */
+    int substep_iterations;           /* Δp passes over all substeps */
+    int max_iterations_used;
+    int chebyshev_restarts;
+    int iteration_error_count;        /* entries written to in->iteration_error */
+    /* The first substep whose watchdog fired (the device runs the remaining substeps of a
+     * captured step anyway; the caller reports this one). */
+    int unstable;         /* PBF_CUDA_* */
+    int unstable_substep; /* 0-based */
+    int32_t unstable_id;
+    float unstable_x[3], unstable_v[3];
+    float unstable_speed2; /* max(|v|², |p − x|²/dt²) of the fastest particle */
+    /* end of step (solver.c: finish_profile) */
+    int bad_density;       /* a particle has a non-finite density */
+    int32_t bad_density_id;
+    float bad_density_x[3];
+    float avg_density_error, max_density_error, avg_neighbors;
+    /* how the step ran */
+    int graph;             /* 1: one CUDA graph launch; 0: kernel by kernel */
+    int list_overflow;     /* the neighbour list was too small: that step walked the cells
+                              (the list grows for the next step) */
+} pbf_cuda_step_out;
+
+pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf_cuda_step_out *out,
+                         char *err, size_t err_size);
+
+/* For tests (tests/test_cuda.c): sorts count positions into the grid on the device with the
+ * given sort and returns cell_start (layout->cell_count + 1), order and cell_of (count each),
+ * to compare with pbf_grid_sort. */
+pbf_status pbf_cuda_grid_sort_test(const pbf_grid *layout, pbf_cuda_sort sort,
+                                   const float *positions, int count, uint32_t *cell_start,
+                                   uint32_t *order, uint32_t *cell_of, char *err,
+                                   size_t err_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PBF_CUDA_BACKEND_H */

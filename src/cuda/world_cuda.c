@@ -1,0 +1,254 @@
+/* The world's glue to the CUDA backend (issue 4; world_cuda.h, docs/cuda.md): creation, the
+ * host cache of the particle arrays, and pbf_world_step for a CUDA world. Host-side control
+ * only: the step itself is src/cuda/backend.cu, and its math is src/kernels.h.
+ *
+ * What this file repeats from solver.c (keep in step): the per-substep constants of substep()
+ * (dt, the CFL speed limit, the walls at the substep's end), the watchdog's limits and
+ * messages (watchdog, unstable), and the profile bookkeeping of pbf_world_step and
+ * finish_profile. */
+#include "world_cuda.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "world_internal.h"
+
+/* solver.c: the watchdog's limits */
+#define WATCHDOG_CFL_FACTOR 10.0f
+#define WATCHDOG_MIN_CFL 0.5f
+
+struct pbf_cuda_world {
+    pbf_cuda *dev;
+    int host_current;   /* the host arrays hold the latest state */
+    int device_current; /* the device holds the latest state */
+    pbf_cuda_substep *sub;
+    int sub_capacity;
+};
+
+/* The sort of the grid build: PBF_CUDA_SORT=counting (default) or radix, for `pbf bench` and
+ * bench/gpu.sh to compare the two (they give the same permutation). */
+static int sort_from_env(pbf_cuda_sort *sort, char *err, size_t err_size) {
+    const char *s = getenv("PBF_CUDA_SORT");
+    *sort = PBF_CUDA_SORT_COUNTING;
+    if (s == NULL || s[0] == '\0' || strcmp(s, "counting") == 0) return 0;
+    if (strcmp(s, "radix") == 0) {
+        *sort = PBF_CUDA_SORT_RADIX;
+        return 0;
+    }
+    pbf__format(err, err_size,
+                "world def: backend 'cuda': the environment variable PBF_CUDA_SORT must be "
+                "'counting' or 'radix', got '%s'",
+                s);
+    return -1;
+}
+
+pbf_status pbf__cuda_attach(pbf_world *w, char *err, size_t err_size) {
+    char why[PBF_ERROR_SIZE];
+    pbf_status st = pbf_cuda_probe(why, sizeof why);
+    if (st != PBF_OK) {
+        pbf__format(err, err_size,
+                    "world def: backend 'cuda' cannot run here: %s; use the CPU backend "
+                    "(--backend cpu, or \"backend\": \"cpu\" in the scene's solver section)",
+                    why);
+        return st;
+    }
+    pbf_cuda_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.grid = w->grid;
+    if (sort_from_env(&cfg.sort, err, err_size) != 0) return PBF_ERR_INVALID_ARG;
+    /* the list's room per particle, as pbf_world_memory_estimate: twice the rest count */
+    double ratio = w->def.kernel_scale / 2.0;
+    cfg.list_per_particle = (float)(2.0 * 4.18879 * ratio * ratio * ratio);
+    struct pbf_cuda_world *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        pbf__format(err, err_size, "out of memory creating the CUDA backend");
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    st = pbf_cuda_create(&cfg, &c->dev, why, sizeof why);
+    if (st != PBF_OK) {
+        free(c);
+        pbf__format(err, err_size, "world def: backend 'cuda': %s", why);
+        return st;
+    }
+    c->host_current = 1;
+    c->device_current = 0;
+    w->cuda = c;
+    return PBF_OK;
+}
+
+void pbf__cuda_detach(pbf_world *w) {
+    struct pbf_cuda_world *c = w->cuda;
+    if (c == NULL) return;
+    pbf_cuda_destroy(c->dev);
+    free(c->sub);
+    free(c);
+    w->cuda = NULL;
+}
+
+void pbf__cuda_pull(const pbf_world *world) {
+    /* The host arrays are a cache of the device state: filling them changes no observable
+     * state, so read-back functions that take a const world may do it. */
+    pbf_world *w = (pbf_world *)world;
+    struct pbf_cuda_world *c = w->cuda;
+    if (c == NULL || c->host_current) return;
+    char why[PBF_ERROR_SIZE];
+    pbf_status st = pbf_cuda_download(c->dev, w->x, w->v, w->density, w->ids, why, sizeof why);
+    if (st != PBF_OK) { /* the host keeps the last state it had; the message says why */
+        pbf__fail(w, st, "%s", why);
+        return;
+    }
+    c->host_current = 1;
+}
+
+void pbf__cuda_touch(pbf_world *w) {
+    if (w->cuda == NULL) return;
+    pbf__cuda_pull(w);
+    w->cuda->device_current = 0;
+}
+
+size_t pbf__cuda_memory_bytes(const pbf_world *w) {
+    return w->cuda ? pbf_cuda_memory_bytes(w->cuda->dev) : 0;
+}
+
+pbf_status pbf__cuda_info(char *buf, size_t size) { return pbf_cuda_probe(buf, size); }
+
+/* the watchdog's message, shared with the CPU (solver.c) */
+static pbf_status unstable(pbf_world *w, int32_t id, const float *x, double t, const char *what) {
+    return pbf__unstable(w, id, v3(x[0], x[1], x[2]), t, what);
+}
+
+/* solver.c: watchdog()'s report of what the device found in substep `sub` */
+static pbf_status report_unstable(pbf_world *w, const pbf_cuda_step_out *o, double t) {
+    const pbf_params *P = &w->cuda->sub[o->unstable_substep].params;
+    char what[192];
+    switch (o->unstable) {
+    case PBF_CUDA_BAD_POSITION:
+        return unstable(w, o->unstable_id, o->unstable_x, t, "has a non-finite position");
+    case PBF_CUDA_BAD_VELOCITY:
+        pbf__format(what, sizeof what, "has a non-finite velocity (%g, %g, %g)",
+                    (double)o->unstable_v[0], (double)o->unstable_v[1], (double)o->unstable_v[2]);
+        return unstable(w, o->unstable_id, o->unstable_x, t, what);
+    case PBF_CUDA_BAD_LAMBDA:
+        return unstable(w, o->unstable_id, o->unstable_x, t,
+                        "has a non-finite constraint multiplier (lambda): the density "
+                        "constraint has no solution; raise solver.relaxation");
+    default: {
+        const float cfl =
+            w->def.solver.cfl > WATCHDOG_MIN_CFL ? w->def.solver.cfl : WATCHDOG_MIN_CFL;
+        const float cfl_speed = cfl * P->h * P->inv_dt;
+        float speed = sqrtf(o->unstable_speed2);
+        pbf__format(what, sizeof what,
+                    "moves at %.3g m/s (%.3g m in one substep), %.0f times the CFL speed limit "
+                    "cfl*h/dt_substep = %.3g m/s (the watchdog stops at %g times)",
+                    (double)speed, (double)(speed * P->dt), (double)(speed / cfl_speed),
+                    (double)cfl_speed, (double)WATCHDOG_CFL_FACTOR);
+        return unstable(w, o->unstable_id, o->unstable_x, t, what);
+    }
+    }
+}
+
+/* pbf_world_step for a CUDA world: solver.c's pbf_world_step and substep() bookkeeping around
+ * one pbf_cuda_step. */
+pbf_status pbf__cuda_step(pbf_world *w, float dt) {
+    struct pbf_cuda_world *c = w->cuda;
+    if (w->tool != NULL)
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "the CUDA backend does not simulate the tool (docs/tool.md) yet; run "
+                         "scenes with a tool on the CPU (--backend cpu)");
+    if (w->probes != NULL)
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "the CUDA backend does not measure probes (issue 6) yet; run scenes "
+                         "with probes on the CPU (--backend cpu)");
+    double t0 = omp_get_wtime() * 1000.0;
+    memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);
+    w->substep_iterations = 0;
+    w->profile.max_iterations_used = 0;
+    w->profile.chebyshev_restarts = 0;
+    const int substeps = w->def.substeps;
+    const float dt_sub = dt / (float)substeps;
+    if (w->count == 0) {
+        w->time += dt;
+    } else {
+        char why[PBF_ERROR_SIZE];
+        pbf_status st;
+        if (!c->device_current) {
+            st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, why,
+                                 sizeof why);
+            if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
+            c->device_current = 1;
+        }
+        if (substeps > c->sub_capacity) {
+            pbf_cuda_substep *s = realloc(c->sub, (size_t)substeps * sizeof *s);
+            if (s == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
+            c->sub = s;
+            c->sub_capacity = substeps;
+        }
+        /* substep(): the constants of each substep, refreshed as the CPU refreshes them */
+        pbf_params *P = &w->params;
+        const float cfl =
+            w->def.solver.cfl > WATCHDOG_MIN_CFL ? w->def.solver.cfl : WATCHDOG_MIN_CFL;
+        double t = w->time;
+        for (int s = 0; s < substeps; ++s) {
+            P->dt = dt_sub;
+            P->inv_dt = 1.0f / dt_sub;
+            P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt_sub : 0.0f;
+            pbf__walls_at(&w->def, t + dt_sub, &P->wall_lo, &P->wall_hi);
+            memset(&c->sub[s], 0, sizeof c->sub[s]);
+            c->sub[s].params = *P;
+            const float limit = WATCHDOG_CFL_FACTOR * (cfl * P->h * P->inv_dt);
+            c->sub[s].watchdog_speed2 = limit * limit;
+            t += dt_sub;
+        }
+        const pbf_solver_def *sd = &w->def.solver;
+        pbf_cuda_step_in in;
+        memset(&in, 0, sizeof in);
+        in.substeps = substeps;
+        in.sub = c->sub;
+        in.solids = w->solids;
+        in.neighbor_mode = (int)w->def.neighbor_mode;
+        in.iterations = sd->iterations;
+        in.controlled = sd->target_error > 0.0f;
+        in.target = sd->target_error * 0.01f;
+        in.min_iterations = sd->min_iterations;
+        in.max_iterations = sd->max_iterations;
+        in.chebyshev = sd->chebyshev;
+        in.chebyshev_rho = sd->chebyshev_rho;
+        in.chebyshev_gamma = sd->chebyshev_gamma;
+        in.chebyshev_delay = sd->chebyshev_delay;
+        in.iteration_error = w->iteration_error;
+        in.history_size =
+            (sd->iterations > sd->max_iterations ? sd->iterations : sd->max_iterations) + 2;
+        pbf_cuda_step_out out;
+        st = pbf_cuda_step(c->dev, &in, &out, why, sizeof why);
+        if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
+        c->host_current = 0;
+        for (int k = 0; k < PBF_STAGE_COUNT; ++k) w->profile.stage_ms[k] += out.stage_ms[k];
+        w->substep_iterations = out.substep_iterations;
+        w->profile.max_iterations_used = out.max_iterations_used;
+        w->profile.chebyshev_restarts = out.chebyshev_restarts;
+        w->iteration_error_count = out.iteration_error_count;
+        if (out.unstable != PBF_CUDA_OK) {
+            /* the CPU stops in that substep: time has advanced over the ones before it */
+            double tf = w->time;
+            for (int s = 0; s < out.unstable_substep; ++s) tf += dt_sub;
+            w->time = tf;
+            return report_unstable(w, &out, tf + dt_sub);
+        }
+        w->time = t;
+        /* finish_profile */
+        if (out.bad_density)
+            return unstable(w, out.bad_density_id, out.bad_density_x, w->time,
+                            "has a non-finite density");
+        w->profile.avg_density_error = out.avg_density_error;
+        w->profile.max_density_error = out.max_density_error;
+        w->profile.avg_neighbors = out.avg_neighbors;
+    }
+    w->profile.iterations = (w->substep_iterations + substeps - 1) / substeps;
+    w->profile.substeps = substeps;
+    w->profile.steps++;
+    w->profile.step_ms = omp_get_wtime() * 1000.0 - t0;
+    return PBF_OK;
+}

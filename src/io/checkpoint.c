@@ -1,0 +1,1000 @@
+/* Checkpoints (issue 7; the format is described in include/pbf/checkpoint.h and
+ * docs/robustness.md).
+ *
+ * The whole file is built in memory (about 36 bytes per particle, a fraction of what the world
+ * itself takes) and written with pbf_write_file_atomic, so it is either complete or absent.
+ * Reading verifies everything before anything is created: the magic, the header checksum, the
+ * version, each section's CRC-32 (zlib) and size, and the end of the file; then the state is
+ * validated (finite values, ids a permutation) and, after the restore, its hash is compared
+ * with the one saved. Bytes are packed one by one in little-endian order, so files move between
+ * machines. Library code: never prints, never exits. */
+#include "pbf/checkpoint.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "cuda/world_cuda.h" /* a CUDA world's host arrays are a cache: pulled before reading */
+#include "pbf/export.h"
+#include "resources.h"
+#include "tool.h"
+#include "cuda/world_cuda.h" /* cuda (issue 4): a CUDA world's state is read back first */
+#include "world_internal.h"
+
+#define MAGIC "PBFCKPT\n"
+#define HEADER_SIZE 32u
+#define SECTION_HEADER_SIZE 24u
+#define MAX_PARTICLES (INT32_MAX / 4) /* pbf_world_add_block's limit */
+
+/* The sections of version 1. */
+#define TAG_DEF "WORLDDEF"
+#define TAG_STATE "STATE"
+#define TAG_COLLIDER "COLLIDER"
+#define TAG_PARTICLE "PARTICLE"
+#define TAG_TOOL "TOOL"
+#define TAG_APP "APPDATA"
+
+/* Payload sizes of the fixed sections. A new field in these structs must be added to the
+ * section (with a version bump): the asserts make sure nobody forgets. */
+#define DEF_BYTES 200u
+#define STATE_BYTES 40u
+#define COLLIDER_BYTES 56u
+_Static_assert(sizeof(pbf_world_def) == DEF_BYTES,
+               "pbf_world_def changed: add the field to put_def/get_def in src/io/checkpoint.c "
+               "and bump PBF_CHECKPOINT_VERSION");
+_Static_assert(sizeof(pbf_collider_def) == COLLIDER_BYTES,
+               "pbf_collider_def changed: update put_collider/get_collider in checkpoint.c");
+
+/* =============================================================================================
+ * Messages */
+
+static void set_error(char *err, size_t err_size, const char *fmt, ...) {
+    if (err == NULL || err_size == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, err_size, fmt, ap);
+    va_end(ap);
+}
+
+/* A section tag for messages: printable characters only. */
+static void tag_text(const unsigned char *tag, char out[9]) {
+    int n = 0;
+    for (int i = 0; i < 8 && tag[i] != '\0'; ++i)
+        out[n++] = tag[i] >= 32 && tag[i] < 127 ? (char)tag[i] : '?';
+    out[n] = '\0';
+}
+
+/* =============================================================================================
+ * Writing: a growing buffer */
+
+typedef struct out_buf {
+    unsigned char *data;
+    size_t size, capacity;
+    int failed;           /* out of memory */
+    size_t section_start; /* offset of the open section's header */
+} out_buf;
+
+static unsigned char *reserve_bytes(out_buf *b, size_t n) {
+    if (b->failed) return NULL;
+    if (b->size + n > b->capacity) {
+        size_t cap = b->capacity ? b->capacity : 4096;
+        while (cap < b->size + n) cap *= 2;
+        unsigned char *q = realloc(b->data, cap);
+        if (q == NULL) {
+            b->failed = 1;
+            return NULL;
+        }
+        b->data = q;
+        b->capacity = cap;
+    }
+    unsigned char *p = b->data + b->size;
+    b->size += n;
+    return p;
+}
+
+static void le32(unsigned char *d, uint32_t u) {
+    for (int i = 0; i < 4; ++i) d[i] = (unsigned char)(u >> (8 * i));
+}
+
+static void le64(unsigned char *d, uint64_t u) {
+    for (int i = 0; i < 8; ++i) d[i] = (unsigned char)(u >> (8 * i));
+}
+
+static void put_u32(out_buf *b, uint32_t u) {
+    unsigned char *p = reserve_bytes(b, 4);
+    if (p) le32(p, u);
+}
+
+static void put_i32(out_buf *b, int32_t i) { put_u32(b, (uint32_t)i); }
+
+static void put_u64(out_buf *b, uint64_t u) {
+    unsigned char *p = reserve_bytes(b, 8);
+    if (p) le64(p, u);
+}
+
+static void put_f32(out_buf *b, float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    put_u32(b, u);
+}
+
+static void put_f64(out_buf *b, double f) {
+    uint64_t u;
+    memcpy(&u, &f, 8);
+    put_u64(b, u);
+}
+
+static void put_vec3(out_buf *b, pbf_vec3 v) {
+    put_f32(b, v.x);
+    put_f32(b, v.y);
+    put_f32(b, v.z);
+}
+
+static void put_floats(out_buf *b, const float *f, size_t n) {
+    unsigned char *p = reserve_bytes(b, 4 * n);
+    for (size_t i = 0; p != NULL && i < n; ++i) {
+        uint32_t u;
+        memcpy(&u, &f[i], 4);
+        le32(p + 4 * i, u);
+    }
+}
+
+static void put_ints(out_buf *b, const int32_t *v, size_t n) {
+    unsigned char *p = reserve_bytes(b, 4 * n);
+    for (size_t i = 0; p != NULL && i < n; ++i) le32(p + 4 * i, (uint32_t)v[i]);
+}
+
+static void begin_section(out_buf *b, const char *tag, uint32_t flags) {
+    b->section_start = b->size;
+    unsigned char *p = reserve_bytes(b, SECTION_HEADER_SIZE);
+    if (p == NULL) return;
+    memset(p, 0, SECTION_HEADER_SIZE);
+    memcpy(p, tag, strlen(tag)); /* at most 8 characters, the rest NUL */
+    le32(p + 8, flags);
+}
+
+/* Patches the payload size into the section header and appends the CRC of header + payload. */
+static void end_section(out_buf *b) {
+    if (b->failed) return;
+    unsigned char *h = b->data + b->section_start;
+    le64(h + 16, (uint64_t)(b->size - b->section_start - SECTION_HEADER_SIZE));
+    uLong crc = crc32(0L, Z_NULL, 0);
+    size_t n = b->size - b->section_start;
+    const unsigned char *p = b->data + b->section_start;
+    while (n > 0) { /* zlib takes uInt lengths */
+        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        crc = crc32(crc, p, chunk);
+        p += chunk;
+        n -= chunk;
+    }
+    put_u32(b, (uint32_t)crc);
+}
+
+/* ---- section payloads ---------------------------------------------------------------------- */
+
+static void put_def(out_buf *b, const pbf_world_def *d) {
+    put_f32(b, d->particle_radius);
+    put_f32(b, d->kernel_scale);
+    put_f32(b, d->rest_density);
+    put_vec3(b, d->gravity);
+    put_vec3(b, d->domain_min);
+    put_vec3(b, d->domain_max);
+    for (int k = 0; k < PBF_WALL_COUNT; ++k) {
+        put_f32(b, d->wall_motion[k].amplitude);
+        put_f32(b, d->wall_motion[k].period);
+        put_f32(b, d->wall_motion[k].phase);
+    }
+    put_i32(b, d->substeps);
+    const pbf_solver_def *s = &d->solver;
+    put_i32(b, s->iterations);
+    put_f32(b, s->relaxation);
+    put_i32(b, s->unilateral);
+    put_f32(b, s->scorr_k);
+    put_i32(b, s->scorr_n);
+    put_f32(b, s->scorr_dq);
+    put_f32(b, s->vorticity);
+    put_f32(b, s->xsph);
+    put_f32(b, s->cfl);
+    put_f32(b, s->target_error);
+    put_i32(b, s->min_iterations);
+    put_i32(b, s->max_iterations);
+    put_i32(b, s->chebyshev);
+    put_f32(b, s->chebyshev_rho);
+    put_f32(b, s->chebyshev_gamma);
+    put_i32(b, s->chebyshev_delay);
+    put_i32(b, (int32_t)d->neighbor_mode);
+    put_i32(b, (int32_t)d->backend);
+    put_i32(b, d->threads);
+}
+
+static void put_collider(out_buf *b, const pbf_collider_def *c) {
+    put_i32(b, (int32_t)c->type);
+    put_vec3(b, c->center);
+    put_vec3(b, c->half_extents);
+    put_f32(b, c->radius);
+    put_vec3(b, c->a);
+    put_vec3(b, c->b);
+}
+
+/* ---- the tool (issue 5) -------------------------------------------------------------------- *
+ * Its def and the state that carries from one step to the next (tool.h): where it is, how it
+ * moves, the pose it is being carried to, the free body's lagged force and acceleration, and the
+ * published state. k and the per-particle scratch arrays are rebuilt every substep. A new field
+ * in pbf_tool_body that outlives a step must be added here (and to get_tool below). */
+_Static_assert(sizeof(pbf_tool_def) == 2116,
+               "pbf_tool_def changed: update put_tool/get_tool in src/io/checkpoint.c and bump "
+               "PBF_CHECKPOINT_VERSION");
+_Static_assert(sizeof(pbf_tool_state) == 96,
+               "pbf_tool_state changed: update put_tool_state/get_tool_state in checkpoint.c");
+_Static_assert(sizeof(pbf_tool_body) == 2472,
+               "pbf_tool_body changed: if the new field carries from one step to the next, save "
+               "it in put_tool/get_tool (src/io/checkpoint.c) and bump PBF_CHECKPOINT_VERSION; "
+               "then update this size");
+
+static void put_tool_state(out_buf *b, const pbf_tool_state *s) {
+    put_f64(b, s->time);
+    put_vec3(b, s->position);
+    put_vec3(b, s->velocity);
+    put_f32(b, s->radius);
+    put_vec3(b, s->reaction);
+    put_vec3(b, s->adhesion);
+    put_vec3(b, s->damping);
+    put_vec3(b, s->total);
+    put_i32(b, s->contacts);
+    put_f32(b, s->min_distance);
+}
+
+static void put_tool(out_buf *b, const pbf_tool_body *t) {
+    const pbf_tool_def *d = &t->def;
+    put_f32(b, d->radius);
+    put_vec3(b, d->position);
+    put_vec3(b, d->velocity);
+    put_i32(b, (int32_t)d->motion);
+    put_f32(b, d->mass);
+    put_f32(b, d->added_mass);
+    put_f32(b, d->adhesion_k_tool);
+    put_f32(b, d->adhesion_k_fluid);
+    put_f32(b, d->adhesion_a);
+    put_f32(b, d->adhesion_b);
+    put_f32(b, d->damping);
+    put_i32(b, (int32_t)d->interpolation);
+    put_i32(b, d->key_count);
+    for (int i = 0; i < d->key_count && i < PBF_TOOL_MAX_KEYS; ++i) {
+        put_f32(b, d->keys[i].time);
+        put_vec3(b, d->keys[i].position);
+    }
+    put_vec3(b, t->position);
+    put_vec3(b, t->velocity);
+    put_i32(b, t->external);
+    put_i32(b, t->pose_pending);
+    put_vec3(b, t->pose_target);
+    put_vec3(b, t->force_prev);
+    put_vec3(b, t->accel_prev);
+    put_tool_state(b, &t->state);
+}
+
+pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void *app_data,
+                               size_t app_size, char *err, size_t err_size) {
+    if (w == NULL || path == NULL || (app_data == NULL && app_size > 0)) {
+        set_error(err, err_size, "pbf_checkpoint_save: world and path must not be NULL");
+        return PBF_ERR_INVALID_ARG;
+    }
+    pbf__cuda_pull(w); /* cuda */
+    pbf__cuda_pull(w); /* cuda: the host arrays below must be the device's state */
+    const size_t n = (size_t)w->count;
+    char why[PBF_ERROR_SIZE];
+    if (pbf__check_memory(1024.0 + 36.0 * (double)n + (double)app_size,
+                          "the checkpoint's buffer", why, sizeof why) != 0) {
+        set_error(err, err_size, "cannot write '%s': the checkpoint %s", path, why);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    out_buf b;
+    memset(&b, 0, sizeof b);
+    unsigned char *h = reserve_bytes(&b, HEADER_SIZE);
+    uint32_t sections = 4 + (w->tool != NULL) + (app_data != NULL);
+    if (h != NULL) {
+        memset(h, 0, HEADER_SIZE);
+        memcpy(h, MAGIC, 8);
+        le32(h + 8, PBF_CHECKPOINT_VERSION);
+        le32(h + 12, HEADER_SIZE);
+        le32(h + 16, sections);
+        le32(h + 28, (uint32_t)crc32(0L, h, 28));
+    }
+
+    begin_section(&b, TAG_DEF, PBF_CHECKPOINT_REQUIRED);
+    put_def(&b, &w->def);
+    end_section(&b);
+
+    begin_section(&b, TAG_STATE, PBF_CHECKPOINT_REQUIRED);
+    put_f64(&b, w->time);
+    put_u64(&b, (uint64_t)w->profile.steps);
+    put_f32(&b, w->profile.avg_density_error);
+    put_f32(&b, w->profile.max_density_error);
+    put_f32(&b, w->profile.avg_neighbors);
+    put_i32(&b, w->count);
+    put_u64(&b, pbf_world_hash(w));
+    end_section(&b);
+
+    begin_section(&b, TAG_COLLIDER, PBF_CHECKPOINT_REQUIRED);
+    put_u32(&b, (uint32_t)w->collider_count);
+    for (int i = 0; i < w->collider_count; ++i) put_collider(&b, &w->colliders[i]);
+    end_section(&b);
+
+    /* slot order: the order of the neighbour sums is part of the state */
+    begin_section(&b, TAG_PARTICLE, PBF_CHECKPOINT_REQUIRED);
+    put_u32(&b, (uint32_t)n);
+    put_floats(&b, w->x, 3 * n);
+    put_floats(&b, w->v, 3 * n);
+    put_floats(&b, w->density, n);
+    put_ints(&b, w->ids, n);
+    end_section(&b);
+
+    if (w->tool != NULL) {
+        begin_section(&b, TAG_TOOL, PBF_CHECKPOINT_REQUIRED);
+        put_tool(&b, w->tool);
+        end_section(&b);
+    }
+    if (app_data != NULL) {
+        begin_section(&b, TAG_APP, 0);
+        unsigned char *p = reserve_bytes(&b, app_size);
+        if (p != NULL && app_size > 0) memcpy(p, app_data, app_size);
+        end_section(&b);
+    }
+
+    pbf_status st;
+    if (b.failed) {
+        set_error(err, err_size, "cannot write '%s': out of memory building the checkpoint", path);
+        st = PBF_ERR_OUT_OF_MEMORY;
+    } else {
+        st = pbf_write_file_atomic(path, b.data, b.size, err, err_size);
+    }
+    free(b.data);
+    return st;
+}
+
+/* =============================================================================================
+ * Reading */
+
+struct pbf_checkpoint {
+    char *path;
+    unsigned char *file;
+    size_t file_size;
+    pbf_world_def def;
+    double time;
+    int64_t steps;
+    float avg_density_error, max_density_error, avg_neighbors;
+    int count;
+    uint64_t hash;
+    int collider_count;
+    pbf_collider_def colliders[PBF_MAX_SOLIDS];
+    const unsigned char *particles; /* the PARTICLE payload after its count */
+    int has_tool;
+    pbf_tool_body tool;             /* def and carried state only (no scratch) */
+    char *app;                      /* copy with a NUL after it */
+    size_t app_size;
+};
+
+/* A bounds-checked reader over one payload. */
+typedef struct in_buf {
+    const unsigned char *p, *end;
+    int short_read;
+} in_buf;
+
+static const unsigned char *take(in_buf *b, size_t n) {
+    if (b->short_read || (size_t)(b->end - b->p) < n) {
+        b->short_read = 1;
+        return NULL;
+    }
+    const unsigned char *p = b->p;
+    b->p += n;
+    return p;
+}
+
+static uint32_t rd32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const unsigned char *p) {
+    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+static uint32_t get_u32(in_buf *b) {
+    const unsigned char *p = take(b, 4);
+    return p ? rd32(p) : 0;
+}
+
+static int32_t get_i32(in_buf *b) { return (int32_t)get_u32(b); }
+
+static uint64_t get_u64(in_buf *b) {
+    const unsigned char *p = take(b, 8);
+    return p ? rd64(p) : 0;
+}
+
+static float get_f32(in_buf *b) {
+    uint32_t u = get_u32(b);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static double get_f64(in_buf *b) {
+    uint64_t u = get_u64(b);
+    double f;
+    memcpy(&f, &u, 8);
+    return f;
+}
+
+static pbf_vec3 get_vec3(in_buf *b) {
+    pbf_vec3 v;
+    v.x = get_f32(b);
+    v.y = get_f32(b);
+    v.z = get_f32(b);
+    return v;
+}
+
+static float f32_at(const unsigned char *p, size_t i) {
+    uint32_t u = rd32(p + 4 * i);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void get_def(in_buf *b, pbf_world_def *d) {
+    d->particle_radius = get_f32(b);
+    d->kernel_scale = get_f32(b);
+    d->rest_density = get_f32(b);
+    d->gravity = get_vec3(b);
+    d->domain_min = get_vec3(b);
+    d->domain_max = get_vec3(b);
+    for (int k = 0; k < PBF_WALL_COUNT; ++k) {
+        d->wall_motion[k].amplitude = get_f32(b);
+        d->wall_motion[k].period = get_f32(b);
+        d->wall_motion[k].phase = get_f32(b);
+    }
+    d->substeps = get_i32(b);
+    pbf_solver_def *s = &d->solver;
+    s->iterations = get_i32(b);
+    s->relaxation = get_f32(b);
+    s->unilateral = get_i32(b);
+    s->scorr_k = get_f32(b);
+    s->scorr_n = get_i32(b);
+    s->scorr_dq = get_f32(b);
+    s->vorticity = get_f32(b);
+    s->xsph = get_f32(b);
+    s->cfl = get_f32(b);
+    s->target_error = get_f32(b);
+    s->min_iterations = get_i32(b);
+    s->max_iterations = get_i32(b);
+    s->chebyshev = get_i32(b);
+    s->chebyshev_rho = get_f32(b);
+    s->chebyshev_gamma = get_f32(b);
+    s->chebyshev_delay = get_i32(b);
+    d->neighbor_mode = (pbf_neighbor_mode)get_i32(b);
+    d->backend = (pbf_backend)get_i32(b);
+    d->threads = get_i32(b);
+}
+
+static void get_collider(in_buf *b, pbf_collider_def *c) {
+    c->type = (pbf_collider_type)get_i32(b);
+    c->center = get_vec3(b);
+    c->half_extents = get_vec3(b);
+    c->radius = get_f32(b);
+    c->a = get_vec3(b);
+    c->b = get_vec3(b);
+}
+
+static void get_tool_state(in_buf *b, pbf_tool_state *s) {
+    s->time = get_f64(b);
+    s->position = get_vec3(b);
+    s->velocity = get_vec3(b);
+    s->radius = get_f32(b);
+    s->reaction = get_vec3(b);
+    s->adhesion = get_vec3(b);
+    s->damping = get_vec3(b);
+    s->total = get_vec3(b);
+    s->contacts = get_i32(b);
+    s->min_distance = get_f32(b);
+}
+
+/* Returns 0, or -1 when key_count is out of range (the caller reports it). */
+static int get_tool(in_buf *b, pbf_tool_body *t) {
+    memset(t, 0, sizeof *t);
+    pbf_tool_def *d = &t->def;
+    *d = pbf_default_tool_def();
+    d->radius = get_f32(b);
+    d->position = get_vec3(b);
+    d->velocity = get_vec3(b);
+    d->motion = (pbf_tool_motion)get_i32(b);
+    d->mass = get_f32(b);
+    d->added_mass = get_f32(b);
+    d->adhesion_k_tool = get_f32(b);
+    d->adhesion_k_fluid = get_f32(b);
+    d->adhesion_a = get_f32(b);
+    d->adhesion_b = get_f32(b);
+    d->damping = get_f32(b);
+    d->interpolation = (pbf_tool_interpolation)get_i32(b);
+    d->key_count = get_i32(b);
+    if (d->key_count < 0 || d->key_count > PBF_TOOL_MAX_KEYS) return -1;
+    for (int i = 0; i < d->key_count; ++i) {
+        d->keys[i].time = get_f32(b);
+        d->keys[i].position = get_vec3(b);
+    }
+    t->position = get_vec3(b);
+    t->velocity = get_vec3(b);
+    t->external = get_i32(b);
+    t->pose_pending = get_i32(b);
+    t->pose_target = get_vec3(b);
+    t->force_prev = get_vec3(b);
+    t->accel_prev = get_vec3(b);
+    get_tool_state(b, &t->state);
+    return 0;
+}
+
+/* Reads the whole file. The size is checked against the memory limit first. */
+static pbf_status read_all(const char *path, unsigned char **data, size_t *size, char *err,
+                           size_t err_size) {
+    *data = NULL;
+    *size = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        set_error(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        return PBF_ERR_IO;
+    }
+    long len = -1;
+    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+    if (len < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        int e = errno;
+        fclose(f);
+        set_error(err, err_size, "%s: cannot read: %s", path, strerror(e ? e : EIO));
+        return PBF_ERR_IO;
+    }
+    char why[PBF_ERROR_SIZE];
+    if (pbf__check_memory((double)len, "to read it", why, sizeof why) != 0) {
+        fclose(f);
+        set_error(err, err_size, "%s: the file %s", path, why);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    unsigned char *buf = malloc(len > 0 ? (size_t)len : 1);
+    if (buf == NULL) {
+        fclose(f);
+        set_error(err, err_size, "%s: out of memory reading %ld bytes", path, len);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    size_t got = fread(buf, 1, (size_t)len, f);
+    int e = ferror(f) ? errno : 0;
+    fclose(f);
+    if (got != (size_t)len) {
+        free(buf);
+        set_error(err, err_size, "%s: cannot read: %s", path,
+                  e ? strerror(e) : "the file changed while it was read");
+        return PBF_ERR_IO;
+    }
+    *data = buf;
+    *size = (size_t)len;
+    return PBF_OK;
+}
+
+/* "PLY", "JSON text", ... : what a foreign file starts with, for the message. */
+static void describe_start(const unsigned char *d, size_t n, char *out, size_t size) {
+    char text[24];
+    size_t k = 0;
+    for (size_t i = 0; i < n && i < 16 && k + 5 < sizeof text; ++i) {
+        unsigned char c = d[i];
+        if (c >= 32 && c < 127 && c != '"' && c != '\\') {
+            text[k++] = (char)c;
+        } else {
+            k += (size_t)snprintf(text + k, sizeof text - k, "\\x%02x", c);
+        }
+    }
+    text[k < sizeof text ? k : sizeof text - 1] = '\0';
+    snprintf(out, size, "\"%s\"", text);
+}
+
+void pbf_checkpoint_close(pbf_checkpoint *ck) {
+    if (ck == NULL) return;
+    free(ck->path);
+    free(ck->file);
+    free(ck->app);
+    free(ck);
+}
+
+/* The fixed-size sections: a payload of another size is refused (a file of another version
+ * that kept the version number, or a crafted one). */
+static int payload_size_ok(const char *path, const char *tag, uint64_t size, uint64_t want,
+                           char *err, size_t err_size) {
+    if (size == want) return 1;
+    set_error(err, err_size,
+              "%s: section '%s' holds %llu bytes, version %d has %llu: not a checkpoint this pbf "
+              "can read",
+              path, tag, (unsigned long long)size, PBF_CHECKPOINT_VERSION,
+              (unsigned long long)want);
+    return 0;
+}
+
+/* Decodes one known section. Returns PBF_OK or an error with the message set. */
+static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsigned char *p,
+                                 uint64_t size, char *err, size_t err_size) {
+    const char *path = ck->path;
+    in_buf b = {p, p + size, 0};
+    if (strcmp(tag, TAG_DEF) == 0) {
+        if (!payload_size_ok(path, tag, size, DEF_BYTES, err, err_size)) return PBF_ERR_PARSE;
+        get_def(&b, &ck->def);
+    } else if (strcmp(tag, TAG_STATE) == 0) {
+        if (!payload_size_ok(path, tag, size, STATE_BYTES, err, err_size)) return PBF_ERR_PARSE;
+        ck->time = get_f64(&b);
+        ck->steps = (int64_t)get_u64(&b);
+        ck->avg_density_error = get_f32(&b);
+        ck->max_density_error = get_f32(&b);
+        ck->avg_neighbors = get_f32(&b);
+        ck->count = get_i32(&b);
+        ck->hash = get_u64(&b);
+        if (!isfinite(ck->time) || ck->time < 0.0 || ck->steps < 0 || ck->count < 0 ||
+            ck->count > MAX_PARTICLES) {
+            set_error(err, err_size,
+                      "%s: section 'STATE' is not valid (time %g s, %lld steps, %d particles)",
+                      path, ck->time, (long long)ck->steps, ck->count);
+            return PBF_ERR_PARSE;
+        }
+    } else if (strcmp(tag, TAG_COLLIDER) == 0) {
+        uint32_t n = get_u32(&b);
+        if (b.short_read || n > PBF_MAX_SOLIDS ||
+            !payload_size_ok(path, tag, size, 4 + (uint64_t)n * COLLIDER_BYTES, err, err_size)) {
+            if (n > PBF_MAX_SOLIDS)
+                set_error(err, err_size, "%s: section 'COLLIDER' has %u colliders, at most %d",
+                          path, n, PBF_MAX_SOLIDS);
+            return PBF_ERR_PARSE;
+        }
+        ck->collider_count = (int)n;
+        for (uint32_t i = 0; i < n; ++i) get_collider(&b, &ck->colliders[i]);
+    } else if (strcmp(tag, TAG_PARTICLE) == 0) {
+        uint32_t n = get_u32(&b);
+        if (b.short_read || n > MAX_PARTICLES) {
+            set_error(err, err_size, "%s: section 'PARTICLE' has a count of %u particles", path,
+                      n);
+            return PBF_ERR_PARSE;
+        }
+        if (!payload_size_ok(path, tag, size, 4 + 32 * (uint64_t)n, err, err_size))
+            return PBF_ERR_PARSE;
+        ck->particles = p + 4;
+        /* The count must agree with STATE's (checked after all sections are read). */
+        ck->count = ck->count >= 0 ? ck->count : (int)n;
+        if ((int)n != ck->count) {
+            set_error(err, err_size,
+                      "%s: section 'PARTICLE' has %u particles, section 'STATE' says %d", path, n,
+                      ck->count);
+            return PBF_ERR_PARSE;
+        }
+    } else if (strcmp(tag, TAG_TOOL) == 0) {
+        if (get_tool(&b, &ck->tool) != 0) {
+            set_error(err, err_size, "%s: section 'TOOL' has a key count of %d, at most %d",
+                      path, ck->tool.def.key_count, PBF_TOOL_MAX_KEYS);
+            return PBF_ERR_PARSE;
+        }
+        if (b.short_read || b.p != b.end) {
+            set_error(err, err_size,
+                      "%s: section 'TOOL' holds %llu bytes, which is not what version %d writes",
+                      path, (unsigned long long)size, PBF_CHECKPOINT_VERSION);
+            return PBF_ERR_PARSE;
+        }
+        ck->has_tool = 1;
+    } else if (strcmp(tag, TAG_APP) == 0) {
+        ck->app = malloc((size_t)size + 1);
+        if (ck->app == NULL) {
+            set_error(err, err_size, "%s: out of memory", path);
+            return PBF_ERR_OUT_OF_MEMORY;
+        }
+        if (size > 0) memcpy(ck->app, p, (size_t)size);
+        ck->app[size] = '\0';
+        ck->app_size = (size_t)size;
+    }
+    return PBF_OK;
+}
+
+/* The known tag whose 8 bytes (NUL-padded) are exactly raw, or NULL. */
+static const char *known_tag(const unsigned char *raw) {
+    static const char *const known[] = {TAG_DEF, TAG_STATE, TAG_COLLIDER, TAG_PARTICLE, TAG_TOOL,
+                                        TAG_APP};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i) {
+        unsigned char padded[8] = {0};
+        memcpy(padded, known[i], strlen(known[i]));
+        if (memcmp(raw, padded, 8) == 0) return known[i];
+    }
+    return NULL;
+}
+
+/* Finite positions and velocities, and ids a permutation of 0..n-1 (they index the read-back
+ * arrays: a repeated or out-of-range id would write out of bounds). */
+static pbf_status check_particles(const pbf_checkpoint *ck, char *err, size_t err_size) {
+    const size_t n = (size_t)ck->count;
+    const unsigned char *x = ck->particles, *v = x + 12 * n, *ids = v + 16 * n;
+    for (size_t i = 0; i < 3 * n; ++i) {
+        if (!isfinite(f32_at(x, i)) || !isfinite(f32_at(v, i))) {
+            set_error(err, err_size, "%s: particle in slot %zu has a non-finite %s", ck->path,
+                      i / 3, isfinite(f32_at(x, i)) ? "velocity" : "position");
+            return PBF_ERR_PARSE;
+        }
+    }
+    unsigned char *seen = calloc(n > 0 ? n : 1, 1);
+    if (seen == NULL) {
+        set_error(err, err_size, "%s: out of memory", ck->path);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    pbf_status st = PBF_OK;
+    for (size_t i = 0; i < n && st == PBF_OK; ++i) {
+        int32_t id = (int32_t)rd32(ids + 4 * i);
+        if (id < 0 || (size_t)id >= n || seen[id]) {
+            set_error(err, err_size,
+                      "%s: particle ids are not a permutation of 0..%zu (slot %zu has id %d)",
+                      ck->path, n - 1, i, id);
+            st = PBF_ERR_PARSE;
+        } else {
+            seen[id] = 1;
+        }
+    }
+    free(seen);
+    return st;
+}
+
+static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
+    const unsigned char *d = ck->file;
+    const size_t size = ck->file_size;
+    const char *path = ck->path;
+    if (size < 8 || memcmp(d, MAGIC, 8) != 0) {
+        char start[96];
+        describe_start(d, size, start, sizeof start);
+        set_error(err, err_size,
+                  "%s: not a pbf checkpoint (it starts with %s, a checkpoint with \"PBFCKPT\\n\")",
+                  path, size == 0 ? "nothing: the file is empty" : start);
+        return PBF_ERR_PARSE;
+    }
+    if (size < HEADER_SIZE) {
+        set_error(err, err_size, "%s: truncated: %zu bytes, the header alone has %u", path, size,
+                  HEADER_SIZE);
+        return PBF_ERR_PARSE;
+    }
+    if (rd32(d + 28) != (uint32_t)crc32(0L, d, 28)) {
+        set_error(err, err_size, "%s: checksum mismatch in the header: the file is corrupt",
+                  path);
+        return PBF_ERR_PARSE;
+    }
+    uint32_t version = rd32(d + 8), header_size = rd32(d + 12), sections = rd32(d + 16);
+    if (version == 0 || version > PBF_CHECKPOINT_VERSION) {
+        set_error(err, err_size,
+                  "%s: checkpoint format version %u, this pbf (%s) reads version %d and older: "
+                  "resume it with the pbf that wrote it",
+                  path, version, PBF_VERSION_STRING, PBF_CHECKPOINT_VERSION);
+        return PBF_ERR_UNSUPPORTED;
+    }
+    if (header_size < HEADER_SIZE || header_size > size) {
+        set_error(err, err_size, "%s: header size %u is not valid", path, header_size);
+        return PBF_ERR_PARSE;
+    }
+    size_t at = header_size;
+    int seen_def = 0, seen_state = 0, seen_coll = 0, seen_part = 0;
+    ck->count = -1;
+    for (uint32_t s = 0; s < sections; ++s) {
+        if (size - at < SECTION_HEADER_SIZE) {
+            set_error(err, err_size,
+                      "%s: truncated: the file ends inside section %u of %u (a file cut short)",
+                      path, s + 1, sections);
+            return PBF_ERR_PARSE;
+        }
+        const unsigned char *h = d + at;
+        char tag[9];
+        tag_text(h, tag);
+        uint32_t flags = rd32(h + 8);
+        uint64_t payload = rd64(h + 16);
+        if (payload > size - at - SECTION_HEADER_SIZE ||
+            size - at - SECTION_HEADER_SIZE - payload < 4) {
+            set_error(err, err_size,
+                      "%s: truncated: section '%s' needs %llu bytes, the file has %zu left (a "
+                      "file cut short, or a corrupt section header)",
+                      path, tag, (unsigned long long)payload + 4,
+                      size - at - SECTION_HEADER_SIZE);
+            return PBF_ERR_PARSE;
+        }
+        size_t span = SECTION_HEADER_SIZE + (size_t)payload;
+        uLong crc = crc32(0L, Z_NULL, 0);
+        for (size_t off = 0; off < span;) {
+            uInt chunk = span - off > (1u << 30) ? (1u << 30) : (uInt)(span - off);
+            crc = crc32(crc, h + off, chunk);
+            off += chunk;
+        }
+        if (rd32(h + span) != (uint32_t)crc) {
+            set_error(err, err_size, "%s: checksum mismatch in section '%s': the file is corrupt",
+                      path, tag);
+            return PBF_ERR_PARSE;
+        }
+        if (known_tag(h) != NULL) {
+            int *seen = strcmp(tag, TAG_DEF) == 0        ? &seen_def
+                        : strcmp(tag, TAG_STATE) == 0    ? &seen_state
+                        : strcmp(tag, TAG_COLLIDER) == 0 ? &seen_coll
+                        : strcmp(tag, TAG_PARTICLE) == 0 ? &seen_part
+                                                          : NULL;
+            if ((seen != NULL && *seen) || (strcmp(tag, TAG_TOOL) == 0 && ck->has_tool) ||
+                (strcmp(tag, TAG_APP) == 0 && ck->app != NULL)) {
+                set_error(err, err_size, "%s: section '%s' appears twice", path, tag);
+                return PBF_ERR_PARSE;
+            }
+            if (seen != NULL) *seen = 1;
+            if (strcmp(tag, TAG_PARTICLE) == 0 && !seen_state) {
+                set_error(err, err_size, "%s: section 'PARTICLE' comes before 'STATE'", path);
+                return PBF_ERR_PARSE;
+            }
+            pbf_status st = decode_section(ck, tag, h + SECTION_HEADER_SIZE, payload, err,
+                                           err_size);
+            if (st != PBF_OK) return st;
+        } else if (flags & PBF_CHECKPOINT_REQUIRED) {
+            set_error(err, err_size,
+                      "%s: section '%s' is required but unknown to this pbf (%s): the file was "
+                      "written by a newer version",
+                      path, tag, PBF_VERSION_STRING);
+            return PBF_ERR_UNSUPPORTED;
+        } /* else: an optional section of a later version, skipped */
+        at += span + 4;
+    }
+    if (at != size) {
+        set_error(err, err_size, "%s: %zu bytes after the last section (a corrupt file)", path,
+                  size - at);
+        return PBF_ERR_PARSE;
+    }
+    const char *missing = !seen_def     ? TAG_DEF
+                          : !seen_state ? TAG_STATE
+                          : !seen_coll  ? TAG_COLLIDER
+                          : !seen_part  ? TAG_PARTICLE
+                                        : NULL;
+    if (missing != NULL) {
+        set_error(err, err_size, "%s: no '%s' section: not a complete checkpoint", path, missing);
+        return PBF_ERR_PARSE;
+    }
+    return check_particles(ck, err, err_size);
+}
+
+pbf_status pbf_checkpoint_open(const char *path, pbf_checkpoint **out, char *err,
+                               size_t err_size) {
+    if (err != NULL && err_size > 0) err[0] = '\0';
+    if (out != NULL) *out = NULL;
+    if (path == NULL || out == NULL) {
+        set_error(err, err_size, "pbf_checkpoint_open: path and out must not be NULL");
+        return PBF_ERR_INVALID_ARG;
+    }
+    pbf_checkpoint *ck = calloc(1, sizeof *ck);
+    size_t len = strlen(path);
+    if (ck == NULL || (ck->path = malloc(len + 1)) == NULL) {
+        free(ck);
+        set_error(err, err_size, "%s: out of memory", path);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    memcpy(ck->path, path, len + 1);
+    pbf_status st = read_all(path, &ck->file, &ck->file_size, err, err_size);
+    if (st == PBF_OK) st = parse(ck, err, err_size);
+    if (st != PBF_OK) {
+        pbf_checkpoint_close(ck);
+        return st;
+    }
+    *out = ck;
+    return PBF_OK;
+}
+
+const pbf_world_def *pbf_checkpoint_def(const pbf_checkpoint *ck) { return &ck->def; }
+double pbf_checkpoint_time(const pbf_checkpoint *ck) { return ck->time; }
+int64_t pbf_checkpoint_steps(const pbf_checkpoint *ck) { return ck->steps; }
+int pbf_checkpoint_particle_count(const pbf_checkpoint *ck) { return ck->count; }
+
+const void *pbf_checkpoint_app_data(const pbf_checkpoint *ck, size_t *size) {
+    if (size != NULL) *size = ck->app_size;
+    return ck->app;
+}
+
+/* ---- creating the world ---------------------------------------------------------------------- */
+
+static int same_vec3(pbf_vec3 a, pbf_vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
+
+/* The first field that makes the particles something else, or NULL. */
+static const char *changed_physics(const pbf_world_def *a, const pbf_world_def *b) {
+    if (a->particle_radius != b->particle_radius) return "particle_radius";
+    if (a->kernel_scale != b->kernel_scale) return "kernel_scale";
+    if (a->rest_density != b->rest_density) return "rest_density";
+    if (!same_vec3(a->gravity, b->gravity)) return "gravity";
+    if (!same_vec3(a->domain_min, b->domain_min)) return "domain_min";
+    if (!same_vec3(a->domain_max, b->domain_max)) return "domain_max";
+    static const char *const walls[PBF_WALL_COUNT] = {
+        "wall_motion[x_min]", "wall_motion[x_max]", "wall_motion[y_min]",
+        "wall_motion[y_max]", "wall_motion[z_min]", "wall_motion[z_max]"};
+    for (int k = 0; k < PBF_WALL_COUNT; ++k) {
+        const pbf_wall_motion *m = &a->wall_motion[k], *n = &b->wall_motion[k];
+        if (m->amplitude != n->amplitude || m->period != n->period || m->phase != n->phase)
+            return walls[k];
+    }
+    return NULL;
+}
+
+pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world_def *def,
+                                       pbf_world **out, char *err, size_t err_size) {
+    if (err != NULL && err_size > 0) err[0] = '\0';
+    if (out != NULL) *out = NULL;
+    if (ck == NULL || out == NULL) {
+        set_error(err, err_size, "pbf_checkpoint_create_world: ck and out must not be NULL");
+        return PBF_ERR_INVALID_ARG;
+    }
+    const char *path = ck->path;
+    if (def == NULL) def = &ck->def;
+    const char *changed = changed_physics(def, &ck->def);
+    if (changed != NULL) {
+        set_error(err, err_size,
+                  "%s: world def: %s differs from the checkpoint's; a resumed run can change the "
+                  "solver, substeps and threads, not the fluid, gravity, domain or walls",
+                  path, changed);
+        return PBF_ERR_INVALID_ARG;
+    }
+    char why[PBF_ERROR_SIZE];
+    pbf_world *w = NULL;
+    pbf_status st = pbf_world_create(def, &w, why, sizeof why);
+    if (st != PBF_OK) {
+        set_error(err, err_size, "%s: %s", path, why);
+        return st;
+    }
+    for (int i = 0; i < ck->collider_count && st == PBF_OK; ++i) {
+        st = pbf_world_add_collider(w, &ck->colliders[i]);
+        if (st != PBF_OK)
+            set_error(err, err_size, "%s: collider %d: %s", path, i, pbf_world_error(w));
+    }
+    if (st == PBF_OK) {
+        st = pbf__world_resize(w, ck->count);
+        if (st != PBF_OK) set_error(err, err_size, "%s: %s", path, pbf_world_error(w));
+    }
+    if (st == PBF_OK) {
+        const size_t n = (size_t)ck->count;
+        const unsigned char *x = ck->particles, *v = x + 12 * n, *rho = v + 12 * n,
+                            *ids = rho + 4 * n;
+        for (size_t i = 0; i < 3 * n; ++i) {
+            w->x[i] = w->p[i] = f32_at(x, i);
+            w->v[i] = f32_at(v, i);
+            w->omega[i] = w->dv[i] = 0.0f;
+        }
+        for (size_t i = 0; i < n; ++i) {
+            w->density[i] = f32_at(rho, i);
+            w->ids[i] = (int32_t)rd32(ids + 4 * i);
+            w->lambda[i] = w->omega_len[i] = 0.0f;
+            w->neighbor_counts[i] = 0;
+        }
+        w->time = ck->time;
+        w->profile.steps = ck->steps;
+        w->profile.avg_density_error = ck->avg_density_error;
+        w->profile.max_density_error = ck->max_density_error;
+        w->profile.avg_neighbors = ck->avg_neighbors;
+    }
+    if (st == PBF_OK && ck->has_tool) {
+        st = pbf_world_set_tool(w, &ck->tool.def);
+        if (st != PBF_OK) {
+            set_error(err, err_size, "%s: tool: %s", path, pbf_world_error(w));
+        } else {
+            pbf_tool_body *t = w->tool;
+            t->position = ck->tool.position;
+            t->velocity = ck->tool.velocity;
+            t->external = ck->tool.external;
+            t->pose_pending = ck->tool.pose_pending;
+            t->pose_target = ck->tool.pose_target;
+            t->force_prev = ck->tool.force_prev;
+            t->accel_prev = ck->tool.accel_prev;
+            t->state = ck->tool.state;
+        }
+    }
+    if (st == PBF_OK && pbf_world_hash(w) != ck->hash) {
+        set_error(err, err_size,
+                  "%s: the restored state's hash differs from the one saved: the file is "
+                  "inconsistent",
+                  path);
+        st = PBF_ERR_PARSE;
+    }
+    if (st != PBF_OK) {
+        pbf_world_destroy(w);
+        return st;
+    }
+    *out = w;
+    return PBF_OK;
+}

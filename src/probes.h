@@ -1,0 +1,41 @@
+/* Probes inside the library (issue 6; include/pbf/probes.h, docs/validation.md): the world's
+ * probe set and the two hooks the step calls for force probes (solver.c, marked "probes").
+ * Heights and fronts need no hook: they are read from the positions when sampled. */
+#ifndef PBF_PROBES_INTERNAL_H
+#define PBF_PROBES_INTERNAL_H
+
+#include "pbf/probes.h"
+#include "world_internal.h"
+
+/* A force patch in the form the hook uses. */
+typedef struct pbf_patch {
+    int probe;          /* index into the probe set */
+    int axis;           /* normal axis, 0..2 */
+    float sign;         /* +1: normal along +axis, −1 along −axis */
+    int wall;           /* the domain wall it lies on (pbf_wall), or −1 for a box collider face */
+    float plane;        /* the face's coordinate along axis for a collider face (static) */
+    float lo[3], hi[3]; /* tangential extent: [lo, hi) on the two axes other than axis */
+    float area;         /* m² */
+    double sum;         /* Σ (m/dt²) Δx·n over the step so far, N · substeps */
+    int last_count;     /* particles facing it in the last Δp pass */
+} pbf_patch;
+
+typedef struct pbf_probes {
+    int count;
+    pbf_probe_def defs[PBF_MAX_PROBES];
+    int patch_count;
+    pbf_patch patches[PBF_MAX_PROBES];
+    double force[PBF_MAX_PROBES];  /* by probe: the last step's mean normal force, N */
+    int force_count[PBF_MAX_PROBES];
+} pbf_probes;
+
+/* After every Δp pass (solver.c: solve_density), with the pass's Chebyshev ω (1: plain). */
+void pbf__probes_force_pass(pbf_world *w, float omega);
+static inline void pbf__probes_after_delta(pbf_world *w, float omega) {
+    if (w->probes != NULL && w->probes->patch_count > 0) pbf__probes_force_pass(w, omega);
+}
+/* At the end of a successful pbf_world_step: the step's mean forces. */
+void pbf__probes_step_end(pbf_world *w);
+void pbf__probes_free(pbf_world *w);
+
+#endif

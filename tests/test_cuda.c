@@ -1,0 +1,390 @@
+/* CPU/CUDA parity of the CUDA backend (issue 4; docs/cuda.md). Needs an NVIDIA GPU: where none
+ * can be used it prints why and exits 77, which CTest reports as a skip (SKIP_RETURN_CODE),
+ * never as a pass.
+ *
+ *  - the grid: the device's counting sort and radix sort give exactly the CPU's cell ranges,
+ *    permutation and sorted cells;
+ *  - one step of the dam break: positions within 1e-5 relative (both neighbour modes, both
+ *    sorts, and the error-controlled Chebyshev solve);
+ *  - 50 steps of the dam break: average density error and kinetic energy within 1 %;
+ *  - away from wall edges (where the boundary's logf is the only function whose CUDA and
+ *    glibc versions may round differently) the two are bit-identical, across a host read-back
+ *    and particles added between steps;
+ *  - the device is deterministic: the same hash on every run and for both sorts;
+ *  - the watchdog's report is the CPU's, word for word. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/backend.h"
+#include "grid.h"
+#include "pbf/pbf.h"
+#include "pbf/scene.h"
+#include "test.h"
+
+static int cuda_available(void) {
+    char desc[PBF_ERROR_SIZE];
+    if (pbf_backend_info(PBF_BACKEND_CUDA, desc, sizeof desc) != PBF_OK) {
+        printf("SKIP: no CUDA device: %s\n", desc);
+        return 0;
+    }
+    printf("device: %s\n", desc);
+    return 1;
+}
+
+static void use_sort(pbf_cuda_sort sort) {
+    setenv("PBF_CUDA_SORT", sort == PBF_CUDA_SORT_RADIX ? "radix" : "counting", 1);
+}
+
+static const char *sort_name(pbf_cuda_sort sort) {
+    return sort == PBF_CUDA_SORT_RADIX ? "radix" : "counting";
+}
+
+/* ---- the grid ---------------------------------------------------------------------------- */
+
+static uint32_t next_random(uint32_t *s) {
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+static float uniform(uint32_t *s) { return (float)(next_random(s) >> 8) * (1.0f / 16777216.0f); }
+
+/* 100k positions: a jittered lattice, dense clumps (dozens per cell: the stabilising pass has
+ * real work), and some outside the grid (clamped to the border cells). */
+static int grid_sort_matches_cpu(void) {
+    const int n = 100000;
+    const float h = 0.04f;
+    pbf_grid g;
+    memset(&g, 0, sizeof g);
+    int64_t cells = pbf_grid_layout(&g, v3(0.0f, 0.0f, 0.0f), v3(1.2f, 0.8f, 0.6f), h);
+    ENSURE(cells > 0);
+    float *x = malloc(3 * (size_t)n * sizeof *x);
+    g.cell_start = malloc(((size_t)cells + 1) * sizeof(uint32_t));
+    g.cursor = malloc((size_t)cells * sizeof(uint32_t));
+    g.cell_of = malloc((size_t)n * sizeof(uint32_t));
+    g.order = malloc((size_t)n * sizeof(uint32_t));
+    uint32_t *cs = malloc(((size_t)cells + 1) * sizeof(uint32_t));
+    uint32_t *order = malloc((size_t)n * sizeof(uint32_t));
+    uint32_t *cell_of = malloc((size_t)n * sizeof(uint32_t));
+    ENSURE(x && g.cell_start && g.cursor && g.cell_of && g.order && cs && order && cell_of);
+    uint32_t rng = 12345u;
+    for (int i = 0; i < n; ++i) {
+        float a = uniform(&rng), b = uniform(&rng), c = uniform(&rng);
+        if (i % 10 == 0) { /* clumps */
+            a = 0.5f + 0.02f * a;
+            b = 0.1f + 0.02f * b;
+            c = 0.3f + 0.02f * c;
+        } else if (i % 97 == 0) { /* outside */
+            a = -0.5f + 2.5f * a;
+            b = -0.3f + 1.6f * b;
+            c = 1.0f + c;
+        } else {
+            a *= 1.2f;
+            b *= 0.8f;
+            c *= 0.6f;
+        }
+        x[3 * i] = a, x[3 * i + 1] = b, x[3 * i + 2] = c;
+    }
+    pbf_grid_sort(&g, x, n, 1);
+    for (int s = 0; s < 2; ++s) {
+        pbf_cuda_sort sort = (pbf_cuda_sort)s;
+        char err[PBF_ERROR_SIZE];
+        memset(cs, 0xff, ((size_t)cells + 1) * sizeof *cs);
+        ENSURE(pbf_cuda_grid_sort_test(&g, sort, x, n, cs, order, cell_of, err, sizeof err) ==
+               PBF_OK);
+        int bad_start = 0, bad_order = 0, bad_cell = 0;
+        for (int64_t c = 0; c <= cells; ++c) bad_start += cs[c] != g.cell_start[c];
+        for (int i = 0; i < n; ++i) {
+            bad_order += order[i] != g.order[i];
+            bad_cell += cell_of[i] != g.cell_of[i];
+        }
+        printf("  %s sort: %lld cells, %d particles: %d cell ranges, %d slots, %d cells differ\n",
+               sort_name(sort), (long long)cells, n, bad_start, bad_order, bad_cell);
+        ENSURE(bad_start == 0 && bad_order == 0 && bad_cell == 0);
+    }
+    free(x);
+    free(g.cell_start);
+    free(g.cursor);
+    free(g.cell_of);
+    free(g.order);
+    free(cs);
+    free(order);
+    free(cell_of);
+    return 0;
+}
+
+/* ---- worlds ------------------------------------------------------------------------------ */
+
+/* The shipped dam break with a coarser radius (fast on the CPU side) unless full is set. */
+static int load_dam_break(pbf_scene *scene, int full) {
+    const char *dir = getenv("PBF_SOURCE_DIR") ? getenv("PBF_SOURCE_DIR") : ".";
+    char path[1024], err[PBF_ERROR_SIZE];
+    snprintf(path, sizeof path, "%s/scenes/dam_break.json", dir);
+    const char *coarse[] = {"fluid.particle_radius=0.0125"};
+    if (pbf_scene_load(path, full ? NULL : coarse, full ? 0 : 1, scene, err, sizeof err) !=
+        PBF_OK) {
+        fprintf(stderr, "  %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+static pbf_world *make_world(const pbf_scene *scene, pbf_backend backend,
+                             pbf_neighbor_mode mode, float target_error) {
+    pbf_scene s = *scene;
+    s.world.backend = backend;
+    s.world.neighbor_mode = mode;
+    s.world.solver.target_error = target_error;
+    pbf_world *w = NULL;
+    char err[PBF_ERROR_SIZE];
+    if (pbf_scene_create_world(&s, &w, err, sizeof err) != PBF_OK) {
+        fprintf(stderr, "  %s\n", err);
+        return NULL;
+    }
+    return w;
+}
+
+/* Largest |x_gpu − x_cpu| / |x_cpu| over the particles (by id). */
+static double max_relative_difference(const pbf_world *cpu, const pbf_world *gpu) {
+    int n = pbf_world_particle_count(cpu);
+    float *a = malloc(3 * (size_t)n * sizeof *a), *b = malloc(3 * (size_t)n * sizeof *b);
+    if (!a || !b || pbf_world_particle_count(gpu) != n) {
+        free(a);
+        free(b);
+        return INFINITY;
+    }
+    pbf_world_get_positions(cpu, a);
+    pbf_world_get_positions(gpu, b);
+    double worst = 0.0;
+    for (int i = 0; i < n; ++i) {
+        double dx = a[3 * i] - b[3 * i], dy = a[3 * i + 1] - b[3 * i + 1],
+               dz = a[3 * i + 2] - b[3 * i + 2];
+        double len = sqrt((double)a[3 * i] * a[3 * i] + (double)a[3 * i + 1] * a[3 * i + 1] +
+                          (double)a[3 * i + 2] * a[3 * i + 2]);
+        double rel = sqrt(dx * dx + dy * dy + dz * dz) / len;
+        if (!(rel <= worst)) worst = rel; /* NaN counts */
+    }
+    free(a);
+    free(b);
+    return worst;
+}
+
+static int one_step(const pbf_scene *scene, pbf_neighbor_mode mode, pbf_cuda_sort sort,
+                    float target_error) {
+    use_sort(sort);
+    pbf_world *cpu = make_world(scene, PBF_BACKEND_CPU, mode, target_error);
+    pbf_world *gpu = make_world(scene, PBF_BACKEND_CUDA, mode, target_error);
+    ENSURE(cpu && gpu);
+    const float dt = 1.0f / scene->fps;
+    ENSURE(pbf_world_step(cpu, dt) == PBF_OK);
+    ENSURE(pbf_world_step(gpu, dt) == PBF_OK);
+    double rel = max_relative_difference(cpu, gpu);
+    pbf_profile pc = pbf_world_get_profile(cpu), pg = pbf_world_get_profile(gpu);
+    printf("  %s, %s sort%s: %d particles, max relative position difference %.3g, iterations "
+           "%d/%d, density error %.6g%%/%.6g%%, neighbours %.4f/%.4f\n",
+           mode == PBF_NEIGHBOR_LIST ? "list" : "cells", sort_name(sort),
+           target_error > 0.0f ? ", error control" : "", pbf_world_particle_count(cpu), rel,
+           pc.iterations, pg.iterations, 100.0 * pc.avg_density_error,
+           100.0 * pg.avg_density_error, (double)pc.avg_neighbors, (double)pg.avg_neighbors);
+    ENSURE(rel <= 1e-5);
+    ENSURE(pc.iterations == pg.iterations);
+    ENSURE(pc.max_iterations_used == pg.max_iterations_used);
+    ENSURE_NEAR(pg.avg_density_error, pc.avg_density_error, 1e-4 * pc.avg_density_error + 1e-9);
+    ENSURE_NEAR(pg.avg_neighbors, pc.avg_neighbors, 1e-3);
+    float ec[256], eg[256];
+    int nc = pbf_world_get_iteration_errors(cpu, ec, 256);
+    int ng = pbf_world_get_iteration_errors(gpu, eg, 256);
+    ENSURE(nc == ng);
+    for (int k = 0; k < nc && k < 256; ++k) ENSURE_NEAR(eg[k], ec[k], 1e-4 * ec[k] + 1e-9);
+    pbf_world_destroy(cpu);
+    pbf_world_destroy(gpu);
+    return 0;
+}
+
+static int one_step_matches_cpu(void) {
+    pbf_scene *scene = malloc(sizeof *scene);
+    ENSURE(scene && load_dam_break(scene, 0) == 0);
+    for (int m = 0; m < 2; ++m)
+        for (int s = 0; s < 2; ++s)
+            ENSURE(one_step(scene, (pbf_neighbor_mode)m, (pbf_cuda_sort)s, 0.0f) == 0);
+    /* error control with Chebyshev: the host decides per iteration from the device's error */
+    ENSURE(one_step(scene, PBF_NEIGHBOR_LIST, PBF_CUDA_SORT_COUNTING, 0.05f) == 0);
+    free(scene);
+    use_sort(PBF_CUDA_SORT_COUNTING);
+    return 0;
+}
+
+/* The full dam break (49k particles), 50 steps: the flow, not the particles (particle systems
+ * amplify last-bit differences, docs/physics.md "Particle-level chaos"). */
+static int dam_break_50_steps_matches_cpu(void) {
+    pbf_scene *scene = malloc(sizeof *scene);
+    ENSURE(scene && load_dam_break(scene, 1) == 0);
+    pbf_world *cpu = make_world(scene, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
+    pbf_world *gpu = make_world(scene, PBF_BACKEND_CUDA, PBF_NEIGHBOR_LIST, 0.0f);
+    ENSURE(cpu && gpu);
+    const float dt = 1.0f / scene->fps;
+    for (int i = 0; i < 50; ++i) {
+        ENSURE(pbf_world_step(cpu, dt) == PBF_OK);
+        ENSURE(pbf_world_step(gpu, dt) == PBF_OK);
+    }
+    pbf_profile pc = pbf_world_get_profile(cpu), pg = pbf_world_get_profile(gpu);
+    pbf_stats sc = pbf_world_get_stats(cpu), sg = pbf_world_get_stats(gpu);
+    printf("  %d particles, after 50 steps: density error %.4f%% (CPU) %.4f%% (CUDA), kinetic "
+           "energy %.6g J / %.6g J, CUDA step %.3f ms\n",
+           sc.particles, 100.0 * pc.avg_density_error, 100.0 * pg.avg_density_error,
+           sc.kinetic_energy, sg.kinetic_energy, pg.step_ms);
+    ENSURE(sc.particles == sg.particles);
+    ENSURE_NEAR(pg.avg_density_error, pc.avg_density_error, 0.01 * pc.avg_density_error);
+    ENSURE_NEAR(sg.kinetic_energy, sc.kinetic_energy, 0.01 * sc.kinetic_energy);
+    pbf_world_destroy(cpu);
+    pbf_world_destroy(gpu);
+    free(scene);
+    return 0;
+}
+
+/* A block in mid-air of a large box: within h of at most one wall (no wall edge), so no logf.
+ * Every other operation of the step is IEEE-exact on both sides (no FMA contraction on either,
+ * correctly rounded sqrt and division), so the two must agree to the bit, also after a
+ * read-back in the middle and a block added between steps. */
+static pbf_world *mid_air_world(pbf_backend backend, pbf_neighbor_mode mode) {
+    pbf_world_def d = pbf_default_world_def();
+    d.domain_max = (pbf_vec3){1.0f, 1.0f, 1.0f};
+    d.backend = backend;
+    d.neighbor_mode = mode;
+    d.threads = 2;
+    pbf_world *w = NULL;
+    if (pbf_world_create(&d, &w, NULL, 0) != PBF_OK) return NULL;
+    pbf_block_def b = pbf_default_block_def();
+    b.min = (pbf_vec3){0.35f, 0.5f, 0.35f};
+    b.max = (pbf_vec3){0.65f, 0.8f, 0.65f};
+    b.jitter = 0.3f;
+    if (pbf_world_add_block(w, &b) != PBF_OK) return NULL;
+    return w;
+}
+
+static int bitwise_away_from_wall_edges(void) {
+    for (int m = 0; m < 2; ++m) {
+        pbf_world *cpu = mid_air_world(PBF_BACKEND_CPU, (pbf_neighbor_mode)m);
+        pbf_world *gpu = mid_air_world(PBF_BACKEND_CUDA, (pbf_neighbor_mode)m);
+        ENSURE(cpu && gpu);
+        for (int i = 0; i < 3; ++i) {
+            ENSURE(pbf_world_step(cpu, 1.0f / 60.0f) == PBF_OK);
+            ENSURE(pbf_world_step(gpu, 1.0f / 60.0f) == PBF_OK);
+        }
+        uint64_t hc = pbf_world_hash(cpu), hg = pbf_world_hash(gpu); /* a read-back */
+        printf("  %s, 3 steps: CPU %016llx CUDA %016llx (max relative difference %.3g)\n",
+               m ? "cells" : "list", (unsigned long long)hc, (unsigned long long)hg,
+               max_relative_difference(cpu, gpu));
+        ENSURE(hc == hg);
+        pbf_block_def b = pbf_default_block_def();
+        b.min = (pbf_vec3){0.4f, 0.2f, 0.4f};
+        b.max = (pbf_vec3){0.6f, 0.3f, 0.6f};
+        ENSURE(pbf_world_add_block(cpu, &b) == PBF_OK);
+        ENSURE(pbf_world_add_block(gpu, &b) == PBF_OK);
+        for (int i = 0; i < 3; ++i) {
+            ENSURE(pbf_world_step(cpu, 1.0f / 60.0f) == PBF_OK);
+            ENSURE(pbf_world_step(gpu, 1.0f / 60.0f) == PBF_OK);
+        }
+        hc = pbf_world_hash(cpu), hg = pbf_world_hash(gpu);
+        printf("  %s, block added, 3 more steps: CPU %016llx CUDA %016llx\n", m ? "cells" : "list",
+               (unsigned long long)hc, (unsigned long long)hg);
+        ENSURE(hc == hg);
+        pbf_world_destroy(cpu);
+        pbf_world_destroy(gpu);
+    }
+    return 0;
+}
+
+/* test_determinism's scene (collider, moving wall, jitter) on the device: the same hash every
+ * run, for both sorts, and with error control (host decisions on device reductions). */
+static uint64_t gpu_hash(pbf_cuda_sort sort, float target_error) {
+    use_sort(sort);
+    pbf_world_def d = pbf_default_world_def();
+    d.backend = PBF_BACKEND_CUDA;
+    d.solver.target_error = target_error;
+    d.domain_max = (pbf_vec3){0.6f, 0.4f, 0.2f};
+    d.wall_motion[PBF_WALL_X_MAX] = (pbf_wall_motion){0.03f, 0.7f, 0.0f};
+    d.substeps = 2;
+    pbf_world *w = NULL;
+    if (pbf_world_create(&d, &w, NULL, 0) != PBF_OK) return 0;
+    pbf_block_def b = pbf_default_block_def();
+    b.max = (pbf_vec3){0.2f, 0.3f, 0.2f};
+    b.jitter = 0.2f;
+    pbf_collider_def c = pbf_default_collider_def();
+    c.center = (pbf_vec3){0.4f, 0.0f, 0.1f};
+    c.radius = 0.08f;
+    uint64_t h = 0;
+    if (pbf_world_add_block(w, &b) == PBF_OK && pbf_world_add_collider(w, &c) == PBF_OK) {
+        int ok = 1;
+        for (int f = 0; f < 30 && ok; ++f) ok = pbf_world_step(w, 1.0f / 60.0f) == PBF_OK;
+        if (ok) h = pbf_world_hash(w);
+    }
+    pbf_world_destroy(w);
+    use_sort(PBF_CUDA_SORT_COUNTING);
+    return h;
+}
+
+static int deterministic_on_the_device(void) {
+    uint64_t a = gpu_hash(PBF_CUDA_SORT_COUNTING, 0.0f), b = gpu_hash(PBF_CUDA_SORT_COUNTING, 0.0f),
+             r = gpu_hash(PBF_CUDA_SORT_RADIX, 0.0f);
+    uint64_t e1 = gpu_hash(PBF_CUDA_SORT_COUNTING, 0.05f);
+    uint64_t e2 = gpu_hash(PBF_CUDA_SORT_COUNTING, 0.05f);
+    printf("  counting %016llx, again %016llx, radix %016llx; error control %016llx, again "
+           "%016llx\n",
+           (unsigned long long)a, (unsigned long long)b, (unsigned long long)r,
+           (unsigned long long)e1, (unsigned long long)e2);
+    ENSURE(a != 0 && a == b && a == r);
+    ENSURE(e1 != 0 && e1 == e2 && e1 != a);
+    return 0;
+}
+
+/* test_limits' infinite λ: the same report, word for word. */
+static int watchdog_reports_like_the_cpu(void) {
+    char msg[2][PBF_ERROR_SIZE];
+    for (int k = 0; k < 2; ++k) {
+        pbf_world_def d = pbf_default_world_def();
+        d.solver.relaxation = 0.0f;
+        d.solver.unilateral = 0;
+        d.backend = k ? PBF_BACKEND_CUDA : PBF_BACKEND_CPU;
+        pbf_world *w = NULL;
+        ENSURE(pbf_world_create(&d, &w, NULL, 0) == PBF_OK);
+        const float x[3] = {0.5f, 0.5f, 0.5f};
+        ENSURE(pbf_world_add_particles(w, 1, x, NULL) == PBF_OK);
+        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_ERR_UNSTABLE);
+        snprintf(msg[k], sizeof msg[k], "%s", pbf_world_error(w));
+        pbf_world_destroy(w);
+    }
+    printf("  CPU:  %s\n  CUDA: %s\n", msg[0], msg[1]);
+    ENSURE(strcmp(msg[0], msg[1]) == 0);
+    return 0;
+}
+
+/* What the backend does not run yet fails with a message, never silently. */
+static int tool_is_refused_with_a_message(void) {
+    pbf_world_def d = pbf_default_world_def();
+    d.backend = PBF_BACKEND_CUDA;
+    pbf_world *w = NULL;
+    ENSURE(pbf_world_create(&d, &w, NULL, 0) == PBF_OK);
+    pbf_block_def b = pbf_default_block_def();
+    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
+    pbf_tool_def t = pbf_default_tool_def();
+    ENSURE(pbf_world_set_tool(w, &t) == PBF_OK);
+    ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_ERR_UNSUPPORTED);
+    ENSURE(strstr(pbf_world_error(w), "--backend cpu") != NULL);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+TEST_MAIN_BEGIN
+if (!cuda_available()) return 77; /* CTest: skipped */
+RUN_TEST(grid_sort_matches_cpu);
+RUN_TEST(one_step_matches_cpu);
+RUN_TEST(bitwise_away_from_wall_edges);
+RUN_TEST(deterministic_on_the_device);
+RUN_TEST(watchdog_reports_like_the_cpu);
+RUN_TEST(tool_is_refused_with_a_message);
+RUN_TEST(dam_break_50_steps_matches_cpu);
+TEST_MAIN_END

@@ -1,0 +1,114 @@
+/* The hydrostatic check of issue 6 (docs/validation.md): a resting column in a closed tank.
+ *  - The floor force probe (constraint reaction, src/probes.c) carries the fluid's weight within
+ *    2 %, and a patch in the middle of the floor reads ρ0 g H.
+ *  - The side wall carries the hydrostatic load ½ ρ0 g H² per unit width.
+ *  - The height probe finds the free surface where the mass at rest density puts it (the
+ *    initial rest-lattice height H0) within the mean density error the solver leaves, which is
+ *    itself under the 1 % that docs/physics.md states for the defaults.
+ * Averages are over the last second of 3 s, after the start-up oscillation has settled. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pbf/probes.h"
+#include "test.h"
+
+#define WIDTH 0.2f
+#define DEPTH 0.2f
+#define FILL 0.4f
+
+enum { FLOOR, FLOOR_MIDDLE, WALL_X0, HEIGHT, PROBES };
+
+static int build(pbf_world **out, float radius) {
+    pbf_world_def d = pbf_default_world_def();
+    d.particle_radius = radius;
+    d.threads = 1; /* 2000 particles: threads only add barrier waits on a busy machine */
+    d.domain_max = (pbf_vec3){WIDTH, 0.6f, DEPTH};
+    char err[PBF_ERROR_SIZE];
+    pbf_world *w = NULL;
+    if (pbf_world_create(&d, &w, err, sizeof err) != PBF_OK) {
+        fprintf(stderr, "create: %s\n", err);
+        return 1;
+    }
+    pbf_block_def b = pbf_default_block_def();
+    b.max = (pbf_vec3){WIDTH, FILL, DEPTH};
+    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
+
+    pbf_probe_def p[PROBES];
+    for (int i = 0; i < PROBES; ++i) p[i] = pbf_default_probe_def();
+    p[FLOOR].type = PBF_PROBE_FORCE; /* the whole floor */
+    snprintf(p[FLOOR].name, sizeof p[FLOOR].name, "floor");
+    p[FLOOR].position = (pbf_vec3){0.5f * WIDTH, 0.0f, 0.5f * DEPTH};
+    p[FLOOR].direction = PBF_DIR_Y_POS;
+    p[FLOOR].size = (pbf_vec3){WIDTH, 0.0f, DEPTH};
+    p[FLOOR_MIDDLE] = p[FLOOR]; /* the middle half of each side, away from the wall edges */
+    snprintf(p[FLOOR_MIDDLE].name, sizeof p[FLOOR_MIDDLE].name, "middle");
+    p[FLOOR_MIDDLE].size = (pbf_vec3){0.5f * WIDTH, 0.0f, 0.5f * DEPTH};
+    p[WALL_X0].type = PBF_PROBE_FORCE; /* the wall x = 0 up to above the surface */
+    snprintf(p[WALL_X0].name, sizeof p[WALL_X0].name, "wall");
+    p[WALL_X0].position = (pbf_vec3){0.0f, 0.25f, 0.5f * DEPTH};
+    p[WALL_X0].direction = PBF_DIR_X_POS;
+    p[WALL_X0].size = (pbf_vec3){0.0f, 0.5f, DEPTH};
+    p[HEIGHT].type = PBF_PROBE_HEIGHT;
+    snprintf(p[HEIGHT].name, sizeof p[HEIGHT].name, "H");
+    p[HEIGHT].position = (pbf_vec3){0.5f * WIDTH, 0.0f, 0.5f * DEPTH};
+    p[HEIGHT].radius = 2.0f * radius;
+    p[HEIGHT].max_gap = 4.0f * radius;
+    if (pbf_world_set_probes(w, p, PROBES) != PBF_OK) {
+        fprintf(stderr, "probes: %s\n", pbf_world_error(w));
+        pbf_world_destroy(w);
+        return 1;
+    }
+    *out = w;
+    return 0;
+}
+
+static int resting_column_floor_carries_its_weight(void) {
+    /* r = 1 cm, the resolution of docs/physics.md's stated error; PBF_HYDROSTATIC_RADIUS runs
+     * the same check at another radius (docs/validation.md quotes r = 5 mm) */
+    const char *env = getenv("PBF_HYDROSTATIC_RADIUS");
+    const float r = env != NULL && atof(env) > 0.0 ? (float)atof(env) : 0.01f;
+    pbf_world *w = NULL;
+    ENSURE(build(&w, r) == 0);
+    const double rho0 = 1000.0, g = 9.81;
+    const int n = pbf_world_particle_count(w);
+    const double weight = (double)pbf_world_particle_mass(w) * n * g;
+    /* The rest lattice is the fluid at ρ0 (mass calibration, docs/physics.md), so the column
+     * starts at the height of its block and the fluid's volume at rest is WIDTH · DEPTH · H0. */
+    const double h0 = FILL;
+    double floor_f = 0.0, middle_p = 0.0, wall_f = 0.0, height = 0.0, err = 0.0;
+    const int frames = 180, last = 60;
+    for (int f = 0; f < frames; ++f) {
+        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        if (f < frames - last) continue;
+        pbf_probe_sample s[PROBES];
+        ENSURE(pbf_world_sample_probes(w, s) == PBF_OK);
+        floor_f += s[FLOOR].value / last;
+        middle_p += s[FLOOR_MIDDLE].pressure / last;
+        wall_f += s[WALL_X0].value / last;
+        height += s[HEIGHT].value / last;
+        err += pbf_world_get_profile(w).avg_density_error / (double)last;
+    }
+    const double wall_expected = 0.5 * rho0 * g * height * height * DEPTH;
+    printf("  %d particles, weight %.4f N: floor force %.4f N (%+.3f %%)\n", n, weight, floor_f,
+           100.0 * (floor_f / weight - 1.0));
+    printf("  middle of the floor %.1f Pa, rho0 g H = %.1f Pa (%+.2f %%)\n", middle_p,
+           rho0 * g * height, 100.0 * (middle_p / (rho0 * g * height) - 1.0));
+    printf("  wall x = 0: %.4f N, 1/2 rho0 g H^2 D = %.4f N (%+.2f %%)\n", wall_f, wall_expected,
+           100.0 * (wall_f / wall_expected - 1.0));
+    printf("  surface %.5f m, at rest density %.5f m (%+.3f %%); mean density error %.3f %%\n",
+           height, h0, 100.0 * (height / h0 - 1.0), 100.0 * err);
+    ENSURE(fabs(floor_f / weight - 1.0) < 0.02); /* issue 6: within 2 % */
+    /* The stated density error (docs/physics.md: < 1 % with the defaults), and the surface
+     * within that error of where the mass at rest density puts it. */
+    ENSURE(err < 0.01);
+    ENSURE(fabs(height / h0 - 1.0) <= err);
+    ENSURE(fabs(middle_p / (rho0 * g * height) - 1.0) < 0.05);
+    ENSURE(fabs(wall_f / wall_expected - 1.0) < 0.10);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+TEST_MAIN_BEGIN
+RUN_TEST(resting_column_floor_carries_its_weight);
+TEST_MAIN_END

@@ -24,7 +24,7 @@ set title "Dam break, 49k particles, one 1/240 s substep from the state at t = 0
 set grid
 set key top right
 plot "$out/convergence.csv" every ::1 using 1:2 with linespoints pt 7 ps 0.5 title "plain Jacobi", \
-     "" every ::1 using 1:3 with linespoints pt 5 ps 0.5 title "Chebyshev (rho 0.99, gamma 0.9, delay 5)", \
+     "" every ::1 using 1:3 with linespoints pt 5 ps 0.5 title "Chebyshev (rho 0.99, gamma 0.9, delay 4)", \
      0.01 with lines dt 2 lc rgb "gray" title "target 0.01 %"
 GP
 

@@ -93,7 +93,9 @@ static double extreme_f(int axis, double t0, double t1, int want_max) {
 }
 
 static int experiment_has_the_papers_shape(void) {
-    pbf_world *w = make_experiment(0);
+    /* one thread: on a 2-core machine shared with other jobs, two threads wait at every barrier
+     * for the one the scheduler took away (10x slower); forces_are_deterministic runs 2 */
+    pbf_world *w = make_experiment(1);
     ENSURE(w);
     const float r = pbf_world_get_def(w)->particle_radius;
     frames = (int)ceilf(key_time[K_END] * FPS) + 1;
@@ -163,24 +165,27 @@ static int same_state(const pbf_tool_state *a, const pbf_tool_state *b) {
            memcmp(&a->min_distance, &b->min_distance, sizeof a->min_distance) == 0;
 }
 
-/* The force is reduced serially in slot order: 1 and 2 threads give the same bits. */
+/* The force is reduced serially in slot order: 1 and 2 threads give the same bits, here with
+ * the tool pushed into the water by pbf_tool_set_pose at 0.48 m/s. */
 static int forces_are_deterministic(void) {
-    pbf_tool_state s1[45], s2[45];
+    pbf_tool_state s1[24], s2[24];
     uint64_t h[2];
     for (int run = 0; run < 2; ++run) {
         pbf_world *w = make_experiment(run + 1);
         ENSURE(w);
         pbf_tool_state *s = run == 0 ? s1 : s2;
-        for (int f = 0; f < 45; ++f) { /* the sphere enters the water */
+        for (int f = 0; f < 24; ++f) { /* the sphere goes under */
+            ENSURE(pbf_tool_set_pose(w, (pbf_vec3){0.2f, 0.3f - 0.008f * (f + 1), 0.15f}) ==
+                   PBF_OK);
             ENSURE(pbf_world_step(w, 1.0f / FPS) == PBF_OK);
             s[f] = pbf_tool_get_state(w);
         }
         h[run] = pbf_world_hash(w);
         pbf_world_destroy(w);
     }
-    ENSURE(s1[44].contacts > 0 && s1[44].total.y != 0.0f);
+    ENSURE(s1[23].contacts > 50 && s1[23].total.y > 1.0f);
     ENSURE(h[0] == h[1]);
-    for (int f = 0; f < 45; ++f) ENSURE(same_state(&s1[f], &s2[f]));
+    for (int f = 0; f < 24; ++f) ENSURE(same_state(&s1[f], &s2[f]));
     return 0;
 }
 

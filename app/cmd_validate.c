@@ -548,7 +548,7 @@ static int write_metrics_md(const case_spec *cs, const result res[2], const char
     const result *any = res[0].present ? &res[0] : &res[1];
     sb_printf(&b,
               "- metrics over t = 0 to %.4g s (%s = 0 to %.4g), the time every run covers; "
-              "wetting threshold %g %s, pressure arrival threshold %g %s\n",
+              "wetting threshold %.3g %s, pressure arrival threshold %.3g %s\n",
               any->t_end, cs->t_label, any->t_end * cs->t_scale, cs->wet, cs->h_unit,
               cs->p_arrive, cs->p_unit);
     sb_printf(&b, "- measured: `%s/%s`%s%s\n\n", data_dir, cs->level_file,

@@ -252,8 +252,25 @@ const pbf_probe_def *pbf_world_get_probes(const pbf_world *w) {
 }
 
 void pbf__probes_free(pbf_world *w) {
+    if (w->probes != NULL) {
+        free(w->probes->carry);
+        free(w->probes->carry_pass);
+    }
     free(w->probes);
     w->probes = NULL;
+}
+
+/* Room for the Chebyshev carry of n particles; 0 when out of memory. */
+static int carry_reserve(pbf_probes *set, int n) {
+    if (n <= set->carry_capacity) return 1;
+    float *c = realloc(set->carry, 3 * (size_t)n * sizeof *c);
+    if (c != NULL) set->carry = c;
+    int64_t *p = realloc(set->carry_pass, (size_t)n * sizeof *p);
+    if (p != NULL) set->carry_pass = p;
+    if (c == NULL || p == NULL) return 0;
+    for (int i = set->carry_capacity; i < n; ++i) p[i] = -1;
+    set->carry_capacity = n;
+    return 1;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -278,6 +295,16 @@ void pbf__probes_force_pass(pbf_world *w, float omega) {
     float plane[PBF_MAX_PROBES];
     int count[PBF_MAX_PROBES];
     double sum[PBF_MAX_PROBES];
+    /* With Chebyshev acceleration a pass also moves each particle by (ω − 1) times its last
+     * displacement, which holds the solids' earlier pushes: the solids' share of a pass is
+     * then W = (x_new − extrapolated fluid target) + (ω − 1) W_previous. W is kept for the
+     * particles within h of the patches' reach (they move less than h per substep, so a
+     * particle enters the reach with its W known). */
+    const int accelerated = w->def.solver.chebyshev && w->def.solver.target_error > 0.0f;
+    const float margin = accelerated ? P->h : 0.0f;
+    ++set->pass;
+    if (accelerated && !carry_reserve(set, n)) set->degraded = 1;
+    const int carry = accelerated && !set->degraded;
     float box_lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, box_hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
     for (int k = 0; k < set->patch_count; ++k) {
         const pbf_patch *q = &set->patches[k];
@@ -285,8 +312,8 @@ void pbf__probes_force_pass(pbf_world *w, float omega) {
         count[k] = 0;
         sum[k] = 0.0;
         for (int t = 0; t < 3; ++t) { /* the box around every patch's reach: one test below */
-            float lo = t == q->axis ? plane[k] - P->h : q->lo[t] - P->radius;
-            float hi = t == q->axis ? plane[k] + P->h : q->hi[t] + P->radius;
+            float lo = (t == q->axis ? plane[k] - P->h : q->lo[t] - P->radius) - margin;
+            float hi = (t == q->axis ? plane[k] + P->h : q->hi[t] + P->radius) + margin;
             box_lo[t] = lo < box_lo[t] ? lo : box_lo[t];
             box_hi[t] = hi > box_hi[t] ? hi : box_hi[t];
         }
@@ -319,7 +346,7 @@ void pbf__probes_force_pass(pbf_world *w, float omega) {
                 hits[nhit++] = k;
             }
         }
-        if (nhit == 0) continue;
+        if (nhit == 0 && !carry) continue;
         /* The pass's fluid–fluid correction of i, exactly as stage_delta summed it. */
         float li = lambda[i];
         pbf_delta_acc a = pbf_delta_begin();
@@ -341,6 +368,14 @@ void pbf__probes_force_pass(pbf_world *w, float omega) {
         pbf_v3 fluid = v3_add(xi, v3_scale(a.dp, P->volume));
         if (omega != 1.0f) fluid = pbf_chebyshev(fluid, xi, v3_load(x_back, i), omega, gamma);
         pbf_v3 moved = v3_sub(v3_load(x_new, i), fluid);
+        if (carry) {
+            /* the carried share; none when the last pass did not track i (a new substep
+             * re-sorts the slots; ω = 1 starts every substep, where nothing is carried) */
+            if (omega != 1.0f && set->carry_pass[i] == set->pass - 1)
+                moved = v3_madd(moved, v3_load(set->carry, i), omega - 1.0f);
+            v3_store(set->carry, i, moved);
+            set->carry_pass[i] = set->pass;
+        }
         const float ms[3] = {moved.x, moved.y, moved.z};
         for (int h = 0; h < nhit; ++h) { /* a particle in a corner faces two patches */
             const pbf_patch *q = &set->patches[hits[h]];
@@ -359,10 +394,11 @@ void pbf__probes_step_end(pbf_world *w) {
     if (set == NULL) return;
     for (int k = 0; k < set->patch_count; ++k) {
         pbf_patch *q = &set->patches[k];
-        set->force[q->probe] = q->sum / (double)w->def.substeps;
+        set->force[q->probe] = set->degraded ? (double)NAN : q->sum / (double)w->def.substeps;
         set->force_count[q->probe] = q->last_count;
         q->sum = 0.0;
     }
+    set->degraded = 0;
 }
 
 /* ---------------------------------------------------------------------------------------------

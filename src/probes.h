@@ -27,6 +27,14 @@ typedef struct pbf_probes {
     pbf_patch patches[PBF_MAX_PROBES];
     double force[PBF_MAX_PROBES];  /* by probe: the last step's mean normal force, N */
     int force_count[PBF_MAX_PROBES];
+    /* Chebyshev acceleration only (src/probes.c): the solids' share of each tracked particle's
+     * last displacement, carried into the next pass by the (ω − 1) momentum term, and the pass
+     * that wrote it. Grown to the particle count on first use. */
+    float *carry;
+    int64_t *carry_pass;
+    int carry_capacity;
+    int64_t pass;
+    int degraded; /* the carry could not be allocated: forces of the step read NaN */
 } pbf_probes;
 
 /* After every Δp pass (solver.c: solve_density), with the pass's Chebyshev ω (1: plain). */

@@ -216,10 +216,16 @@ static int front_ignores_splash_ahead(void) {
 
 /* A layer of fluid resting on the floor and on the top of a box: four patches tiling the floor
  * add up to the whole-floor probe, and the box top carries the fluid above it. */
-static int force_patches_tile_and_work_on_boxes(void) {
+static int force_patches(float target_error) {
     const float r = 0.01f;
     pbf_world *w = world_with(r, (pbf_vec3){0.4f, 0.4f, 0.2f});
     ENSURE(w);
+    if (target_error > 0.0f) { /* error control, with its Chebyshev acceleration */
+        pbf_solver_def sd = pbf_world_get_def(w)->solver;
+        sd.target_error = target_error;
+        sd.chebyshev = 1;
+        ENSURE(pbf_world_set_solver(w, &sd) == PBF_OK);
+    }
     pbf_collider_def box = pbf_default_collider_def();
     box.type = PBF_COLLIDER_BOX;
     box.center = (pbf_vec3){0.3f, 0.0f, 0.1f}; /* top at y = 0.1, x from 0.2 to 0.4 */
@@ -273,6 +279,12 @@ static int force_patches_tile_and_work_on_boxes(void) {
     return 0;
 }
 
+static int force_patches_tile_and_work_on_boxes(void) { return force_patches(0.0f); }
+
+/* The same with the error-controlled, Chebyshev-accelerated solve: the extrapolated passes are
+ * attributed through the same formula (src/probes.c), and the weight is still carried. */
+static int force_patches_with_chebyshev(void) { return force_patches(0.1f); }
+
 /* A small dam break against a far wall: the readings of every probe are bit-identical for 1
  * and 2 threads. */
 static int probes_are_deterministic_over_threads(void) {
@@ -324,5 +336,6 @@ RUN_TEST(scene_section_errors_name_key_and_expectation);
 RUN_TEST(height_ignores_a_falling_droplet);
 RUN_TEST(front_ignores_splash_ahead);
 RUN_TEST(force_patches_tile_and_work_on_boxes);
+RUN_TEST(force_patches_with_chebyshev);
 RUN_TEST(probes_are_deterministic_over_threads);
 TEST_MAIN_END

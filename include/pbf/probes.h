@@ -96,7 +96,9 @@ typedef struct pbf_probe_sample {
      * front:  the coordinate of the leading edge along the probe's axis, m (NaN with no
      *         particles);
      * force:  the normal force ON the patch, N (positive: the fluid pushes into the solid),
-     *         averaged over the last step's substeps; 0 before the first step. */
+     *         averaged over the last step's substeps; 0 before the first step; NaN for a
+     *         step in which the per-particle memory the Chebyshev-accelerated solve needs
+     *         (16 bytes a particle) could not be allocated. */
     double value;
     /* force: value / patch area, Pa; 0 for the other kinds. */
     double pressure;

@@ -90,9 +90,10 @@ PBF_HD static inline int pbf_grid_ranges(const pbf_grid *g, uint32_t c, uint32_t
  * fills cell_start, order, and cell_of (in sorted order). */
 void pbf_grid_sort(pbf_grid *g, const float *positions, int count, int threads);
 
-/* Builds the neighbour list from sorted positions (pairs with r < h, self excluded).
+/* Builds the neighbour list from sorted positions (pairs with r < h, self excluded). scratch
+ * holds 3 × count floats, overwritten (the solver lends its Δp output array).
  * Returns 0, or -1 when the list cannot grow (out of memory). */
 int pbf_neighbor_list_build(pbf_neighbor_list *nl, const pbf_grid *g, const float *positions,
-                            int count, float h, int threads);
+                            float *scratch, int count, float h, int threads);
 
 #endif

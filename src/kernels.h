@@ -48,9 +48,11 @@ PBF_KERNEL_INLINE void v3_store(float *a, int i, pbf_v3 v) {
     a[3 * i + 2] = v.z;
 }
 
-/* max and min as a > b ? a : b, without a branch. On x86 the compiler keeps the compare-and-
- * jump form (fmaxf/fminf are even library calls, for their NaN rules), which mispredicts when
- * the choice is data-dependent; maxss/minss compute exactly a > b ? a : b (and a < b ? a : b). */
+/* max and min as a > b ? a : b, without a branch, for per-particle (scalar) code such as the
+ * wall clamp. On x86 the compiler keeps the compare-and-jump form in scalar code (fmaxf/fminf
+ * are even library calls, for their NaN rules), which mispredicts when the choice is
+ * data-dependent; maxss/minss compute exactly a > b ? a : b (and a < b ? a : b). The pair
+ * functions use plain selects instead (pbf_pos): they run in vectorized loops. */
 #if !defined(__CUDA_ARCH__) && (defined(__SSE__) || defined(__x86_64__))
 #include <xmmintrin.h>
 PBF_KERNEL_INLINE float pbf_maxf(float a, float b) {
@@ -59,15 +61,9 @@ PBF_KERNEL_INLINE float pbf_maxf(float a, float b) {
 PBF_KERNEL_INLINE float pbf_minf(float a, float b) {
     return _mm_cvtss_f32(_mm_min_ss(_mm_set_ss(a), _mm_set_ss(b)));
 }
-/* a > lo ? a : 0 */
-PBF_KERNEL_INLINE float pbf_zero_below(float a, float lo) {
-    __m128 v = _mm_set_ss(a);
-    return _mm_cvtss_f32(_mm_and_ps(_mm_cmpgt_ss(v, _mm_set_ss(lo)), v));
-}
 #else
 PBF_KERNEL_INLINE float pbf_maxf(float a, float b) { return a > b ? a : b; }
 PBF_KERNEL_INLINE float pbf_minf(float a, float b) { return a < b ? a : b; }
-PBF_KERNEL_INLINE float pbf_zero_below(float a, float lo) { return a > lo ? a : 0.0f; }
 #endif
 
 /* ---------------------------------------------------------------------------------------------
@@ -134,15 +130,57 @@ PBF_KERNEL_INLINE pbf_v3 pbf_spiky_grad(pbf_v3 d, float r, const pbf_params *p) 
     return v3_scale(d, p->spiky_k * t * t / r);
 }
 
-/* The spiky gradient as a factor g of the pair vector, ∇_i W = g (p_i − p_j), from r², without
- * branches (see pbf_lambda_pair); *magnitude gets the signed |∇W| = K_s (h − r)². Zero at and
- * beyond h; coincident particles (rare: a predictable branch) have no direction and get none. */
+/* One pair's kernel values, as pure functions of r² = |p_i − p_j|². They are written with plain
+ * selects (a > b ? a : b), no early exit and no intrinsics, so that the CPU's list passes
+ * (src/cpu_passes.h) can run them in `#pragma omp simd` loops, where each select becomes a
+ * vector blend and four pairs go through one instruction; the scalar accumulators below and
+ * the CUDA kernels call the same functions. A pair at or beyond h gets exactly zero. */
+PBF_KERNEL_INLINE float pbf_pos(float a) { return a > 0.0f ? a : 0.0f; }
+
+/* poly6 W from r², zero beyond h (pbf_poly6 without the branch). */
+PBF_KERNEL_INLINE float pbf_pair_w(float r2, const pbf_params *p) {
+    float q = pbf_pos(p->h2 - r2);
+    return p->poly6_k * q * q * q;
+}
+
+/* The spiky gradient as a factor g of the pair vector, ∇_i W = g (p_i − p_j), from r²;
+ * *magnitude gets the signed |∇W| = K_s (h − r)². Zero at and beyond h; coincident particles
+ * have no direction and get none. */
 PBF_KERNEL_INLINE float pbf_spiky_factor(float r2, const pbf_params *p, float *magnitude) {
     float r = sqrtf(r2);
-    float t = pbf_maxf(p->h - r, 0.0f);
-    float gm = r > 1e-9f * p->h ? p->spiky_k * t * t : 0.0f;
+    float t = pbf_pos(p->h - r);
+    float r_min = 1e-9f * p->h;
+    float gm = r > r_min ? p->spiky_k * t * t : 0.0f;
     *magnitude = gm;
-    return gm / pbf_maxf(r, 1e-9f * p->h);
+    return gm / (r > r_min ? r : r_min);
+}
+
+/* x^n for n in [1, 15] by squaring, unrolled over four bits so that it has no loop (n = 4, the
+ * default s_corr exponent, takes the same two products as a loop would; the unused squarings
+ * change nothing). */
+PBF_KERNEL_INLINE float pbf_ipow(float x, int n) {
+    float r = 1.0f;
+    r = (n & 1) ? r * x : r;
+    x *= x;
+    r = (n & 2) ? r * x : r;
+    x *= x;
+    r = (n & 4) ? r * x : r;
+    x *= x;
+    r = (n & 8) ? r * x : r;
+    return r;
+}
+
+/* The Δp coefficient of a pair (Algorithm 1 line 13): λ_i + λ_j + s_corr, with
+ * s_corr = −k (W_ij / W(Δq))^n in the units of λ, W(r)/W(Δq) = ((h² − r²)/(h² − Δq²))³ for
+ * poly6. Below x = 1e-3 the term (< 1e-36 k) is set to zero: its powers would be denormal
+ * numbers, which cost a hundred cycles each on x86 and occur for every pair near h (in the
+ * rest lattice, every pair at r = 2s = h). n is p->scorr_n; a loop may pass it as a constant
+ * so that pbf_ipow folds to its products (src/cpu_passes.h). */
+PBF_KERNEL_INLINE float pbf_delta_coef(float r2, float lambda_i, float lambda_j, int n,
+                                       const pbf_params *p) {
+    float x = pbf_pos(p->h2 - r2) * p->scorr_inv_q;
+    x = x > 1e-3f ? x : 0.0f;
+    return lambda_i + lambda_j - p->scorr_scale * pbf_ipow(x * x * x, n);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -352,8 +390,7 @@ PBF_KERNEL_INLINE float pbf_lambda_pair_g(pbf_lambda_acc *a, pbf_v3 xi, pbf_v3 x
                                           const pbf_params *p) {
     pbf_v3 d = v3_sub(xi, xj);
     float r2 = v3_dot(d, d);
-    float q = pbf_maxf(p->h2 - r2, 0.0f);
-    a->w_sum += p->poly6_k * q * q * q;
+    a->w_sum += pbf_pair_w(r2, p);
     a->neighbors += r2 < p->h2;
     float gm, g = pbf_spiky_factor(r2, p, &gm);
     a->grad_i = v3_madd(a->grad_i, d, g);
@@ -403,29 +440,12 @@ PBF_KERNEL_INLINE pbf_delta_acc pbf_delta_begin(void) {
     return a;
 }
 
-/* x^n by squaring (n = 4, the default, is two multiplications). */
-PBF_KERNEL_INLINE float pbf_ipow(float x, int n) {
-    float r = 1.0f;
-    for (; n > 0; n >>= 1) {
-        if (n & 1) r *= x;
-        x *= x;
-    }
-    return r;
-}
-
 /* One pair of the Δp sum, with the gradient factor g of this pair at these positions (from
  * pbf_lambda_pair_g of the same iteration, or pbf_spiky_factor). */
 PBF_KERNEL_INLINE void pbf_delta_pair_g(pbf_delta_acc *a, pbf_v3 xi, pbf_v3 xj, float lambda_i,
                                         float lambda_j, float g, const pbf_params *p) {
     pbf_v3 d = v3_sub(xi, xj);
-    float r2 = v3_dot(d, d);
-    /* W(r)/W(Δq) = ((h² − r²)/(h² − Δq²))³ for poly6. Below x = 1e-3 the term (< 1e-36 k) is
-     * set to zero: its powers would be denormal numbers, which cost a hundred cycles each on
-     * x86 and occur for every pair near h (in the rest lattice, every pair at r = 2s = h). */
-    float x = pbf_maxf(p->h2 - r2, 0.0f) * p->scorr_inv_q;
-    x = pbf_zero_below(x, 1e-3f);
-    float coef = lambda_i + lambda_j - p->scorr_scale * pbf_ipow(x * x * x, p->scorr_n);
-    a->dp = v3_madd(a->dp, d, coef * g);
+    a->dp = v3_madd(a->dp, d, pbf_delta_coef(v3_dot(d, d), lambda_i, lambda_j, p->scorr_n, p) * g);
 }
 
 PBF_KERNEL_INLINE void pbf_delta_pair(pbf_delta_acc *a, pbf_v3 xi, pbf_v3 xj, float lambda_i,
@@ -490,8 +510,7 @@ PBF_KERNEL_INLINE float pbf_vort_pair_g(pbf_vort_acc *a, pbf_v3 xi, pbf_v3 xj, p
     pbf_v3 d = v3_sub(xi, xj);
     float r2 = v3_dot(d, d);
     pbf_v3 vij = v3_sub(vj, vi);
-    float q = pbf_maxf(p->h2 - r2, 0.0f);
-    float w = p->poly6_k * q * q * q;
+    float w = pbf_pair_w(r2, p);
     float gm, g = pbf_spiky_factor(r2, p, &gm);
     a->omega = v3_add(a->omega, v3_cross(v3_scale(d, g), vij));
     a->dv = v3_madd(a->dv, vij, w);

@@ -18,6 +18,7 @@
  * so over the whole fluid the patches of all walls add up exactly to the change of momentum minus
  * gravity: a resting column's floor carries its weight (tests/test_hydrostatic.c). */
 #include "probes.h"
+#include "cpu_passes.h" /* the Δp sum, as stage_delta computes it */
 
 #include <float.h>
 #include <math.h>
@@ -350,11 +351,10 @@ void pbf__probes_force_pass(pbf_world *w, float omega) {
         /* The pass's fluid–fluid correction of i, exactly as stage_delta summed it. */
         float li = lambda[i];
         pbf_delta_acc a = pbf_delta_begin();
-        if (w->def.neighbor_mode == PBF_NEIGHBOR_LIST) {
-            for (uint32_t m = w->neighbors.start[i]; m < w->neighbors.start[i + 1]; ++m) {
-                int j = (int)w->neighbors.index[m];
-                pbf_delta_pair(&a, xi, v3_load(x_old, j), li, lambda[j], P);
-            }
+        if (w->def.neighbor_mode == PBF_NEIGHBOR_LIST) { /* the λ pass's factors still hold */
+            a = pbf__delta_list_of(P, x_old, lambda, xi, li, w->neighbors.index,
+                                   w->neighbors.start[i], w->neighbors.start[i + 1],
+                                   w->neighbors.pair_g);
         } else {
             uint32_t r[18];
             int nr = pbf_grid_ranges(&w->grid, w->grid.cell_of[i], r);

@@ -11,6 +11,7 @@
 #include "probes.h" /* probes (issue 6): two hooks marked "probes" below */
 #include "cuda/world_cuda.h" /* the CUDA backend (issue 4): one hook marked "cuda" below */
 #include "world_internal.h"
+#include "cpu_passes.h" /* the vectorized list passes */
 
 #define PI_D 3.14159265358979323846
 
@@ -150,8 +151,7 @@ static void stage_lambda(pbf_world *w, int nt) {
         pbf_v3 xi = v3_load(p, i);
         pbf_lambda_acc a = pbf_lambda_begin(P);
         if (list) /* keep each pair's gradient factor for the Δp pass */
-            for (uint32_t k = nb_start[i]; k < nb_start[i + 1]; ++k)
-                pair_g[k] = pbf_lambda_pair_g(&a, xi, v3_load(p, (int)nb[k]), P);
+            a = pbf__lambda_list(P, p, xi, nb, nb_start[i], nb_start[i + 1], pair_g);
         else
             FOR_EACH_NEIGHBOR(w, i, j, pbf_lambda_pair(&a, xi, v3_load(p, j), P););
         lambda[i] = T ? pbf_lambda_end_tool(&a, xi, P, S, T, &density[i])
@@ -180,10 +180,8 @@ static void stage_delta(pbf_world *w, int nt, float omega) {
         float li = lambda[i];
         pbf_delta_acc a = pbf_delta_begin();
         if (list) /* the positions are those of the λ pass: its gradient factors still hold */
-            for (uint32_t k = nb_start[i]; k < nb_start[i + 1]; ++k) {
-                int j = (int)nb[k];
-                pbf_delta_pair_g(&a, xi, v3_load(p, j), li, lambda[j], pair_g[k], P);
-            }
+            a = pbf__delta_list_of(P, p, lambda, xi, li, nb, nb_start[i], nb_start[i + 1],
+                                   pair_g);
         else
             FOR_EACH_NEIGHBOR(w, i, j, pbf_delta_pair(&a, xi, v3_load(p, j), li, lambda[j], P););
         pbf_v3 xn = pbf_delta_end(&a, xi, li, P, S);
@@ -296,10 +294,7 @@ static void stage_vorticity(pbf_world *w, int nt) {
         pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i);
         pbf_vort_acc a = pbf_vort_begin(P);
         if (list)
-            for (uint32_t k = nb_start[i]; k < nb_start[i + 1]; ++k) {
-                int j = (int)nb[k];
-                pair_g[k] = pbf_vort_pair_g(&a, xi, v3_load(p, j), vi, v3_load(v, j), P);
-            }
+            a = pbf__vort_list(P, p, v, xi, vi, nb, nb_start[i], nb_start[i + 1], pair_g);
         else
             FOR_EACH_NEIGHBOR(w, i, j, pbf_vort_pair(&a, xi, v3_load(p, j), vi, v3_load(v, j), P););
         pbf_v3 om;
@@ -314,10 +309,7 @@ static void stage_vorticity(pbf_world *w, int nt) {
         float wi = omega_len[i];
         pbf_conf_acc a = pbf_conf_begin();
         if (P->vorticity > 0.0f && list)
-            for (uint32_t k = nb_start[i]; k < nb_start[i + 1]; ++k) {
-                int j = (int)nb[k];
-                pbf_conf_pair_g(&a, xi, v3_load(p, j), wi, omega_len[j], pair_g[k]);
-            }
+            a = pbf__conf_list(p, omega_len, xi, wi, nb, nb_start[i], nb_start[i + 1], pair_g);
         else if (P->vorticity > 0.0f)
             FOR_EACH_NEIGHBOR(w, i, j, pbf_conf_pair(&a, xi, v3_load(p, j), wi, omega_len[j], P););
         v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), P));
@@ -423,7 +415,9 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     t1 = now_ms(), ms[PBF_STAGE_GRID] += t1 - t, t = t1;
 
     if (w->def.neighbor_mode == PBF_NEIGHBOR_LIST) {
-        if (pbf_neighbor_list_build(&w->neighbors, &w->grid, w->p, w->count, P->h, nt) != 0)
+        /* p_tmp is free until the first Δp pass: the build's scratch */
+        if (pbf_neighbor_list_build(&w->neighbors, &w->grid, w->p, w->p_tmp, w->count, P->h,
+                                    nt) != 0)
             return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
                              "out of memory growing the neighbour list of %d particles", w->count);
         t1 = now_ms(), ms[PBF_STAGE_NEIGHBORS] += t1 - t, t = t1;

@@ -32,7 +32,7 @@ static void make_case(grid_case *c, int n, float h, unsigned seed, int threads) 
     c->x = malloc(3 * (size_t)n * sizeof *c->x);
     for (int i = 0; i < n; ++i) v3_store(c->x, i, v3_load(raw, (int)c->g.order[i]));
     c->nl.start = malloc(((size_t)n + 1) * sizeof(uint32_t));
-    pbf_neighbor_list_build(&c->nl, &c->g, c->x, n, h, threads);
+    pbf_neighbor_list_build(&c->nl, &c->g, c->x, raw, n, h, threads); /* raw: the scratch */
     c->n = n;
     free(raw);
 }

@@ -282,8 +282,8 @@ PBF_KERNEL_INLINE void pbf_boundary_terms(pbf_v3 x, const pbf_params *p, const p
     xs[0] = x.x, xs[1] = x.y, xs[2] = x.z;
     float dist[6];
     for (int k = 0; k < 3; ++k) {
-        dist[2 * k] = fmaxf(xs[k] - lo[k], 0.0f);     /* min wall, normal +axis */
-        dist[2 * k + 1] = fmaxf(hi[k] - xs[k], 0.0f); /* max wall, normal −axis */
+        dist[2 * k] = pbf_maxf(xs[k] - lo[k], 0.0f);     /* min wall, normal +axis */
+        dist[2 * k + 1] = pbf_maxf(hi[k] - xs[k], 0.0f); /* max wall, normal −axis */
     }
     const float r = p->radius, s = 2.0f * r;
     for (int wl = 0; wl < 6; ++wl) {

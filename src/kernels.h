@@ -445,7 +445,8 @@ PBF_KERNEL_INLINE pbf_delta_acc pbf_delta_begin(void) {
 PBF_KERNEL_INLINE void pbf_delta_pair_g(pbf_delta_acc *a, pbf_v3 xi, pbf_v3 xj, float lambda_i,
                                         float lambda_j, float g, const pbf_params *p) {
     pbf_v3 d = v3_sub(xi, xj);
-    a->dp = v3_madd(a->dp, d, pbf_delta_coef(v3_dot(d, d), lambda_i, lambda_j, p->scorr_n, p) * g);
+    float coef = pbf_delta_coef(v3_dot(d, d), lambda_i, lambda_j, p->scorr_n, p);
+    a->dp = v3_madd(a->dp, d, coef * g);
 }
 
 PBF_KERNEL_INLINE void pbf_delta_pair(pbf_delta_acc *a, pbf_v3 xi, pbf_v3 xj, float lambda_i,

@@ -150,7 +150,9 @@ PBF_KERNEL_INLINE float pbf_spiky_factor(float r2, const pbf_params *p, float *m
     float r = sqrtf(r2);
     float t = pbf_pos(p->h - r);
     float r_min = 1e-9f * p->h;
-    float gm = r > r_min ? p->spiky_k * t * t : 0.0f;
+    float gm = p->spiky_k * t * t; /* computed before the select: a load under a condition
+                                      would keep the compiler from vectorizing the select */
+    gm = r > r_min ? gm : 0.0f;
     *magnitude = gm;
     return gm / (r > r_min ? r : r_min);
 }
@@ -573,6 +575,118 @@ PBF_KERNEL_INLINE pbf_v3 pbf_conf_end(const pbf_conf_acc *a, pbf_v3 vi, pbf_v3 d
         v = v3_madd(v, v3_cross(n, omega_i), p->vorticity * p->dt);
     }
     return pbf_limit_speed(v, p);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Lane sums of a neighbour list. A particle's neighbour list is summed in PBF_LANES interleaved
+ * partial sums: entry k of the list (counted from the particle's first entry) goes to lane
+ * k mod 4, and the lanes are added as (l0 + l1) + (l2 + l3) at the end (pbf_lanes_sum). The
+ * order is part of the method, not left to a compiler: the CPU runs the four lanes as one SSE
+ * vector (src/cpu_passes.h), the CUDA kernels as four registers (src/cuda/backend.cu), and both
+ * get the same bits for any vector width or thread count. A lane without entries stays +0, and
+ * a pair beyond h adds only zeros, so a loop may pad a list with such pairs.
+ * (The 27-cell walk sums its filtered neighbours one by one with the accumulators above.) */
+
+#define PBF_LANES 4
+
+PBF_KERNEL_INLINE float pbf_lanes_sum(const float *l) { return (l[0] + l[1]) + (l[2] + l[3]); }
+
+typedef struct pbf_lambda_lanes {
+    float w[PBF_LANES], gx[PBF_LANES], gy[PBF_LANES], gz[PBF_LANES], g2[PBF_LANES];
+    int near[PBF_LANES];
+} pbf_lambda_lanes;
+
+typedef struct pbf_delta_lanes {
+    float x[PBF_LANES], y[PBF_LANES], z[PBF_LANES];
+} pbf_delta_lanes;
+
+typedef struct pbf_vort_lanes {
+    float ox[PBF_LANES], oy[PBF_LANES], oz[PBF_LANES]; /* ω */
+    float vx[PBF_LANES], vy[PBF_LANES], vz[PBF_LANES]; /* XSPH */
+    float w[PBF_LANES];
+} pbf_vort_lanes;
+
+typedef pbf_delta_lanes pbf_conf_lanes; /* η */
+
+/* λ pass: adds pair d = x_i − x_j to lane l (as pbf_lambda_pair_g); returns its gradient
+ * factor g for the Δp pass. */
+PBF_KERNEL_INLINE float pbf_lambda_lane(pbf_lambda_lanes *L, int l, float dx, float dy, float dz,
+                                        const pbf_params *p) {
+    float r2 = dx * dx + dy * dy + dz * dz;
+    L->w[l] += pbf_pair_w(r2, p);
+    L->near[l] += r2 < p->h2;
+    float gm, g = pbf_spiky_factor(r2, p, &gm);
+    L->gx[l] += dx * g;
+    L->gy[l] += dy * g;
+    L->gz[l] += dz * g;
+    L->g2[l] += gm * gm;
+    return g;
+}
+
+PBF_KERNEL_INLINE pbf_lambda_acc pbf_lambda_lanes_end(const pbf_lambda_lanes *L,
+                                                      const pbf_params *p) {
+    pbf_lambda_acc a = pbf_lambda_begin(p);
+    a.w_sum += pbf_lanes_sum(L->w);
+    a.grad_i = v3(pbf_lanes_sum(L->gx), pbf_lanes_sum(L->gy), pbf_lanes_sum(L->gz));
+    a.grad2_sum = pbf_lanes_sum(L->g2);
+    a.neighbors = (L->near[0] + L->near[1]) + (L->near[2] + L->near[3]);
+    return a;
+}
+
+/* Δp pass: pair d with λ_j and the λ pass's gradient factor g (as pbf_delta_pair_g); n is
+ * p->scorr_n (see pbf_delta_coef). */
+PBF_KERNEL_INLINE void pbf_delta_lane(pbf_delta_lanes *L, int l, float dx, float dy, float dz,
+                                      float lambda_i, float lambda_j, float g, int n,
+                                      const pbf_params *p) {
+    float f = pbf_delta_coef(dx * dx + dy * dy + dz * dz, lambda_i, lambda_j, n, p) * g;
+    L->x[l] += dx * f;
+    L->y[l] += dy * f;
+    L->z[l] += dz * f;
+}
+
+PBF_KERNEL_INLINE pbf_delta_acc pbf_delta_lanes_end(const pbf_delta_lanes *L) {
+    pbf_delta_acc a = pbf_delta_begin();
+    a.dp = v3(pbf_lanes_sum(L->x), pbf_lanes_sum(L->y), pbf_lanes_sum(L->z));
+    return a;
+}
+
+/* Vorticity pass A: pair d with v_ij = v_j − v_i (as pbf_vort_pair_g); returns g. */
+PBF_KERNEL_INLINE float pbf_vort_lane(pbf_vort_lanes *L, int l, float dx, float dy, float dz,
+                                      float ux, float uy, float uz, const pbf_params *p) {
+    float r2 = dx * dx + dy * dy + dz * dz;
+    float w = pbf_pair_w(r2, p);
+    float gm, g = pbf_spiky_factor(r2, p, &gm);
+    pbf_v3 om = v3_cross(v3(dx * g, dy * g, dz * g), v3(ux, uy, uz));
+    L->ox[l] += om.x;
+    L->oy[l] += om.y;
+    L->oz[l] += om.z;
+    L->vx[l] += ux * w;
+    L->vy[l] += uy * w;
+    L->vz[l] += uz * w;
+    L->w[l] += w;
+    return g;
+}
+
+PBF_KERNEL_INLINE pbf_vort_acc pbf_vort_lanes_end(const pbf_vort_lanes *L, const pbf_params *p) {
+    pbf_vort_acc a = pbf_vort_begin(p);
+    a.omega = v3(pbf_lanes_sum(L->ox), pbf_lanes_sum(L->oy), pbf_lanes_sum(L->oz));
+    a.dv = v3(pbf_lanes_sum(L->vx), pbf_lanes_sum(L->vy), pbf_lanes_sum(L->vz));
+    a.w_sum += pbf_lanes_sum(L->w);
+    return a;
+}
+
+/* Vorticity pass B: pair d with f = |ω_j| − |ω_i| and pass A's g (as pbf_conf_pair_g). */
+PBF_KERNEL_INLINE void pbf_conf_lane(pbf_conf_lanes *L, int l, float dx, float dy, float dz,
+                                     float f, float g) {
+    L->x[l] += dx * g * f;
+    L->y[l] += dy * g * f;
+    L->z[l] += dz * g * f;
+}
+
+PBF_KERNEL_INLINE pbf_conf_acc pbf_conf_lanes_end(const pbf_conf_lanes *L) {
+    pbf_conf_acc a = pbf_conf_begin();
+    a.eta = v3(pbf_lanes_sum(L->x), pbf_lanes_sum(L->y), pbf_lanes_sum(L->z));
+    return a;
 }
 
 /* =============================================================================================

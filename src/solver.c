@@ -309,7 +309,7 @@ static void stage_vorticity(pbf_world *w, int nt) {
         float wi = omega_len[i];
         pbf_conf_acc a = pbf_conf_begin();
         if (P->vorticity > 0.0f && list)
-            a = pbf__conf_list(p, omega_len, xi, wi, nb, nb_start[i], nb_start[i + 1], pair_g);
+            a = pbf__conf_list(P, p, omega_len, xi, wi, nb, nb_start[i], nb_start[i + 1], pair_g);
         else if (P->vorticity > 0.0f)
             FOR_EACH_NEIGHBOR(w, i, j, pbf_conf_pair(&a, xi, v3_load(p, j), wi, omega_len[j], P););
         v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), P));

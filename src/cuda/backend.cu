@@ -3,7 +3,8 @@
  *
  * One copy of the math: each __global__ kernel below is a thin loop body around the PBF_HD
  * functions of src/kernels.h and src/grid.h, the same functions the OpenMP loops of solver.c
- * call, in the same order, over the same neighbours in the same order. The stage order and the
+ * call, in the same order, over the same neighbours in the same order (the list passes in the
+ * four lanes of kernels.h's "Lane sums", as the CPU's vector loops). The stage order and the
  * buffer swaps mirror solver.c: substep() and its stages (grid: gather3, Δp: the Jacobi
  * rotation p_tmp → p → p_prev, x ↔ p at the end).
  *
@@ -158,6 +159,20 @@ __device__ __forceinline__ void for_each_neighbor(const Nb &nb, const float *p, 
     }
 }
 
+/* The neighbour list in the CPU's order of summation (kernels.h, "Lane sums"): entry k of i's
+ * list goes to lane (k − start) mod PBF_LANES; f(j, lane). The unrolled lanes stay registers. */
+__device__ __forceinline__ bool use_list(const Nb &nb) { return nb.list && *nb.overflow == 0u; }
+
+template <class F>
+__device__ __forceinline__ void for_each_listed(const Nb &nb, int i, F &&f) {
+    const uint32_t start = nb.start[i], end = nb.start[i + 1];
+    for (uint32_t k = start; k < end; k += PBF_LANES) {
+#pragma unroll
+        for (int l = 0; l < PBF_LANES; ++l)
+            if (k + l < end) f((int)nb.index[k + l], l);
+    }
+}
+
 __device__ __forceinline__ int finite3(pbf_v3 a) {
     return isfinite(a.x) && isfinite(a.y) && isfinite(a.z);
 }
@@ -302,8 +317,17 @@ __global__ void __launch_bounds__(BLOCK) k_lambda(int n, const pbf_cuda_substep 
         const pbf_params P = S->params;
         pbf_v3 xi = v3_load(p, i);
         pbf_lambda_acc a = pbf_lambda_begin(&P);
-        for_each_neighbor(nb, p, i, xi, P.h2,
-                          [&](int j) { pbf_lambda_pair(&a, xi, v3_load(p, j), &P); });
+        if (use_list(nb)) {
+            pbf_lambda_lanes L = {};
+            for_each_listed(nb, i, [&](int j, int l) {
+                pbf_v3 xj = v3_load(p, j);
+                (void)pbf_lambda_lane(&L, l, xi.x - xj.x, xi.y - xj.y, xi.z - xj.z, &P);
+            });
+            a = pbf_lambda_lanes_end(&L, &P);
+        } else {
+            for_each_neighbor(nb, p, i, xi, P.h2,
+                              [&](int j) { pbf_lambda_pair(&a, xi, v3_load(p, j), &P); });
+        }
         float rho;
         lambda[i] = pbf_lambda_end(&a, xi, &P, c_solids, &rho);
         density[i] = rho;
@@ -334,8 +358,20 @@ __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *
     pbf_v3 xi = v3_load(p, i);
     float li = lambda[i];
     pbf_delta_acc a = pbf_delta_begin();
-    for_each_neighbor(nb, p, i, xi, P.h2,
-                      [&](int j) { pbf_delta_pair(&a, xi, v3_load(p, j), li, lambda[j], &P); });
+    if (use_list(nb)) { /* g recomputed: the CPU's cached factor has the same bits */
+        pbf_delta_lanes L = {};
+        for_each_listed(nb, i, [&](int j, int l) {
+            pbf_v3 xj = v3_load(p, j);
+            float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z, gm;
+            float g = pbf_spiky_factor(dx * dx + dy * dy + dz * dz, &P, &gm);
+            pbf_delta_lane(&L, l, dx, dy, dz, li, lambda[j], g, P.scorr_n, &P);
+        });
+        a = pbf_delta_lanes_end(&L);
+    } else {
+        for_each_neighbor(nb, p, i, xi, P.h2, [&](int j) {
+            pbf_delta_pair(&a, xi, v3_load(p, j), li, lambda[j], &P);
+        });
+    }
     pbf_v3 xn = pbf_delta_end(&a, xi, li, &P, c_solids);
     if (omega != 1.0f)
         xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), &P, c_solids);
@@ -366,9 +402,19 @@ __global__ void __launch_bounds__(BLOCK) k_vort(int n, const pbf_cuda_substep *S
         const pbf_params P = S->params;
         pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i);
         pbf_vort_acc a = pbf_vort_begin(&P);
-        for_each_neighbor(nb, p, i, xi, P.h2, [&](int j) {
-            pbf_vort_pair(&a, xi, v3_load(p, j), vi, v3_load(v, j), &P);
-        });
+        if (use_list(nb)) {
+            pbf_vort_lanes L = {};
+            for_each_listed(nb, i, [&](int j, int l) {
+                pbf_v3 xj = v3_load(p, j), vj = v3_load(v, j);
+                (void)pbf_vort_lane(&L, l, xi.x - xj.x, xi.y - xj.y, xi.z - xj.z, vj.x - vi.x,
+                                    vj.y - vi.y, vj.z - vi.z, &P);
+            });
+            a = pbf_vort_lanes_end(&L, &P);
+        } else {
+            for_each_neighbor(nb, p, i, xi, P.h2, [&](int j) {
+                pbf_vort_pair(&a, xi, v3_load(p, j), vi, v3_load(v, j), &P);
+            });
+        }
         pbf_v3 om;
         float rho;
         v3_store(dv, i, pbf_vort_end(&a, xi, &P, c_solids, &om, &rho));
@@ -394,10 +440,20 @@ __global__ void __launch_bounds__(BLOCK) k_conf(int n, const pbf_cuda_substep *S
     pbf_v3 xi = v3_load(p, i);
     float wi = omega_len[i];
     pbf_conf_acc a = pbf_conf_begin();
-    if (P.vorticity > 0.0f)
+    if (P.vorticity > 0.0f && use_list(nb)) {
+        pbf_conf_lanes L = {};
+        for_each_listed(nb, i, [&](int j, int l) {
+            pbf_v3 xj = v3_load(p, j);
+            float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z, gm;
+            float g = pbf_spiky_factor(dx * dx + dy * dy + dz * dz, &P, &gm);
+            pbf_conf_lane(&L, l, dx, dy, dz, omega_len[j] - wi, g);
+        });
+        a = pbf_conf_lanes_end(&L);
+    } else if (P.vorticity > 0.0f) {
         for_each_neighbor(nb, p, i, xi, P.h2, [&](int j) {
             pbf_conf_pair(&a, xi, v3_load(p, j), wi, omega_len[j], &P);
         });
+    }
     v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), &P));
 }
 

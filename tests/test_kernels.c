@@ -1,6 +1,9 @@
 /* The SPH kernels and the ghost-layer wall terms against direct numerical evaluation. */
 #include <stdlib.h>
 
+#include <string.h>
+
+#include "cpu_passes.h"
 #include "kernels.h"
 #include "test.h"
 #include "world_internal.h"
@@ -160,6 +163,61 @@ static int collider_distances(void) {
     return 0;
 }
 
+/* The CPU's vector list passes (src/cpu_passes.h) against a plain scalar loop over the lane
+ * functions, entry k to lane k mod 4: bit for bit, for lists of every length from 0 to past two
+ * chunks. The CUDA kernels sum in that scalar form, so this is what makes the two backends
+ * agree (docs/cuda.md). Pairs beyond h are in the lists, as in a real solve. */
+static int vector_passes_equal_scalar_lanes(void) {
+    pbf_params P = make_params(0.01f, 4.0f);
+    enum { N = 200 };
+    float x[3 * N], lambda[N], v[3 * N], wlen[N], g_vec[N], g_ref[N];
+    uint32_t nb[N];
+    srand(7);
+    for (int i = 0; i < 3 * N; ++i) {
+        x[i] = 0.05f * (float)rand() / (float)RAND_MAX; /* 5 cm box: about half within h */
+        v[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+    }
+    for (int i = 0; i < N; ++i) {
+        lambda[i] = -1e-4f * (float)rand() / (float)RAND_MAX;
+        wlen[i] = (float)rand() / (float)RAND_MAX;
+        nb[i] = (uint32_t)(1 + i % (N - 1)); /* particle 0's "list": every other particle */
+    }
+    pbf_v3 xi = v3_load(x, 0), vi = v3_load(v, 0);
+    for (uint32_t len = 0; len <= 2 * PBF_CHUNK + 7; ++len) {
+        pbf_lambda_lanes lr;
+        pbf_delta_lanes dr;
+        pbf_vort_lanes vr;
+        pbf_conf_lanes cr;
+        memset(&lr, 0, sizeof lr), memset(&dr, 0, sizeof dr);
+        memset(&vr, 0, sizeof vr), memset(&cr, 0, sizeof cr);
+        for (uint32_t k = 0; k < len; ++k) {
+            int l = (int)(k % PBF_LANES);
+            pbf_v3 d = v3_sub(xi, v3_load(x, (int)nb[k]));
+            pbf_v3 u = v3_sub(v3_load(v, (int)nb[k]), vi);
+            g_ref[k] = pbf_lambda_lane(&lr, l, d.x, d.y, d.z, &P);
+            pbf_delta_lane(&dr, l, d.x, d.y, d.z, lambda[0], lambda[nb[k]], g_ref[k], P.scorr_n,
+                           &P);
+            (void)pbf_vort_lane(&vr, l, d.x, d.y, d.z, u.x, u.y, u.z, &P);
+            pbf_conf_lane(&cr, l, d.x, d.y, d.z, wlen[nb[k]] - wlen[0], g_ref[k]);
+        }
+        pbf_lambda_acc la = pbf__lambda_list(&P, x, xi, nb, 0, len, g_vec);
+        pbf_lambda_acc lb = pbf_lambda_lanes_end(&lr, &P);
+        ENSURE(memcmp(g_vec, g_ref, len * sizeof *g_vec) == 0);
+        ENSURE(memcmp(&la, &lb, sizeof la) == 0);
+        pbf_delta_acc da = pbf__delta_list_of(&P, x, lambda, xi, lambda[0], nb, 0, len, g_ref);
+        pbf_delta_acc db = pbf_delta_lanes_end(&dr);
+        ENSURE(memcmp(&da, &db, sizeof da) == 0);
+        pbf_vort_acc va = pbf__vort_list(&P, x, v, xi, vi, nb, 0, len, g_vec);
+        pbf_vort_acc vb = pbf_vort_lanes_end(&vr, &P);
+        ENSURE(memcmp(&va, &vb, sizeof va) == 0);
+        pbf_conf_acc ca = pbf__conf_list(&P, x, wlen, xi, wlen[0], nb, 0, len, g_ref);
+        pbf_conf_acc cb = pbf_conf_lanes_end(&cr);
+        ENSURE(memcmp(&ca, &cb, sizeof ca) == 0);
+        if (len == 25) ENSURE(lb.neighbors > 0 && lb.neighbors < 25); /* pairs on both sides of h */
+    }
+    return 0;
+}
+
 TEST_MAIN_BEGIN
 RUN_TEST(poly6_is_normalised);
 RUN_TEST(spiky_gradient_matches_finite_differences);
@@ -167,4 +225,5 @@ RUN_TEST(rest_lattice_has_rest_density);
 RUN_TEST(ghost_plane_matches_discrete_plane);
 RUN_TEST(walls_complete_the_rest_density);
 RUN_TEST(collider_distances);
+RUN_TEST(vector_passes_equal_scalar_lanes);
 TEST_MAIN_END

@@ -1,5 +1,5 @@
-/* The CPU's neighbour-list passes, vectorized (solver.c; probes.c recomputes the Δp sum with the
- * same function, so it gets the same floats).
+/* The CPU's neighbour passes (solver.c; probes.c recomputes the Δp sum with the same functions,
+ * so it gets the same floats): over the neighbour list, vectorized, and over the 27 cells.
  *
  * A particle's neighbours are scattered through memory, so each pass runs in two loops per chunk
  * of up to PBF_CHUNK neighbours:
@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "grid.h"
 #include "kernels.h"
 
 /* Pairs per chunk, a multiple of PBF_LANES: the stack arrays stay in L1, and the average list
@@ -192,6 +193,74 @@ static inline pbf_conf_acc pbf__conf_list(const pbf_params *P, const float *p,
         pbf__pad_zero(gs, m, padded);
         pbf__conf_groups(&L, dx, dy, dz, f, gs, padded);
     }
+    return pbf_conf_lanes_end(&L);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The 27-cell walk (neighbor_mode "cells"): the neighbours within h at the current positions,
+ * found again in every pass, the k-th of them summed into lane k mod 4 like a list entry. */
+
+/* Runs the statement given last for each j within h of particle i (at xi, positions p), with l the
+ * lane of that neighbour. */
+#define PBF_FOR_EACH_CELL_NEIGHBOR(g, p, h2, i, xi, j, l, ...)                                 \
+    do {                                                                                      \
+        uint32_t r_[18];                                                                      \
+        int nr_ = pbf_grid_ranges((g), (g)->cell_of[i], r_), k_ = 0;                          \
+        for (int q_ = 0; q_ < nr_; ++q_)                                                      \
+            for (int j = (int)r_[2 * q_]; j < (int)r_[2 * q_ + 1]; ++j) {                     \
+                pbf_v3 d_ = v3_sub((xi), v3_load((p), j));                                    \
+                if (j == (i) || v3_dot(d_, d_) >= (h2)) continue;                             \
+                const int l = k_++ % PBF_LANES;                                               \
+                __VA_ARGS__                                                                   \
+            }                                                                                 \
+    } while (0)
+
+static inline pbf_lambda_acc pbf__lambda_cells(const pbf_params *P, const pbf_grid *g,
+                                               const float *p, int i, pbf_v3 xi) {
+    pbf_lambda_lanes L;
+    memset(&L, 0, sizeof L);
+    PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
+        pbf_v3 d = v3_sub(xi, v3_load(p, j));
+        (void)pbf_lambda_lane(&L, l, d.x, d.y, d.z, P);
+    });
+    return pbf_lambda_lanes_end(&L, P);
+}
+
+static inline pbf_delta_acc pbf__delta_cells(const pbf_params *P, const pbf_grid *g,
+                                             const float *p, const float *lambda, int i,
+                                             pbf_v3 xi, float li) {
+    pbf_delta_lanes L;
+    memset(&L, 0, sizeof L);
+    PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
+        pbf_v3 d = v3_sub(xi, v3_load(p, j));
+        float gm, gf = pbf_spiky_factor(v3_dot(d, d), P, &gm);
+        pbf_delta_lane(&L, l, d.x, d.y, d.z, li, lambda[j], gf, P->scorr_n, P);
+    });
+    return pbf_delta_lanes_end(&L);
+}
+
+static inline pbf_vort_acc pbf__vort_cells(const pbf_params *P, const pbf_grid *g,
+                                           const float *p, const float *v, int i, pbf_v3 xi,
+                                           pbf_v3 vi) {
+    pbf_vort_lanes L;
+    memset(&L, 0, sizeof L);
+    PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
+        pbf_v3 d = v3_sub(xi, v3_load(p, j)), u = v3_sub(v3_load(v, j), vi);
+        (void)pbf_vort_lane(&L, l, d.x, d.y, d.z, u.x, u.y, u.z, P);
+    });
+    return pbf_vort_lanes_end(&L, P);
+}
+
+static inline pbf_conf_acc pbf__conf_cells(const pbf_params *P, const pbf_grid *g,
+                                           const float *p, const float *omega_len, int i,
+                                           pbf_v3 xi, float wi) {
+    pbf_conf_lanes L;
+    memset(&L, 0, sizeof L);
+    PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
+        pbf_v3 d = v3_sub(xi, v3_load(p, j));
+        float gm, gf = pbf_spiky_factor(v3_dot(d, d), P, &gm);
+        pbf_conf_lane(&L, l, d.x, d.y, d.z, omega_len[j] - wi, gf);
+    });
     return pbf_conf_lanes_end(&L);
 }
 

@@ -2,9 +2,10 @@
  * the CPU loops (solver.c) and the CUDA kernels (src/cuda/) alike. Only the loops differ.
  *
  * Every function is PBF_HD static inline and pure: it reads its arguments and returns a value.
- * Neighbour passes are written as accumulators: *_begin() for particle i, *_pair() for each
- * neighbour j (pairs beyond h contribute exactly zero, so a loop may hand in candidates from the
- * 27 cells unfiltered), *_end() to finish with the boundary terms.
+ * A neighbour pass adds each neighbour j of particle i with a *_lane() function into one of four
+ * partial sums ("Lane sums" below: the order of summation is part of the math), turns them into
+ * an accumulator with *_lanes_end(), and finishes with the boundary terms in *_end(). Pairs
+ * beyond h contribute exactly zero.
  *
  * Notation: h kernel support, ρ0 rest density, m particle mass, V = m/ρ0 rest volume.
  * Kernel constants are precomputed once in pbf_params (no pow, no division by h^9 per pair). */
@@ -381,30 +382,6 @@ PBF_KERNEL_INLINE pbf_lambda_acc pbf_lambda_begin(const pbf_params *p) {
     return a;
 }
 
-/* The pair functions are branch-free: a pair at or beyond h gets q = t = 0 and adds exactly
- * zero. The neighbour list is built before the iterations move the particles, so pairs cross h
- * at random during a solve and a branch on r < h would be mispredicted often (measured: the
- * λ and Δp passes ran twice as slow once the dam break became disordered). */
-/* Returns the pair's gradient factor g (pbf_spiky_factor). The Δp pass of the same iteration
- * sees the same positions, so a caller may keep g per pair and hand it to pbf_delta_pair_g,
- * saving the square root and the division there. */
-PBF_KERNEL_INLINE float pbf_lambda_pair_g(pbf_lambda_acc *a, pbf_v3 xi, pbf_v3 xj,
-                                          const pbf_params *p) {
-    pbf_v3 d = v3_sub(xi, xj);
-    float r2 = v3_dot(d, d);
-    a->w_sum += pbf_pair_w(r2, p);
-    a->neighbors += r2 < p->h2;
-    float gm, g = pbf_spiky_factor(r2, p, &gm);
-    a->grad_i = v3_madd(a->grad_i, d, g);
-    a->grad2_sum += gm * gm;
-    return g;
-}
-
-PBF_KERNEL_INLINE void pbf_lambda_pair(pbf_lambda_acc *a, pbf_v3 xi, pbf_v3 xj,
-                                       const pbf_params *p) {
-    (void)pbf_lambda_pair_g(a, xi, xj, p);
-}
-
 /* λ_i from the pairs and the boundary's density rho_b and gradient grad_b, computed by the
  * caller (pbf_lambda_end below; the tool adds its own terms: see the tool section at the end). */
 PBF_KERNEL_INLINE float pbf_lambda_finish(const pbf_lambda_acc *a, float rho_b, pbf_v3 grad_b,
@@ -440,22 +417,6 @@ PBF_KERNEL_INLINE pbf_delta_acc pbf_delta_begin(void) {
     pbf_delta_acc a;
     a.dp = v3(0.0f, 0.0f, 0.0f);
     return a;
-}
-
-/* One pair of the Δp sum, with the gradient factor g of this pair at these positions (from
- * pbf_lambda_pair_g of the same iteration, or pbf_spiky_factor). */
-PBF_KERNEL_INLINE void pbf_delta_pair_g(pbf_delta_acc *a, pbf_v3 xi, pbf_v3 xj, float lambda_i,
-                                        float lambda_j, float g, const pbf_params *p) {
-    pbf_v3 d = v3_sub(xi, xj);
-    float coef = pbf_delta_coef(v3_dot(d, d), lambda_i, lambda_j, p->scorr_n, p);
-    a->dp = v3_madd(a->dp, d, coef * g);
-}
-
-PBF_KERNEL_INLINE void pbf_delta_pair(pbf_delta_acc *a, pbf_v3 xi, pbf_v3 xj, float lambda_i,
-                                      float lambda_j, const pbf_params *p) {
-    pbf_v3 d = v3_sub(xi, xj);
-    float gm, g = pbf_spiky_factor(v3_dot(d, d), p, &gm);
-    pbf_delta_pair_g(a, xi, xj, lambda_i, lambda_j, g, p);
 }
 
 /* Returns the corrected, collision-projected position of particle i. */
@@ -506,26 +467,6 @@ PBF_KERNEL_INLINE pbf_vort_acc pbf_vort_begin(const pbf_params *p) {
     return a;
 }
 
-/* Returns the pair's gradient factor g (as pbf_lambda_pair_g): the confinement pass sees the
- * same positions and may reuse it. */
-PBF_KERNEL_INLINE float pbf_vort_pair_g(pbf_vort_acc *a, pbf_v3 xi, pbf_v3 xj, pbf_v3 vi,
-                                        pbf_v3 vj, const pbf_params *p) {
-    pbf_v3 d = v3_sub(xi, xj);
-    float r2 = v3_dot(d, d);
-    pbf_v3 vij = v3_sub(vj, vi);
-    float w = pbf_pair_w(r2, p);
-    float gm, g = pbf_spiky_factor(r2, p, &gm);
-    a->omega = v3_add(a->omega, v3_cross(v3_scale(d, g), vij));
-    a->dv = v3_madd(a->dv, vij, w);
-    a->w_sum += w;
-    return g;
-}
-
-PBF_KERNEL_INLINE void pbf_vort_pair(pbf_vort_acc *a, pbf_v3 xi, pbf_v3 xj, pbf_v3 vi, pbf_v3 vj,
-                                     const pbf_params *p) {
-    (void)pbf_vort_pair_g(a, xi, xj, vi, vj, p);
-}
-
 /* Finishes: *omega = ω_i, returns the XSPH velocity change, *density = ρ_i at the final
  * positions (boundary included). */
 PBF_KERNEL_INLINE pbf_v3 pbf_vort_end(const pbf_vort_acc *a, pbf_v3 xi, const pbf_params *p,
@@ -552,19 +493,6 @@ PBF_KERNEL_INLINE pbf_conf_acc pbf_conf_begin(void) {
     return a;
 }
 
-/* One pair of η with the pair's gradient factor g at these positions. */
-PBF_KERNEL_INLINE void pbf_conf_pair_g(pbf_conf_acc *a, pbf_v3 xi, pbf_v3 xj, float wi, float wj,
-                                       float g) {
-    a->eta = v3_madd(a->eta, v3_scale(v3_sub(xi, xj), g), wj - wi);
-}
-
-PBF_KERNEL_INLINE void pbf_conf_pair(pbf_conf_acc *a, pbf_v3 xi, pbf_v3 xj, float wi, float wj,
-                                     const pbf_params *p) {
-    pbf_v3 d = v3_sub(xi, xj);
-    float gm;
-    pbf_conf_pair_g(a, xi, xj, wi, wj, pbf_spiky_factor(v3_dot(d, d), p, &gm));
-}
-
 /* Returns the final velocity of particle i: v + Δv_xsph + dt ε (N × ω), speed-limited. */
 PBF_KERNEL_INLINE pbf_v3 pbf_conf_end(const pbf_conf_acc *a, pbf_v3 vi, pbf_v3 dv_xsph,
                                       pbf_v3 omega_i, const pbf_params *p) {
@@ -584,8 +512,8 @@ PBF_KERNEL_INLINE pbf_v3 pbf_conf_end(const pbf_conf_acc *a, pbf_v3 vi, pbf_v3 d
  * order is part of the method, not left to a compiler: the CPU runs the four lanes as one SSE
  * vector (src/cpu_passes.h), the CUDA kernels as four registers (src/cuda/backend.cu), and both
  * get the same bits for any vector width or thread count. A lane without entries stays +0, and
- * a pair beyond h adds only zeros, so a loop may pad a list with such pairs.
- * (The 27-cell walk sums its filtered neighbours one by one with the accumulators above.) */
+ * a pair beyond h adds only zeros, so a loop may pad a list with such pairs. The 27-cell walk
+ * counts the neighbours it finds the same way: the k-th goes to lane k mod 4. */
 
 #define PBF_LANES 4
 
@@ -608,8 +536,9 @@ typedef struct pbf_vort_lanes {
 
 typedef pbf_delta_lanes pbf_conf_lanes; /* η */
 
-/* λ pass: adds pair d = x_i − x_j to lane l (as pbf_lambda_pair_g); returns its gradient
- * factor g for the Δp pass. */
+/* λ pass: adds pair d = x_i − x_j to lane l: W, the neighbour count, ∇W = g d and |∇W|².
+ * Returns the pair's gradient factor g: the Δp pass of the same iteration sees the same
+ * positions, so a caller may keep g per pair and save the square root and the division there. */
 PBF_KERNEL_INLINE float pbf_lambda_lane(pbf_lambda_lanes *L, int l, float dx, float dy, float dz,
                                         const pbf_params *p) {
     float r2 = dx * dx + dy * dy + dz * dz;
@@ -633,8 +562,8 @@ PBF_KERNEL_INLINE pbf_lambda_acc pbf_lambda_lanes_end(const pbf_lambda_lanes *L,
     return a;
 }
 
-/* Δp pass: pair d with λ_j and the λ pass's gradient factor g (as pbf_delta_pair_g); n is
- * p->scorr_n (see pbf_delta_coef). */
+/* Δp pass: pair d with λ_j and its gradient factor g at these positions (from the λ pass, or
+ * pbf_spiky_factor); n is p->scorr_n (see pbf_delta_coef). */
 PBF_KERNEL_INLINE void pbf_delta_lane(pbf_delta_lanes *L, int l, float dx, float dy, float dz,
                                       float lambda_i, float lambda_j, float g, int n,
                                       const pbf_params *p) {
@@ -650,7 +579,8 @@ PBF_KERNEL_INLINE pbf_delta_acc pbf_delta_lanes_end(const pbf_delta_lanes *L) {
     return a;
 }
 
-/* Vorticity pass A: pair d with v_ij = v_j − v_i (as pbf_vort_pair_g); returns g. */
+/* Vorticity pass A: pair d with v_ij = v_j − v_i: ω += (g d) × v_ij, Δv += W v_ij. Returns g, for
+ * the confinement pass (same positions). */
 PBF_KERNEL_INLINE float pbf_vort_lane(pbf_vort_lanes *L, int l, float dx, float dy, float dz,
                                       float ux, float uy, float uz, const pbf_params *p) {
     float r2 = dx * dx + dy * dy + dz * dz;
@@ -675,7 +605,7 @@ PBF_KERNEL_INLINE pbf_vort_acc pbf_vort_lanes_end(const pbf_vort_lanes *L, const
     return a;
 }
 
-/* Vorticity pass B: pair d with f = |ω_j| − |ω_i| and pass A's g (as pbf_conf_pair_g). */
+/* Vorticity pass B: pair d with f = |ω_j| − |ω_i| and pass A's g: η += (g d) f. */
 PBF_KERNEL_INLINE void pbf_conf_lane(pbf_conf_lanes *L, int l, float dx, float dy, float dz,
                                      float f, float g) {
     L->x[l] += dx * g * f;

@@ -350,21 +350,12 @@ void pbf__probes_force_pass(pbf_world *w, float omega) {
         if (nhit == 0 && !carry) continue;
         /* The pass's fluid–fluid correction of i, exactly as stage_delta summed it. */
         float li = lambda[i];
-        pbf_delta_acc a = pbf_delta_begin();
-        if (w->def.neighbor_mode == PBF_NEIGHBOR_LIST) { /* the λ pass's factors still hold */
-            a = pbf__delta_list_of(P, x_old, lambda, xi, li, w->neighbors.index,
-                                   w->neighbors.start[i], w->neighbors.start[i + 1],
-                                   w->neighbors.pair_g);
-        } else {
-            uint32_t r[18];
-            int nr = pbf_grid_ranges(&w->grid, w->grid.cell_of[i], r);
-            for (int q = 0; q < nr; ++q)
-                for (int j = (int)r[2 * q]; j < (int)r[2 * q + 1]; ++j) {
-                    pbf_v3 dj = v3_sub(xi, v3_load(x_old, j));
-                    if (j == i || v3_dot(dj, dj) >= P->h2) continue;
-                    pbf_delta_pair(&a, xi, v3_load(x_old, j), li, lambda[j], P);
-                }
-        }
+        pbf_delta_acc a =
+            w->def.neighbor_mode == PBF_NEIGHBOR_LIST /* the λ pass's factors still hold */
+                ? pbf__delta_list_of(P, x_old, lambda, xi, li, w->neighbors.index,
+                                     w->neighbors.start[i], w->neighbors.start[i + 1],
+                                     w->neighbors.pair_g)
+                : pbf__delta_cells(P, &w->grid, x_old, lambda, i, xi, li);
         pbf_v3 fluid = v3_add(xi, v3_scale(a.dp, P->volume));
         if (omega != 1.0f) fluid = pbf_chebyshev(fluid, xi, v3_load(x_back, i), omega, gamma);
         pbf_v3 moved = v3_sub(v3_load(x_new, i), fluid);

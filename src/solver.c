@@ -64,32 +64,6 @@ void pbf__init_params(pbf_world *w) {
     p->solid_count = w->collider_count;
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Neighbour iteration: the same loop body over the neighbour list or over the 27 cells. In cells
- * mode the candidates beyond h are skipped here: the kernels' *_pair functions would add exactly
- * zero for them, but only after the full (branch-free) pair math. */
-
-#define FOR_EACH_NEIGHBOR(w, i, j, ...)                                                         \
-    do {                                                                                        \
-        if ((w)->def.neighbor_mode == PBF_NEIGHBOR_LIST) {                                      \
-            const uint32_t *nl_ = (w)->neighbors.index;                                         \
-            for (uint32_t k_ = (w)->neighbors.start[i]; k_ < (w)->neighbors.start[(i) + 1];     \
-                 ++k_) {                                                                        \
-                const int j = (int)nl_[k_];                                                     \
-                __VA_ARGS__                                                                     \
-            }                                                                                   \
-        } else {                                                                                \
-            uint32_t r_[18];                                                                    \
-            int nr_ = pbf_grid_ranges(&(w)->grid, (w)->grid.cell_of[i], r_);                    \
-            for (int q_ = 0; q_ < nr_; ++q_)                                                    \
-                for (int j = (int)r_[2 * q_]; j < (int)r_[2 * q_ + 1]; ++j) {                   \
-                    pbf_v3 dj_ = v3_sub(v3_load((w)->p, i), v3_load((w)->p, j));                \
-                    if (j == (i) || v3_dot(dj_, dj_) >= (w)->params.h2) continue;               \
-                    __VA_ARGS__                                                                 \
-                }                                                                               \
-        }                                                                                       \
-    } while (0)
-
 static double now_ms(void) { return omp_get_wtime() * 1000.0; }
 
 static int thread_count(const pbf_world *w) {
@@ -149,11 +123,9 @@ static void stage_lambda(pbf_world *w, int nt) {
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i);
-        pbf_lambda_acc a = pbf_lambda_begin(P);
-        if (list) /* keep each pair's gradient factor for the Δp pass */
-            a = pbf__lambda_list(P, p, xi, nb, nb_start[i], nb_start[i + 1], pair_g);
-        else
-            FOR_EACH_NEIGHBOR(w, i, j, pbf_lambda_pair(&a, xi, v3_load(p, j), P););
+        pbf_lambda_acc a = /* the list keeps each pair's gradient factor for the Δp pass */
+            list ? pbf__lambda_list(P, p, xi, nb, nb_start[i], nb_start[i + 1], pair_g)
+                 : pbf__lambda_cells(P, &w->grid, p, i, xi);
         lambda[i] = T ? pbf_lambda_end_tool(&a, xi, P, S, T, &density[i])
                       : pbf_lambda_end(&a, xi, P, S, &density[i]);
         counts[i] = a.neighbors;
@@ -178,12 +150,10 @@ static void stage_delta(pbf_world *w, int nt, float omega) {
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i);
         float li = lambda[i];
-        pbf_delta_acc a = pbf_delta_begin();
-        if (list) /* the positions are those of the λ pass: its gradient factors still hold */
-            a = pbf__delta_list_of(P, p, lambda, xi, li, nb, nb_start[i], nb_start[i + 1],
-                                   pair_g);
-        else
-            FOR_EACH_NEIGHBOR(w, i, j, pbf_delta_pair(&a, xi, v3_load(p, j), li, lambda[j], P););
+        pbf_delta_acc a = /* the positions are the λ pass's: its gradient factors still hold */
+            list ? pbf__delta_list_of(P, p, lambda, xi, li, nb, nb_start[i], nb_start[i + 1],
+                                      pair_g)
+                 : pbf__delta_cells(P, &w->grid, p, lambda, i, xi, li);
         pbf_v3 xn = pbf_delta_end(&a, xi, li, P, S);
         if (omega != 1.0f) /* accelerated: the extrapolated position must obey the solids too */
             xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), P, S);
@@ -292,11 +262,9 @@ static void stage_vorticity(pbf_world *w, int nt) {
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i);
-        pbf_vort_acc a = pbf_vort_begin(P);
-        if (list)
-            a = pbf__vort_list(P, p, v, xi, vi, nb, nb_start[i], nb_start[i + 1], pair_g);
-        else
-            FOR_EACH_NEIGHBOR(w, i, j, pbf_vort_pair(&a, xi, v3_load(p, j), vi, v3_load(v, j), P););
+        pbf_vort_acc a = list ? pbf__vort_list(P, p, v, xi, vi, nb, nb_start[i], nb_start[i + 1],
+                                               pair_g)
+                              : pbf__vort_cells(P, &w->grid, p, v, i, xi, vi);
         pbf_v3 om;
         v3_store(dv, i, pbf_vort_end(&a, xi, P, S, &om, &density[i]));
         v3_store(omega, i, om);
@@ -308,10 +276,10 @@ static void stage_vorticity(pbf_world *w, int nt) {
         pbf_v3 xi = v3_load(p, i);
         float wi = omega_len[i];
         pbf_conf_acc a = pbf_conf_begin();
-        if (P->vorticity > 0.0f && list)
-            a = pbf__conf_list(P, p, omega_len, xi, wi, nb, nb_start[i], nb_start[i + 1], pair_g);
-        else if (P->vorticity > 0.0f)
-            FOR_EACH_NEIGHBOR(w, i, j, pbf_conf_pair(&a, xi, v3_load(p, j), wi, omega_len[j], P););
+        if (P->vorticity > 0.0f)
+            a = list ? pbf__conf_list(P, p, omega_len, xi, wi, nb, nb_start[i], nb_start[i + 1],
+                                      pair_g)
+                     : pbf__conf_cells(P, &w->grid, p, omega_len, i, xi, wi);
         v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), P));
     }
 }

@@ -74,11 +74,15 @@ static int spiky_gradient_matches_finite_differences(void) {
 static int rest_lattice_has_rest_density(void) {
     pbf_params p = make_params(0.025f, 4.0f);
     float s = 2.0f * p.radius;
-    pbf_lambda_acc a = pbf_lambda_begin(&p);
+    pbf_lambda_lanes L;
+    memset(&L, 0, sizeof L);
+    int n = 0;
     for (int i = -3; i <= 3; ++i)
         for (int j = -3; j <= 3; ++j)
             for (int k = -3; k <= 3; ++k)
-                if (i || j || k) pbf_lambda_pair(&a, v3(0, 0, 0), v3(i * s, j * s, k * s), &p);
+                if (i || j || k) /* d = 0 − x_j */
+                    (void)pbf_lambda_lane(&L, n++ % PBF_LANES, -i * s, -j * s, -k * s, &p);
+    pbf_lambda_acc a = pbf_lambda_lanes_end(&L, &p);
     ENSURE_NEAR(p.mass * a.w_sum, p.rest_density, 1e-3 * p.rest_density);
     ENSURE(v3_len(a.grad_i) < 1e-4f * sqrtf(a.grad2_sum));
     ENSURE(a.neighbors == 26); /* h = 2 spacings: the 3×3×3 block, the 4 spacings apart excluded */
@@ -124,14 +128,17 @@ static int walls_complete_the_rest_density(void) {
     pbf_v3 cases[3] = {v3(0.5f, r, 0.5f), v3(r, r, 0.5f), v3(r, r, r)};
     for (int c = 0; c < 3; ++c) {
         pbf_v3 xi = cases[c];
-        pbf_lambda_acc a = pbf_lambda_begin(&p);
+        pbf_lambda_lanes L;
+        memset(&L, 0, sizeof L);
+        int n = 0;
         for (int i = -3; i <= 3; ++i)
             for (int j = -3; j <= 3; ++j)
                 for (int k = -3; k <= 3; ++k) {
-                    pbf_v3 xj = v3(xi.x + i * s, xi.y + j * s, xi.z + k * s);
+                    pbf_v3 xj = v3(xi.x + i * s, xi.y + j * s, xi.z + k * s), d = v3_sub(xi, xj);
                     if ((i || j || k) && xj.x > 0 && xj.y > 0 && xj.z > 0)
-                        pbf_lambda_pair(&a, xi, xj, &p);
+                        (void)pbf_lambda_lane(&L, n++ % PBF_LANES, d.x, d.y, d.z, &p);
                 }
+        pbf_lambda_acc a = pbf_lambda_lanes_end(&L, &p);
         float rho;
         pbf_lambda_end(&a, xi, &p, NULL, &rho);
         ENSURE_NEAR(rho, p.rest_density, 5e-3 * p.rest_density);

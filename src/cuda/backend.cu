@@ -130,9 +130,11 @@ struct Results {
 };
 
 /* ---------------------------------------------------------------------------------------------
- * Neighbour iteration: solver.c's FOR_EACH_NEIGHBOR. List mode reads the CSR list built at the
- * start of the substep; cells mode (and a list that overflowed) walks the ≤ 9 index ranges of
- * pbf_grid_ranges, skipping the particle itself and candidates at or beyond h. */
+ * Neighbour iteration, as src/cpu_passes.h: f(j, lane) for each neighbour j of particle i, with
+ * the lane of kernels.h's "Lane sums". List mode reads the CSR list built at the start of the
+ * substep (entry k to lane (k − start) mod 4; the unrolled lanes stay registers); cells mode (and
+ * a list that overflowed) walks the ≤ 9 index ranges of pbf_grid_ranges, skipping the particle
+ * itself and candidates at or beyond h, the k-th neighbour found to lane k mod 4. */
 
 struct Nb {
     int list;
@@ -145,31 +147,21 @@ template <class F>
 __device__ __forceinline__ void for_each_neighbor(const Nb &nb, const float *p, int i, pbf_v3 xi,
                                                   float h2, F &&f) {
     if (nb.list && *nb.overflow == 0u) {
-        const uint32_t end = nb.start[i + 1];
-        for (uint32_t k = nb.start[i]; k < end; ++k) f((int)nb.index[k]);
+        const uint32_t start = nb.start[i], end = nb.start[i + 1];
+        for (uint32_t k = start; k < end; k += PBF_LANES) {
+#pragma unroll
+            for (int l = 0; l < PBF_LANES; ++l)
+                if (k + l < end) f((int)nb.index[k + l], l);
+        }
     } else {
         uint32_t r[18];
-        int nr = pbf_grid_ranges(&nb.grid, nb.grid.cell_of[i], r);
+        int nr = pbf_grid_ranges(&nb.grid, nb.grid.cell_of[i], r), k = 0;
         for (int q = 0; q < nr; ++q)
             for (int j = (int)r[2 * q]; j < (int)r[2 * q + 1]; ++j) {
                 pbf_v3 d = v3_sub(xi, v3_load(p, j));
                 if (j == i || v3_dot(d, d) >= h2) continue;
-                f(j);
+                f(j, k++ % PBF_LANES);
             }
-    }
-}
-
-/* The neighbour list in the CPU's order of summation (kernels.h, "Lane sums"): entry k of i's
- * list goes to lane (k − start) mod PBF_LANES; f(j, lane). The unrolled lanes stay registers. */
-__device__ __forceinline__ bool use_list(const Nb &nb) { return nb.list && *nb.overflow == 0u; }
-
-template <class F>
-__device__ __forceinline__ void for_each_listed(const Nb &nb, int i, F &&f) {
-    const uint32_t start = nb.start[i], end = nb.start[i + 1];
-    for (uint32_t k = start; k < end; k += PBF_LANES) {
-#pragma unroll
-        for (int l = 0; l < PBF_LANES; ++l)
-            if (k + l < end) f((int)nb.index[k + l], l);
     }
 }
 
@@ -316,18 +308,12 @@ __global__ void __launch_bounds__(BLOCK) k_lambda(int n, const pbf_cuda_substep 
     if (i < n) {
         const pbf_params P = S->params;
         pbf_v3 xi = v3_load(p, i);
-        pbf_lambda_acc a = pbf_lambda_begin(&P);
-        if (use_list(nb)) {
-            pbf_lambda_lanes L = {};
-            for_each_listed(nb, i, [&](int j, int l) {
-                pbf_v3 xj = v3_load(p, j);
-                (void)pbf_lambda_lane(&L, l, xi.x - xj.x, xi.y - xj.y, xi.z - xj.z, &P);
-            });
-            a = pbf_lambda_lanes_end(&L, &P);
-        } else {
-            for_each_neighbor(nb, p, i, xi, P.h2,
-                              [&](int j) { pbf_lambda_pair(&a, xi, v3_load(p, j), &P); });
-        }
+        pbf_lambda_lanes L = {};
+        for_each_neighbor(nb, p, i, xi, P.h2, [&](int j, int l) {
+            pbf_v3 d = v3_sub(xi, v3_load(p, j));
+            (void)pbf_lambda_lane(&L, l, d.x, d.y, d.z, &P);
+        });
+        pbf_lambda_acc a = pbf_lambda_lanes_end(&L, &P);
         float rho;
         lambda[i] = pbf_lambda_end(&a, xi, &P, c_solids, &rho);
         density[i] = rho;
@@ -357,21 +343,13 @@ __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *
     const pbf_params P = S->params;
     pbf_v3 xi = v3_load(p, i);
     float li = lambda[i];
-    pbf_delta_acc a = pbf_delta_begin();
-    if (use_list(nb)) { /* g recomputed: the CPU's cached factor has the same bits */
-        pbf_delta_lanes L = {};
-        for_each_listed(nb, i, [&](int j, int l) {
-            pbf_v3 xj = v3_load(p, j);
-            float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z, gm;
-            float g = pbf_spiky_factor(dx * dx + dy * dy + dz * dz, &P, &gm);
-            pbf_delta_lane(&L, l, dx, dy, dz, li, lambda[j], g, P.scorr_n, &P);
-        });
-        a = pbf_delta_lanes_end(&L);
-    } else {
-        for_each_neighbor(nb, p, i, xi, P.h2, [&](int j) {
-            pbf_delta_pair(&a, xi, v3_load(p, j), li, lambda[j], &P);
-        });
-    }
+    pbf_delta_lanes L = {};
+    for_each_neighbor(nb, p, i, xi, P.h2, [&](int j, int l) {
+        pbf_v3 d = v3_sub(xi, v3_load(p, j)); /* g recomputed: the CPU's cached g has its bits */
+        float gm, g = pbf_spiky_factor(v3_dot(d, d), &P, &gm);
+        pbf_delta_lane(&L, l, d.x, d.y, d.z, li, lambda[j], g, P.scorr_n, &P);
+    });
+    pbf_delta_acc a = pbf_delta_lanes_end(&L);
     pbf_v3 xn = pbf_delta_end(&a, xi, li, &P, c_solids);
     if (omega != 1.0f)
         xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), &P, c_solids);
@@ -401,20 +379,12 @@ __global__ void __launch_bounds__(BLOCK) k_vort(int n, const pbf_cuda_substep *S
     if (i < n) {
         const pbf_params P = S->params;
         pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i);
-        pbf_vort_acc a = pbf_vort_begin(&P);
-        if (use_list(nb)) {
-            pbf_vort_lanes L = {};
-            for_each_listed(nb, i, [&](int j, int l) {
-                pbf_v3 xj = v3_load(p, j), vj = v3_load(v, j);
-                (void)pbf_vort_lane(&L, l, xi.x - xj.x, xi.y - xj.y, xi.z - xj.z, vj.x - vi.x,
-                                    vj.y - vi.y, vj.z - vi.z, &P);
-            });
-            a = pbf_vort_lanes_end(&L, &P);
-        } else {
-            for_each_neighbor(nb, p, i, xi, P.h2, [&](int j) {
-                pbf_vort_pair(&a, xi, v3_load(p, j), vi, v3_load(v, j), &P);
-            });
-        }
+        pbf_vort_lanes L = {};
+        for_each_neighbor(nb, p, i, xi, P.h2, [&](int j, int l) {
+            pbf_v3 d = v3_sub(xi, v3_load(p, j)), u = v3_sub(v3_load(v, j), vi);
+            (void)pbf_vort_lane(&L, l, d.x, d.y, d.z, u.x, u.y, u.z, &P);
+        });
+        pbf_vort_acc a = pbf_vort_lanes_end(&L, &P);
         pbf_v3 om;
         float rho;
         v3_store(dv, i, pbf_vort_end(&a, xi, &P, c_solids, &om, &rho));
@@ -439,21 +409,14 @@ __global__ void __launch_bounds__(BLOCK) k_conf(int n, const pbf_cuda_substep *S
     const pbf_params P = S->params;
     pbf_v3 xi = v3_load(p, i);
     float wi = omega_len[i];
-    pbf_conf_acc a = pbf_conf_begin();
-    if (P.vorticity > 0.0f && use_list(nb)) {
-        pbf_conf_lanes L = {};
-        for_each_listed(nb, i, [&](int j, int l) {
-            pbf_v3 xj = v3_load(p, j);
-            float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z, gm;
-            float g = pbf_spiky_factor(dx * dx + dy * dy + dz * dz, &P, &gm);
-            pbf_conf_lane(&L, l, dx, dy, dz, omega_len[j] - wi, g);
+    pbf_conf_lanes L = {};
+    if (P.vorticity > 0.0f)
+        for_each_neighbor(nb, p, i, xi, P.h2, [&](int j, int l) {
+            pbf_v3 d = v3_sub(xi, v3_load(p, j));
+            float gm, g = pbf_spiky_factor(v3_dot(d, d), &P, &gm);
+            pbf_conf_lane(&L, l, d.x, d.y, d.z, omega_len[j] - wi, g);
         });
-        a = pbf_conf_lanes_end(&L);
-    } else if (P.vorticity > 0.0f) {
-        for_each_neighbor(nb, p, i, xi, P.h2, [&](int j) {
-            pbf_conf_pair(&a, xi, v3_load(p, j), wi, omega_len[j], &P);
-        });
-    }
+    pbf_conf_acc a = pbf_conf_lanes_end(&L);
     v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), &P));
 }
 

@@ -1,57 +1,15 @@
-/* Checkpoints of `pbf run --checkpoint-every N`, and `pbf resume DIR` (issue 7).
- *
- * The checkpoint (include/pbf/checkpoint.h) holds the world's whole state; its application data
- * is a small JSON object with what the command needs to go on:
- *
- *     {"pbf_run_checkpoint": 1, "frame": 120, "checkpoint_every": 30, "scene": {...}}
- *
- * where "scene" is pbf_scene_to_json of the scene the run used (after --set and the
- * command-line options). `pbf resume DIR` restores the world, keeps frames 0..frame of the
- * folder, removes later ones, and runs the same loop as `pbf run` (run_world) from frame + 1:
- * the files it writes are bit-identical to those of a run that never stopped. */
-#include <cjson/cJSON.h>
+/* `pbf resume DIR` (issue 7): goes on with a run from the checkpoint that
+ * `pbf run --checkpoint-every N` saved (app/run_checkpoint.h). It restores the world, keeps
+ * frames 0..frame of the folder, removes later ones, and runs the same loop as `pbf run`
+ * (run_world, app/run.c) from frame + 1: the files it writes are bit-identical to those of a
+ * run that never stopped. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "pbf/checkpoint.h"
 #include "run.h"
-
-#define APP_KEY "pbf_run_checkpoint"
-#define APP_VERSION 1
-
-static char *join_path(const char *dir, const char *name) {
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *s = malloc(n);
-    if (s != NULL) snprintf(s, n, "%s/%s", dir, name);
-    return s;
-}
-
-int run_checkpoint_save(const pbf_world *world, const pbf_scene *scene, int frame, int every) {
-    char *scene_json = pbf_scene_to_json(scene);
-    char *path = join_path(scene->output_dir, RUN_CHECKPOINT_NAME);
-    size_t size = scene_json != NULL ? strlen(scene_json) + 128 : 0;
-    char *app = scene_json != NULL ? malloc(size) : NULL;
-    int rc = 0;
-    if (scene_json == NULL || path == NULL || app == NULL) {
-        rc = cli_error("out of memory writing a checkpoint");
-    } else {
-        int n = snprintf(app, size,
-                         "{\"" APP_KEY "\": %d, \"frame\": %d, \"checkpoint_every\": %d, "
-                         "\"scene\": %s}\n",
-                         APP_VERSION, frame, every, scene_json);
-        char err[PBF_ERROR_SIZE];
-        if (pbf_checkpoint_save(world, path, app, (size_t)n, err, sizeof err) != PBF_OK)
-            rc = cli_error("frame %d: checkpoint not written: %s", frame, err);
-    }
-    free(scene_json);
-    free(path);
-    free(app);
-    return rc;
-}
-
-/* ---- the command ----------------------------------------------------------------------------- */
+#include "run_checkpoint.h"
 
 static const char resume_synopsis[] =
     "usage: pbf resume DIR [--frames N | --time T] [--threads N] [--checkpoint-every N]\n"
@@ -98,46 +56,8 @@ typedef struct resume_args {
     cli_overrides sets;
 } resume_args;
 
-/* Reads the checkpoint's application data: frame, interval and the scene (with the overrides). */
-static int read_app(const pbf_checkpoint *ck, const char *path, const resume_args *a,
-                    pbf_scene *scene, int *frame, int *every) {
-    size_t size = 0;
-    const char *text = pbf_checkpoint_app_data(ck, &size);
-    if (text == NULL)
-        return cli_error("%s: a checkpoint without the data of `pbf run` (written by another "
-                         "program through the library?)",
-                         path);
-    cJSON *root = cJSON_ParseWithLength(text, size);
-    const cJSON *key = cJSON_GetObjectItemCaseSensitive(root, APP_KEY);
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "frame");
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "checkpoint_every");
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "scene");
-    int rc = 0;
-    if (!cJSON_IsNumber(key) || !cJSON_IsNumber(f) || !cJSON_IsNumber(e) || !cJSON_IsObject(s)) {
-        rc = cli_error("%s: the checkpoint's run data is not what `pbf run` writes", path);
-    } else if (key->valuedouble != APP_VERSION) {
-        rc = cli_error("%s: run data version %g, this pbf reads %d", path, key->valuedouble,
-                       APP_VERSION);
-    } else {
-        *frame = (int)f->valuedouble;
-        *every = (int)e->valuedouble;
-        char *scene_text = cJSON_PrintUnformatted(s);
-        char source[1100];
-        snprintf(source, sizeof source, "%s (the run's scene)", path);
-        char err[PBF_ERROR_SIZE];
-        if (scene_text == NULL)
-            rc = cli_error("out of memory");
-        else if (pbf_scene_parse(scene_text, source, a->sets.items, a->sets.count, scene, err,
-                                 sizeof err) != PBF_OK)
-            rc = cli_error("%s", err);
-        free(scene_text);
-    }
-    cJSON_Delete(root);
-    return rc;
-}
-
 static int resume(const resume_args *a) {
-    char *path = join_path(a->dir, RUN_CHECKPOINT_NAME);
+    char *path = run_checkpoint_path(a->dir);
     pbf_scene *scene = malloc(sizeof *scene);
     if (path == NULL || scene == NULL) {
         free(path);
@@ -149,7 +69,8 @@ static int resume(const resume_args *a) {
     int rc = 0, frame = 0, every = 0;
     if (pbf_checkpoint_open(path, &ck, err, sizeof err) != PBF_OK)
         rc = cli_error("cannot resume: %s", err);
-    if (rc == 0) rc = read_app(ck, path, a, scene, &frame, &every);
+    if (rc == 0)
+        rc = run_checkpoint_read(ck, path, a->sets.items, a->sets.count, scene, &frame, &every);
     if (rc == 0 && (int64_t)frame != pbf_checkpoint_steps(ck))
         rc = cli_error("%s: the run data says frame %d, the world has made %lld steps", path,
                        frame, (long long)pbf_checkpoint_steps(ck));

@@ -1,5 +1,6 @@
-/* The simulation loop of `pbf run`, reusable by other commands (e.g. a renderer that simulates
- * a scene and draws every frame): options in, files and hooks out. */
+/* The simulation loop of `pbf run` (app/run.c), reusable by other commands: `pbf resume` goes
+ * on from a checkpoint through run_world, `pbf validate` runs a case through run_simulation, and
+ * a renderer draws every frame through the hooks. Options in, files and hooks out. */
 #ifndef PBF_APP_RUN_H
 #define PBF_APP_RUN_H
 
@@ -39,16 +40,10 @@ void run_options_init(run_options *o);
 int run_simulation(const run_options *options, const run_hooks *hooks);
 
 /* The loop itself, on a world already built (run_simulation) or restored from a checkpoint
- * (`pbf resume`, app/cmd_resume.c): resume_frame < 0 starts a fresh output folder at frame 0;
+ * (`pbf resume`, app/cmd_resume.c; checkpoints: app/run_checkpoint.h): resume_frame < 0 starts a fresh output folder at frame 0;
  * otherwise the folder keeps frames 0..resume_frame and the loop goes on from resume_frame + 1.
  * Takes ownership of world and scene (malloc'd). Returns the exit code like run_simulation. */
 int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_options *options,
               const run_hooks *hooks);
-
-/* Checkpoints of `pbf run` (app/cmd_resume.c). The file name in the output folder. */
-#define RUN_CHECKPOINT_NAME "checkpoint.pbfck"
-/* Saves the world with the scene, the frame and the interval as application data (JSON) to
- * scene->output_dir/checkpoint.pbfck. Prints the error and returns non-zero on failure. */
-int run_checkpoint_save(const pbf_world *world, const pbf_scene *scene, int frame, int every);
 
 #endif

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "run.h" /* RUN_CHECKPOINT_NAME */
+#include "run_checkpoint.h" /* RUN_CHECKPOINT_NAME */
 #include "tool_output.h" /* forces.csv (issue 5) */
 #include "probe_output.h" /* probes.csv (issue 6) */
 

@@ -11,6 +11,7 @@
 #include "probes.h" /* probes (issue 6): two hooks marked "probes" below */
 #include "cuda/world_cuda.h" /* the CUDA backend (issue 4): one hook marked "cuda" below */
 #include "world_internal.h"
+#include "watchdog.h" /* its limits and report, shared with the CUDA step */
 #include "cpu_passes.h" /* the vectorized list passes */
 
 #define PI_D 3.14159265358979323846
@@ -300,21 +301,6 @@ static void stage_vorticity(pbf_world *w, int nt) {
  * a particle at rest at the wall. Only the substep where it happens shows it, as a jump or a
  * non-finite velocity. The pass is serial in slot order (the report is the same for any thread
  * count) and reads 40 bytes per particle: well under 1 % of a substep. */
-#define WATCHDOG_CFL_FACTOR 10.0f
-#define WATCHDOG_MIN_CFL 0.5f
-
-pbf_status pbf__unstable(pbf_world *w, int32_t id, pbf_v3 x, double t, const char *what) {
-    return pbf__fail(w, PBF_ERR_UNSTABLE,
-                     "simulation unstable at step %lld (t = %.4f s): particle %d at (%.4g, %.4g, "
-                     "%.4g) %s; make the time step smaller (raise time.substeps, now %d, or "
-                     "time.fps) or raise solver.%s (now %d)",
-                     (long long)w->profile.steps + 1, t, (int)id, (double)x.x,
-                     (double)x.y, (double)x.z, what, w->def.substeps,
-                     w->def.solver.target_error > 0.0f ? "max_iterations" : "iterations",
-                     w->def.solver.target_error > 0.0f ? w->def.solver.max_iterations
-                                                       : w->def.solver.iterations);
-}
-
 static pbf_status unstable(pbf_world *w, int i, pbf_v3 x, double t, const char *what) {
     return pbf__unstable(w, w->ids[i], x, t, what);
 }
@@ -350,14 +336,8 @@ static pbf_status watchdog(pbf_world *w) {
         if (!(v2 <= v2_max)) v2_max = v2, fastest = i;
     }
     if (fastest >= 0 && !(v2_max <= limit * limit)) {
-        char what[192];
-        float speed = sqrtf(v2_max);
-        pbf__format(what, sizeof what,
-                    "moves at %.3g m/s (%.3g m in one substep), %.0f times the CFL speed limit "
-                    "cfl*h/dt_substep = %.3g m/s (the watchdog stops at %g times)",
-                    (double)speed, (double)(speed * P->dt), (double)(speed / cfl_speed),
-                    (double)cfl_speed, (double)WATCHDOG_CFL_FACTOR);
-        return unstable(w, fastest, v3_load(w->p, fastest), t, what);
+        return pbf__unstable_speed(w, w->ids[fastest], v3_load(w->p, fastest), t,
+                                   sqrtf(v2_max), cfl_speed, P->dt);
     }
     return PBF_OK;
 }

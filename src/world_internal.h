@@ -62,8 +62,6 @@ struct pbf_world {
 
 /* Formats the world's error message and returns status (for `return pbf__fail(w, ...)`). */
 pbf_status pbf__fail(pbf_world *w, pbf_status status, const char *fmt, ...);
-/* The watchdog's failure (solver.c): names the step, the particle and what to change. */
-pbf_status pbf__unstable(pbf_world *w, int32_t id, pbf_v3 x, double t, const char *what);
 /* Formats into a caller's buffer (may be NULL). */
 void pbf__format(char *buf, size_t size, const char *fmt, ...);
 

@@ -3,9 +3,9 @@
  * only: the step itself is src/cuda/backend.cu, and its math is src/kernels.h.
  *
  * What this file repeats from solver.c (keep in step): the per-substep constants of substep()
- * (dt, the CFL speed limit, the walls at the substep's end), the watchdog's limits and
- * messages (watchdog, unstable), and the profile bookkeeping of pbf_world_step and
- * finish_profile. */
+ * (dt, the CFL speed limit, the walls at the substep's end) and the profile bookkeeping of
+ * pbf_world_step and finish_profile. The watchdog's limits and messages are watchdog.h's, the
+ * same for both. Calls go one way: solver.c calls pbf__cuda_step here, never the reverse. */
 #include "world_cuda.h"
 
 #include <math.h>
@@ -14,11 +14,8 @@
 #include <string.h>
 
 #include "backend.h"
+#include "watchdog.h" /* the watchdog's limits and report, shared with solver.c */
 #include "world_internal.h"
-
-/* solver.c: the watchdog's limits */
-#define WATCHDOG_CFL_FACTOR 10.0f
-#define WATCHDOG_MIN_CFL 0.5f
 
 struct pbf_cuda_world {
     pbf_cuda *dev;
@@ -115,12 +112,12 @@ size_t pbf__cuda_memory_bytes(const pbf_world *w) {
 
 pbf_status pbf__cuda_info(char *buf, size_t size) { return pbf_cuda_probe(buf, size); }
 
-/* the watchdog's message, shared with the CPU (solver.c) */
+/* the watchdog's report (watchdog.h), word for word the CPU's */
 static pbf_status unstable(pbf_world *w, int32_t id, const float *x, double t, const char *what) {
     return pbf__unstable(w, id, v3(x[0], x[1], x[2]), t, what);
 }
 
-/* solver.c: watchdog()'s report of what the device found in substep `sub` */
+/* what solver.c's watchdog() would report, for what the device found in substep `sub` */
 static pbf_status report_unstable(pbf_world *w, const pbf_cuda_step_out *o, double t) {
     const pbf_params *P = &w->cuda->sub[o->unstable_substep].params;
     char what[192];
@@ -138,14 +135,9 @@ static pbf_status report_unstable(pbf_world *w, const pbf_cuda_step_out *o, doub
     default: {
         const float cfl =
             w->def.solver.cfl > WATCHDOG_MIN_CFL ? w->def.solver.cfl : WATCHDOG_MIN_CFL;
-        const float cfl_speed = cfl * P->h * P->inv_dt;
-        float speed = sqrtf(o->unstable_speed2);
-        pbf__format(what, sizeof what,
-                    "moves at %.3g m/s (%.3g m in one substep), %.0f times the CFL speed limit "
-                    "cfl*h/dt_substep = %.3g m/s (the watchdog stops at %g times)",
-                    (double)speed, (double)(speed * P->dt), (double)(speed / cfl_speed),
-                    (double)cfl_speed, (double)WATCHDOG_CFL_FACTOR);
-        return unstable(w, o->unstable_id, o->unstable_x, t, what);
+        const float *x = o->unstable_x;
+        return pbf__unstable_speed(w, o->unstable_id, v3(x[0], x[1], x[2]), t,
+                                   sqrtf(o->unstable_speed2), cfl * P->h * P->inv_dt, P->dt);
     }
     }
 }

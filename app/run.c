@@ -1,0 +1,246 @@
+/* The simulation loop of `pbf run` and `pbf resume` (see run.h): load scene -> apply
+ * command-line overrides -> build world -> open output folder -> frame 0 -> { step, write frame,
+ * checkpoint, hooks, progress } per frame, checking the Ctrl-C flag between frames -> summary.
+ * `pbf resume` enters at run_world with a world restored from a checkpoint. */
+#include "run.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "interrupt.h"
+#include "progress.h"
+#include "run_checkpoint.h"
+#include "run_output.h"
+
+void run_options_init(run_options *o) {
+    memset(o, 0, sizeof *o);
+    o->frames = -1;
+    o->time = -1.0;
+    o->formats = -1;
+    o->threads = -1;
+    o->backend = -1;
+}
+
+/* ---- summary ------------------------------------------------------------------------------- */
+
+typedef struct run_summary {
+    int frames_done;       /* frame files written, frame 0 included */
+    int steps;             /* pbf_world_step calls */
+    double sum_avg_error;  /* sum over steps of the average density error */
+    float max_error;
+    double sum_step_ms;
+    double sum_stage_ms[PBF_STAGE_COUNT];
+    double start;          /* cli_now() */
+} run_summary;
+
+static void summary_add_step(run_summary *s, const pbf_world *world) {
+    pbf_profile p = pbf_world_get_profile(world);
+    ++s->steps;
+    s->sum_avg_error += p.avg_density_error;
+    if (p.max_density_error > s->max_error) s->max_error = p.max_density_error;
+    s->sum_step_ms += p.step_ms;
+    for (int k = 0; k < PBF_STAGE_COUNT; ++k) s->sum_stage_ms[k] += p.stage_ms[k];
+}
+
+static void summary_print(const run_summary *s, const pbf_world *world, const run_output *out) {
+    double wall = cli_now() - s->start;
+    char count[32], formats[32];
+    printf("pbf run: %d frame%s (t = %.3f s) in %.1f s\n", s->frames_done,
+           s->frames_done == 1 ? "" : "s", pbf_world_time(world), wall);
+    printf("  particles        %s\n", cli_format_count(pbf_world_particle_count(world), count, sizeof count));
+    if (s->steps > 0) {
+        double mean_ms = s->sum_step_ms / s->steps;
+        printf("  density error    avg %.3f %%   max %.3f %%\n", 100.0 * s->sum_avg_error / s->steps,
+               100.0 * s->max_error);
+        printf("  time per step    %.3f ms (mean of %d), %.1f steps/s\n", mean_ms, s->steps,
+               mean_ms > 0.0 ? 1000.0 / mean_ms : 0.0);
+        printf("  stage            ms/step   share\n");
+        for (int k = 0; k < PBF_STAGE_COUNT; ++k) {
+            double ms = s->sum_stage_ms[k] / s->steps;
+            printf("    %-14s %8.3f  %5.1f %%\n", pbf_stage_name((pbf_stage)k), ms,
+                   s->sum_step_ms > 0.0 ? 100.0 * s->sum_stage_ms[k] / s->sum_step_ms : 0.0);
+        }
+    }
+    printf("  output           %s: %d particle file%s (%s), stats.csv, scene.json\n", out->dir,
+           out->files_written, out->files_written == 1 ? "" : "s",
+           cli_format_names(out->formats, formats, sizeof formats));
+    fflush(stdout);
+}
+
+/* ---- the loop ------------------------------------------------------------------------------ */
+
+/* Command-line values win over the scene's; scene.json then documents what actually ran. */
+static int apply_options(const run_options *o, pbf_scene *scene) {
+    if (o->threads >= 0) scene->world.threads = o->threads;
+    if (o->backend >= 0) scene->world.backend = (pbf_backend)o->backend; /* issue 4 */
+    if (o->formats >= 0) scene->formats = (unsigned)o->formats;
+    if (o->frames >= 0) scene->frames = o->frames;
+    if (o->time >= 0.0) {
+        double frames = ceil(o->time * scene->fps - 1e-9);
+        if (!(frames >= 0.0 && frames <= 1e8))
+            return cli_error("--time %g at %g fps gives too many frames", o->time, (double)scene->fps);
+        scene->frames = (int)frames;
+    }
+    if (o->out_dir != NULL) {
+        if (strlen(o->out_dir) >= sizeof scene->output_dir)
+            return cli_error("--out: path longer than %zu characters", sizeof scene->output_dir - 1);
+        snprintf(scene->output_dir, sizeof scene->output_dir, "%s", o->out_dir);
+    }
+    if (scene->output_dir[0] == '\0') return cli_error("no output folder (use --out DIR)");
+    return 0;
+}
+
+static const char *signal_name(int sig) {
+    return sig == SIGINT ? "Ctrl-C (SIGINT)" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+int run_simulation(const run_options *o, const run_hooks *hooks) {
+    /* Over a file size limit (ulimit -f) a write then fails with EFBIG and is reported like a
+     * full disk, instead of the process being killed with a temporary file left behind. */
+    signal(SIGXFSZ, SIG_IGN);
+    pbf_scene *scene = malloc(sizeof *scene);
+    if (scene == NULL) return cli_error("out of memory");
+    int rc = cli_load_scene(o->scene_path, o->sets, o->set_count, scene);
+    if (rc == 0) rc = apply_options(o, scene);
+    if (rc != 0) {
+        free(scene);
+        return rc;
+    }
+
+    char err[PBF_ERROR_SIZE];
+    pbf_world *world = NULL;
+    if (pbf_scene_create_world(scene, &world, err, sizeof err) != PBF_OK) {
+        free(scene);
+        return cli_error("%s", err);
+    }
+    return run_world(world, scene, -1, o, hooks);
+}
+
+int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_options *o,
+              const run_hooks *hooks) {
+    static const run_hooks no_hooks = {NULL, NULL, NULL, NULL};
+    if (hooks == NULL) hooks = &no_hooks;
+    signal(SIGXFSZ, SIG_IGN); /* see run_simulation */
+    const int frames = scene->frames;
+    const float dt = 1.0f / scene->fps;
+    const int first = resume_frame < 0 ? 0 : resume_frame + 1;
+    int rc = 0;
+    if (!o->quiet) {
+        char count[32], formats[32];
+        if (resume_frame < 0)
+            fprintf(stderr,
+                    "pbf run: %s (%s): %s particles, %d frames at %g fps (%.3f s) -> %s [%s]\n",
+                    scene->name, scene->source,
+                    cli_format_count(pbf_world_particle_count(world), count, sizeof count), frames,
+                    (double)scene->fps, frames / (double)scene->fps, scene->output_dir,
+                    cli_format_names(scene->formats, formats, sizeof formats));
+        else
+            fprintf(stderr,
+                    "pbf resume: %s: %s particles, frame %d (t = %.3f s) to %d at %g fps -> %s "
+                    "[%s]\n",
+                    scene->name,
+                    cli_format_count(pbf_world_particle_count(world), count, sizeof count),
+                    resume_frame, pbf_world_time(world), frames, (double)scene->fps,
+                    scene->output_dir, cli_format_names(scene->formats, formats, sizeof formats));
+    }
+
+    /* probes (issue 6): a world restored from a checkpoint comes without them */
+    if (scene->probe_count > 0 && pbf_world_probe_count(world) == 0 &&
+        pbf_world_set_probes(world, scene->probes, scene->probe_count) != PBF_OK) {
+        cli_error("%s: %s", scene->source, pbf_world_error(world));
+        pbf_world_destroy(world);
+        free(scene);
+        return CLI_EXIT_ERROR;
+    }
+    run_output out;
+    rc = resume_frame < 0
+             ? run_output_open(&out, scene->output_dir, scene->formats, scene)
+             : run_output_resume(&out, scene->output_dir, scene->formats, scene, resume_frame);
+    if (rc == 0) {
+        /* resources (issue 7): warn when the run's files will not fit on the disk */
+        double bytes = run_output_estimate(pbf_world_particle_count(world), scene->formats,
+                                           frames - first + 1, o->checkpoint_every > 0);
+        cli_warn_disk_space(scene->output_dir, bytes, frames - first + 1);
+    }
+    if (rc == 0 && hooks->on_start != NULL && hooks->on_start(world, scene, hooks->user) != 0)
+        rc = CLI_EXIT_ERROR;
+
+    run_summary summary;
+    memset(&summary, 0, sizeof summary);
+    summary.start = cli_now();
+    summary.frames_done = first; /* frame files already in the folder */
+    progress bar;
+    int interrupted = 0, last_checkpoint = resume_frame, unstable = 0;
+    if (rc == 0) {
+        interrupt_install();
+        if (!o->quiet) progress_begin(&bar, stderr, frames);
+        for (int frame = first; frame <= frames; ++frame) {
+            if (frame > 0) {
+                if ((interrupted = interrupt_pending()) != 0) break;
+                pbf_status st = pbf_world_step(world, dt);
+                if (st != PBF_OK) {
+                    if (!o->quiet) progress_end(&bar);
+                    rc = cli_error("frame %d: %s", frame, pbf_world_error(world));
+                    unstable = st == PBF_ERR_UNSTABLE;
+                    break;
+                }
+                summary_add_step(&summary, world);
+            }
+            if (run_output_frame(&out, world, frame) != 0) {
+                if (!o->quiet) progress_end(&bar);
+                rc = cli_error("%s", out.error);
+                break;
+            }
+            summary.frames_done = frame + 1;
+            /* checkpoints (issue 7): every N frames, after the frame's files */
+            if (o->checkpoint_every > 0 && frame > 0 && frame % o->checkpoint_every == 0) {
+                if (run_checkpoint_save(world, scene, frame, o->checkpoint_every) != 0) {
+                    if (!o->quiet) progress_end(&bar);
+                    rc = CLI_EXIT_ERROR; /* printed */
+                    break;
+                }
+                last_checkpoint = frame;
+            }
+            if (hooks->on_frame != NULL && hooks->on_frame(world, frame, hooks->user) != 0) {
+                rc = CLI_EXIT_ERROR; /* the hook printed why */
+                break;
+            }
+            if (!o->quiet && frame > 0)
+                progress_update(&bar, frame, pbf_world_time(world), pbf_world_particle_count(world));
+        }
+        /* A signal that arrives during the last frame is not reported: the run is complete. */
+        if (!o->quiet) progress_end(&bar);
+        interrupt_restore();
+    }
+    const int last_frame = summary.frames_done - 1;
+    /* Ctrl-C with checkpoints on: one more of the last frame, so nothing is simulated twice. */
+    if (interrupted && o->checkpoint_every > 0 && last_frame > 0 && last_frame > last_checkpoint &&
+        run_checkpoint_save(world, scene, last_frame, o->checkpoint_every) == 0)
+        last_checkpoint = last_frame;
+    if (!o->quiet && summary.frames_done > first) summary_print(&summary, world, &out);
+    if (interrupted) {
+        fprintf(stderr,
+                "pbf run: stopped by %s after frame %d of %d (t = %.3f s); %d frames in '%s'\n",
+                signal_name(interrupted), last_frame, frames, pbf_world_time(world),
+                summary.frames_done, scene->output_dir);
+        rc = 128 + interrupted;
+    }
+    if (last_checkpoint > 0 && interrupted)
+        fprintf(stderr,
+                "pbf run: the checkpoint of frame %d is in '%s'; go on with: pbf resume %s\n",
+                last_checkpoint, scene->output_dir, scene->output_dir);
+    if (last_checkpoint > 0 && unstable)
+        fprintf(stderr,
+                "pbf run: the checkpoint of frame %d is in '%s'; go on from it with smaller "
+                "substeps: pbf resume %s --set time.substeps=%d\n",
+                last_checkpoint, scene->output_dir, scene->output_dir,
+                2 * pbf_world_get_def(world)->substeps);
+    if (hooks->on_finish != NULL) hooks->on_finish(world, summary.frames_done, hooks->user);
+    run_output_close(&out);
+    pbf_world_destroy(world);
+    free(scene);
+    return rc;
+}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "csv_file.h"
 #include "run_checkpoint.h" /* RUN_CHECKPOINT_NAME */
 #include "tool_output.h" /* forces.csv (issue 5) */
 #include "probe_output.h" /* probes.csv (issue 6) */
@@ -104,23 +105,17 @@ static int write_scene_json(const char *dir, const pbf_scene *scene) {
     return rc;
 }
 
-/* Header written atomically, then the file is opened for appending rows. */
-static int open_stats(run_output *o) {
-    char header[1024];
-    int n = snprintf(header, sizeof header,
+/* The header of stats.csv, with its newline; returns its length. */
+static int stats_header(char *header, size_t size) {
+    int n = snprintf(header, size,
                      "frame,time,particles,avg_density_error,max_density_error,kinetic_energy,"
                      "max_speed,avg_neighbors,ms_per_step");
     for (int s = 0; s < PBF_STAGE_COUNT; ++s)
-        n += snprintf(header + n, sizeof header - (size_t)n, ",ms_%s", pbf_stage_name((pbf_stage)s));
+        n += snprintf(header + n, size - (size_t)n, ",ms_%s", pbf_stage_name((pbf_stage)s));
     /* the solver's work: mean and most Δp passes per substep, Chebyshev restarts (docs/cli.md) */
-    n += snprintf(header + n, sizeof header - (size_t)n,
+    n += snprintf(header + n, size - (size_t)n,
                   ",iterations,max_iterations,chebyshev_restarts\n");
-    char err[PBF_ERROR_SIZE];
-    if (pbf_write_file_atomic(o->stats_path, header, (size_t)n, err, sizeof err) != PBF_OK)
-        return cli_error("%s", err);
-    o->stats = fopen(o->stats_path, "a");
-    if (o->stats == NULL) return cli_error("cannot write '%s': %s", o->stats_path, strerror(errno));
-    return 0;
+    return n;
 }
 
 int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_scene *scene) {
@@ -131,9 +126,9 @@ int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_
     if (e != 0) return cli_error("cannot create output folder '%s': %s", dir, strerror(e));
     if (remove_earlier_run(dir) != 0) return 1;
     if (write_scene_json(dir, scene) != 0) return 1;
-    o->stats_path = join(dir, stats_name);
-    if (o->stats_path == NULL) return cli_error("out of memory");
-    if (open_stats(o) != 0) return 1;
+    char header[1024];
+    int n = stats_header(header, sizeof header);
+    if (csv_file_create(&o->stats, dir, stats_name, header, (size_t)n) != 0) return 1;
     if (probe_output_open(&o->probes, dir, scene) != 0) return 1; /* probes (issue 6) */
     return tool_output_open(&o->tool, dir, scene); /* tool (issue 5) */
 }
@@ -176,13 +171,7 @@ static int write_stats_row(run_output *o, const pbf_world *world, int frame) {
         n += snprintf(row + n, sizeof row - (size_t)n, ",%.6f", frame > 0 ? prof.stage_ms[s] : 0.0);
     n += snprintf(row + n, sizeof row - (size_t)n, ",%d,%d,%d\n", frame > 0 ? prof.iterations : 0,
                   frame > 0 ? prof.max_iterations_used : 0, frame > 0 ? prof.chebyshev_restarts : 0);
-    /* One fwrite + fflush = one write() call: a row is on disk whole or not at all. */
-    errno = 0;
-    if (fwrite(row, 1, (size_t)n, o->stats) != (size_t)n || fflush(o->stats) != 0 ||
-        fsync(fileno(o->stats)) != 0)
-        return frame_fail(o, "cannot write '%s': %s", o->stats_path,
-                          strerror(errno != 0 ? errno : EIO));
-    return 0;
+    return csv_file_append(&o->stats, row, (size_t)n, o->error, sizeof o->error);
 }
 
 static const pbf_format all_formats[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK};
@@ -245,54 +234,6 @@ static int remove_after(const char *dir, int frame) {
     return failed;
 }
 
-/* Keeps the header and the rows of frames 0..frame of stats.csv (rewritten atomically), then
- * opens it for appending. The rows must be there: the checkpoint of a frame is written after
- * its row. */
-static int resume_stats(run_output *o, int frame) {
-    FILE *f = fopen(o->stats_path, "rb");
-    if (f == NULL)
-        return cli_error("cannot resume: '%s': %s", o->stats_path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    while (text != NULL) {
-        len += fread(text + len, 1, cap - len - 1, f);
-        if (len + 1 < cap) break;
-        char *bigger = realloc(text, cap * 2);
-        if (bigger == NULL) free(text);
-        text = bigger;
-        cap *= 2;
-    }
-    fclose(f);
-    if (text == NULL) return cli_error("out of memory reading '%s'", o->stats_path);
-    text[len] = '\0';
-    /* header, then rows "N,..." with N = 0, 1, 2, ... */
-    char *end = strchr(text, '\n');
-    long expect = 0;
-    while (end != NULL && expect <= frame) {
-        char *row = end + 1, *next = strchr(row, '\n');
-        if (next == NULL || strtol(row, NULL, 10) != expect || !(row[0] >= '0' && row[0] <= '9'))
-            break;
-        end = next;
-        ++expect;
-    }
-    int rc = 0;
-    if (end == NULL || expect <= frame) {
-        rc = cli_error("cannot resume: '%s' has rows for frames 0..%ld, the checkpoint is at "
-                       "frame %d",
-                       o->stats_path, expect - 1, frame);
-    } else {
-        char err[PBF_ERROR_SIZE];
-        if (pbf_write_file_atomic(o->stats_path, text, (size_t)(end + 1 - text), err,
-                                  sizeof err) != PBF_OK)
-            rc = cli_error("%s", err);
-    }
-    free(text);
-    if (rc != 0) return rc;
-    o->stats = fopen(o->stats_path, "a");
-    if (o->stats == NULL) return cli_error("cannot write '%s': %s", o->stats_path, strerror(errno));
-    return 0;
-}
-
 int run_output_resume(run_output *o, const char *dir, unsigned formats, const pbf_scene *scene,
                       int frame) {
     memset(o, 0, sizeof *o);
@@ -300,9 +241,8 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
     o->formats = formats;
     if (remove_after(dir, frame) != 0) return 1;
     if (write_scene_json(dir, scene) != 0) return 1;
-    o->stats_path = join(dir, stats_name);
-    if (o->stats_path == NULL) return cli_error("out of memory");
-    if (resume_stats(o, frame) != 0) return 1;
+    /* stats.csv must have the rows up to the checkpoint: its row is written first */
+    if (csv_file_resume(&o->stats, dir, stats_name, frame, NULL, 0) != 0) return 1;
     if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* issue 6 */
     return tool_output_resume(&o->tool, dir, scene, frame); /* tool (issue 5) */
 }
@@ -315,10 +255,7 @@ double run_output_estimate(int particles, unsigned formats, int frames, int chec
 }
 
 void run_output_close(run_output *o) {
-    if (o->stats != NULL) fclose(o->stats);
-    o->stats = NULL;
-    free(o->stats_path);
-    o->stats_path = NULL;
+    csv_file_close(&o->stats);
     pbf_particles_free(&o->particles);
     tool_output_close(o->tool); /* draws forces.png (issue 5) */
     o->tool = NULL;

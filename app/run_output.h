@@ -15,14 +15,14 @@
 
 #include <stdio.h>
 
+#include "csv_file.h"
 #include "pbf/export.h"
 #include "pbf/scene.h"
 
 typedef struct run_output {
     const char *dir;
     unsigned formats;        /* pbf_format bits */
-    char *stats_path;
-    FILE *stats;
+    csv_file stats;          /* stats.csv */
     pbf_particles particles; /* readback buffer, reused every frame */
     int files_written;       /* particle files written by this run */
     char error[PBF_ERROR_SIZE]; /* why run_output_frame failed */

@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "pbf/export.h"
+#include "csv_file.h"
+#include "pbf/export.h" /* pbf_write_file_atomic (forces.gp) */
 
 struct tool_output {
     char *dir;
-    char *csv_path;
-    FILE *csv;
+    csv_file csv;
     int rows;
 };
 
@@ -110,107 +110,45 @@ static int write_script(const char *dir, const pbf_scene *scene) {
     return rc;
 }
 
-static int make(tool_output **out, const char *dir) {
+static void destroy(tool_output *o) {
+    if (o == NULL) return;
+    csv_file_close(&o->csv);
+    free(o->dir);
+    free(o);
+}
+
+/* Opens (resume_frame < 0) or resumes forces.csv, and writes forces.gp. */
+static int open_files(tool_output **out, const char *dir, const pbf_scene *scene,
+                      int resume_frame) {
+    *out = NULL;
+    if (!scene->has_tool) return 0;
     tool_output *o = calloc(1, sizeof *o);
-    if (o != NULL) {
-        o->dir = join(dir, "");
-        o->csv_path = join(dir, csv_name);
-    }
-    if (o == NULL || o->dir == NULL || o->csv_path == NULL) {
-        if (o != NULL) free(o->dir), free(o->csv_path);
+    if (o != NULL) o->dir = join(dir, "");
+    if (o == NULL || o->dir == NULL) {
         free(o);
         return cli_error("out of memory");
     }
     o->dir[strlen(o->dir) - 1] = '\0'; /* the trailing '/' of join(dir, "") */
+    char header[512];
+    int n = snprintf(header, sizeof header, "frame,%s\n", columns);
+    int rc = resume_frame < 0
+                 ? csv_file_create(&o->csv, dir, csv_name, header, (size_t)n)
+                 : csv_file_resume(&o->csv, dir, csv_name, resume_frame, header, (size_t)n);
+    if (rc == 0) rc = write_script(dir, scene);
+    if (rc != 0) {
+        destroy(o);
+        return rc;
+    }
     *out = o;
-    return 0;
-}
-
-static void destroy(tool_output *o) {
-    if (o == NULL) return;
-    if (o->csv != NULL) fclose(o->csv);
-    free(o->dir);
-    free(o->csv_path);
-    free(o);
-}
-
-static int open_append(tool_output *o) {
-    o->csv = fopen(o->csv_path, "a");
-    if (o->csv == NULL) return cli_error("cannot write '%s': %s", o->csv_path, strerror(errno));
     return 0;
 }
 
 int tool_output_open(tool_output **out, const char *dir, const pbf_scene *scene) {
-    *out = NULL;
-    if (!scene->has_tool) return 0;
-    tool_output *o = NULL;
-    if (make(&o, dir) != 0) return 1;
-    char header[512];
-    int n = snprintf(header, sizeof header, "frame,%s\n", columns);
-    char err[PBF_ERROR_SIZE];
-    int rc = pbf_write_file_atomic(o->csv_path, header, (size_t)n, err, sizeof err) == PBF_OK
-                 ? 0
-                 : cli_error("%s", err);
-    if (rc == 0) rc = write_script(dir, scene);
-    if (rc == 0) rc = open_append(o);
-    if (rc != 0) {
-        destroy(o);
-        return rc;
-    }
-    *out = o;
-    return 0;
+    return open_files(out, dir, scene, -1);
 }
 
 int tool_output_resume(tool_output **out, const char *dir, const pbf_scene *scene, int frame) {
-    *out = NULL;
-    if (!scene->has_tool) return 0;
-    tool_output *o = NULL;
-    if (make(&o, dir) != 0) return 1;
-    FILE *f = fopen(o->csv_path, "rb");
-    if (f == NULL) { /* a folder from before forces.csv existed: start it here */
-        destroy(o);
-        return tool_output_open(out, dir, scene);
-    }
-    /* header, then the rows of frames 0..frame */
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    while (text != NULL) {
-        len += fread(text + len, 1, cap - len - 1, f);
-        if (len + 1 < cap) break;
-        char *bigger = realloc(text, cap * 2);
-        if (bigger == NULL) free(text);
-        text = bigger;
-        cap *= 2;
-    }
-    fclose(f);
-    if (text == NULL) {
-        cli_error("out of memory reading '%s'", o->csv_path);
-        destroy(o);
-        return 1;
-    }
-    text[len] = '\0';
-    char *end = strchr(text, '\n');
-    while (end != NULL) {
-        char *row = end + 1, *next = strchr(row, '\n');
-        if (next == NULL || !(row[0] >= '0' && row[0] <= '9') || strtol(row, NULL, 10) > frame)
-            break;
-        end = next;
-    }
-    char err[PBF_ERROR_SIZE];
-    int rc = end == NULL ? cli_error("cannot resume: '%s' has no header", o->csv_path)
-             : pbf_write_file_atomic(o->csv_path, text, (size_t)(end + 1 - text), err,
-                                     sizeof err) != PBF_OK
-                 ? cli_error("%s", err)
-                 : 0;
-    free(text);
-    if (rc == 0) rc = write_script(dir, scene);
-    if (rc == 0) rc = open_append(o);
-    if (rc != 0) {
-        destroy(o);
-        return rc;
-    }
-    *out = o;
-    return 0;
+    return open_files(out, dir, scene, frame);
 }
 
 int tool_output_row(tool_output *o, const pbf_world *world, int frame, char *err,
@@ -221,13 +159,7 @@ int tool_output_row(tool_output *o, const pbf_world *world, int frame, char *err
     int n = snprintf(row, sizeof row, "%d,", frame);
     n += tool_csv_values(row + n, sizeof row - (size_t)n, &s);
     n += snprintf(row + n, sizeof row - (size_t)n, "\n");
-    errno = 0;
-    /* one fwrite + fflush = one write() call, like stats.csv */
-    if (fwrite(row, 1, (size_t)n, o->csv) != (size_t)n || fflush(o->csv) != 0) {
-        snprintf(err, err_size, "cannot write '%s': %s", o->csv_path,
-                 strerror(errno != 0 ? errno : EIO));
-        return 1;
-    }
+    if (csv_file_append(&o->csv, row, (size_t)n, err, err_size) != 0) return 1;
     ++o->rows;
     return 0;
 }
@@ -290,8 +222,7 @@ static int draw_plot(const tool_output *o) {
 
 void tool_output_close(tool_output *o) {
     if (o == NULL) return;
-    if (o->csv != NULL) fclose(o->csv);
-    o->csv = NULL;
+    csv_file_close(&o->csv);
     if (o->rows > 0) draw_plot(o);
     destroy(o);
 }

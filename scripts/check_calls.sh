@@ -23,30 +23,37 @@ if [ $# -lt 2 ]; then
     echo "usage: bash scripts/check_calls.sh [--list] BUILD_DIR OBJECT..." >&2
     exit 2
 fi
-build=$(cd "$1" && pwd)
+build=$(realpath -- "$1")
 shift
 NM=${NM:-nm}
 
 objects=()
 for arg in "$@"; do
     IFS=';' read -r -a parts <<<"$arg"
-    objects+=("${parts[@]}")
+    for part in "${parts[@]}"; do
+        if [ -n "$part" ]; then objects+=("$part"); fi
+    done
 done
 
-# One line per symbol: "FILE TYPE SYMBOL" (nm -P prints "SYMBOL TYPE [VALUE SIZE]").
+for obj in "${objects[@]}"; do
+    if [ ! -f "$obj" ]; then
+        echo "check_calls: no object file '$obj' (build first)" >&2
+        exit 2
+    fi
+done
+# One line per symbol: "FILE TYPE SYMBOL" (nm -P -A prints "OBJECT: SYMBOL TYPE [VALUE SIZE]"),
+# with one nm for all objects.
+mapfile -t paths < <(realpath -- "${objects[@]}")
 symbols() {
-    for obj in "${objects[@]}"; do
-        [ -n "$obj" ] || continue
-        if [ ! -f "$obj" ]; then
-            echo "check_calls: no object file '$obj' (build first)" >&2
-            exit 2
-        fi
-        local abs name
-        abs=$(cd "$(dirname "$obj")" && pwd)/$(basename "$obj")
-        name=${abs#"$build"/}
-        name=$(printf '%s\n' "$name" | sed -e 's#CMakeFiles/[^/]*\.dir/##' -e 's#\.o$##')
-        "$NM" -P "$obj" | awk -v file="$name" 'NF >= 2 { print file, $2, $1 }'
-    done
+    "$NM" -P -A "${paths[@]}" | awk -v build="$build/" '
+        NF >= 3 {
+            file = $1
+            sub(/:$/, "", file)
+            if (index(file, build) == 1) file = substr(file, length(build) + 1)
+            sub(/CMakeFiles\/[^\/]*\.dir\//, "", file)
+            sub(/\.o$/, "", file)
+            print file, $3, $2
+        }' || exit 2
 }
 
 symbols | awk -v list="$list" '

@@ -41,11 +41,11 @@ static pbf_status invalid_json(const scene_ctx *c, const char *text, const char 
     }
     near[k] = '\0';
     if (k == 0)
-        scene_set_message(c->err, c->err_size, "%s:%d:%d: invalid JSON near end of input", c->source,
-                    line, col);
+        scene_set_message(c->err, c->err_size, "%s:%d:%d: invalid JSON near end of input",
+                          c->source, line, col);
     else
-        scene_set_message(c->err, c->err_size, "%s:%d:%d: invalid JSON near '%s'", c->source, line, col,
-                    near);
+        scene_set_message(c->err, c->err_size, "%s:%d:%d: invalid JSON near '%s'", c->source,
+                          line, col, near);
     return PBF_ERR_PARSE;
 }
 
@@ -56,11 +56,12 @@ pbf_status pbf_scene_parse(const char *json, const char *source, const char *con
                    NULL};
     if (json == NULL || out == NULL || override_count < 0 || (override_count > 0 && !overrides))
         return scene_fail(&c, PBF_ERR_INVALID_ARG, NULL,
-                    "pbf_scene_parse: json and out must not be NULL, and overrides must hold "
-                    "override_count strings");
+                          "pbf_scene_parse: json and out must not be NULL, and overrides must hold "
+                          "override_count strings");
     for (int i = 0; i < override_count; ++i)
         if (overrides[i] == NULL)
-            return scene_fail(&c, PBF_ERR_INVALID_ARG, NULL, "pbf_scene_parse: override %d is NULL", i);
+            return scene_fail(&c, PBF_ERR_INVALID_ARG, NULL,
+                              "pbf_scene_parse: override %d is NULL", i);
 
     /* Editors on some systems start files with a UTF-8 byte order mark; JSON text must not. */
     const char *text = strncmp(json, "\xEF\xBB\xBF", 3) == 0 ? json + 3 : json;
@@ -72,8 +73,8 @@ pbf_status pbf_scene_parse(const char *json, const char *source, const char *con
     c.scene = scene;
     pbf_status status = scene == NULL ? scene_out_of_memory(&c) : PBF_OK;
     if (status == PBF_OK && !cJSON_IsObject(root))
-        status =
-            scene_fail(&c, PBF_ERR_PARSE, NULL, "a scene must be a JSON object, got %s", scene_type_name(root));
+        status = scene_fail(&c, PBF_ERR_PARSE, NULL, "a scene must be a JSON object, got %s",
+                            scene_type_name(root));
     if (status == PBF_OK) status = scene_apply_overrides(&c, root);
     if (status == PBF_OK) status = scene_read(&c, root, scene);
     if (status == PBF_OK) {

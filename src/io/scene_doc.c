@@ -25,7 +25,7 @@ typedef struct walk {
     int failed; /* out of memory */
 } walk;
 
-/* --- one row ------------------------------------------------------------------------------------ */
+/* --- one row ---------------------------------------------------------------------------------- */
 
 static const char *type_text(const scene_key *k) {
     switch (k->kind) {
@@ -214,7 +214,7 @@ static void add_row(walk *w, const scene_key *k, const void *def, const char *ta
     ++w->count;
 }
 
-/* --- the walk ----------------------------------------------------------------------------------- */
+/* --- the walk --------------------------------------------------------------------------------- */
 
 static void walk_table(walk *w, const scene_table *t, const void *def, const char *table,
                        const char *prefix, const char *variant, int group);

@@ -12,7 +12,7 @@
 static pbf_status read_object(const scene_ctx *c, const cJSON *object, const char *path,
                               const scene_table *t, void *base, int index);
 
-/* --- unknown and duplicate keys ---------------------------------------------------------------- */
+/* --- unknown and duplicate keys --------------------------------------------------------------- */
 
 static int known(const char *key, const scene_table *t) {
     for (int i = 0; i < t->count; ++i)
@@ -68,7 +68,7 @@ static pbf_status check_keys(const scene_ctx *c, const cJSON *object, const char
     return PBF_OK;
 }
 
-/* --- lists and optional objects ---------------------------------------------------------------- */
+/* --- lists and optional objects --------------------------------------------------------------- */
 
 /* A new struct for a list element or an optional object: the table's defaults, else zeros. */
 static void fill_defaults(const scene_table *t, void *base, size_t size) {
@@ -114,7 +114,7 @@ static pbf_status read_optional(const scene_ctx *c, const scene_key *k, const cJ
     return PBF_OK;
 }
 
-/* --- keys and objects -------------------------------------------------------------------------- */
+/* --- keys and objects ------------------------------------------------------------------------- */
 
 /* The key k of parent (whose path is path); parent may be NULL (an absent section). */
 static pbf_status read_key(const scene_ctx *c, const scene_key *k, const cJSON *parent,

@@ -12,9 +12,10 @@
  *   scene_doc.c     the key reference (pbf_scene_keys: `pbf info --scene-keys`, docs/scenes.md)
  *   scene_rules.c   what a table cannot say: computed defaults and cross-field checks (hooks)
  *
- * Files from the bottom up: scene_report.c (messages, JSON paths) <- scene_values.c (one JSON
- * value) <- scene_rules.c <- scene_keys.c (data) <- scene_read.c, scene_write.c, scene_doc.c
- * <- scene.c (the public entry points). No file calls one above it. */
+ * Files from the bottom up: scene_report.c (messages, JSON paths) <- scene_set.c (--set),
+ * scene_values.c (one JSON value) <- scene_rules.c <- scene_keys.c (data) <- scene_read.c,
+ * scene_write.c, scene_doc.c <- scene.c (the public entry points). No file calls one above it;
+ * the walkers reach the hooks only through the tables. */
 #ifndef PBF_IO_SCENE_SCHEMA_H
 #define PBF_IO_SCENE_SCHEMA_H
 
@@ -140,10 +141,8 @@ struct scene_table {
  *              .default_doc = "the domain centre"),
  * (the documentation is part of the variable arguments so that a key with no extra fields still
  * gives the macro one, as ISO C wants). */
-#define KEY_NUMBER(key, kind_, type, member, rng, unit_, ...)                                      \
-    { .name = key, .kind = kind_, .offset = offsetof(type, member), .range = rng, .unit = unit_,  \
-      .doc = __VA_ARGS__ }
-/* (a range is not handed on to KEY_NUMBER: once expanded, its commas would split it) */
+/* (each macro spells its initializer out: a range handed on to another macro would be split at
+ * its commas) */
 #define KEY_FLOAT(key, type, member, rng, unit_, ...)                                              \
     { .name = key, .kind = SCENE_FLOAT, .offset = offsetof(type, member), .range = rng,           \
       .unit = unit_, .doc = __VA_ARGS__ }

@@ -25,8 +25,8 @@ static const char *a_type_name(const cJSON *item) {
  * "camera.fov=30" works on a scene without a camera). An index must name an existing element:
  * a new block or collider would be a default one, which is never what the user meant. Takes
  * ownership of value. */
-static pbf_status set_path(const scene_ctx *c, const char *ov, cJSON *root, const scene_segment *segs, int n,
-                           cJSON *value) {
+static pbf_status set_path(const scene_ctx *c, const char *ov, cJSON *root,
+                           const scene_segment *segs, int n, cJSON *value) {
     char walked[JSON_PATH_SIZE] = "";
     cJSON *node = root;
     for (int i = 0; i < n; ++i) {
@@ -39,8 +39,8 @@ static pbf_status set_path(const scene_ctx *c, const char *ov, cJSON *root, cons
             if (!cJSON_IsObject(node)) {
                 cJSON_Delete(value);
                 return scene_fail_set(c, PBF_ERR_INVALID_ARG, ov,
-                                "'%s' is %s, not an object, so it has no key '%s'", walked,
-                                a_type_name(node), s->key);
+                                      "'%s' is %s, not an object, so it has no key '%s'", walked,
+                                      a_type_name(node), s->key);
             }
             child = cJSON_GetObjectItemCaseSensitive(node, s->key);
             if (last) {
@@ -53,8 +53,8 @@ static pbf_status set_path(const scene_ctx *c, const char *ov, cJSON *root, cons
             if (child == NULL && segs[i + 1].index >= 0) {
                 cJSON_Delete(value);
                 return scene_fail_set(c, PBF_ERR_INVALID_ARG, ov,
-                                "'%s' does not exist, so it has no element [%d]", here,
-                                segs[i + 1].index);
+                                      "'%s' does not exist, so it has no element [%d]", here,
+                                      segs[i + 1].index);
             }
             if (child == NULL && (child = cJSON_AddObjectToObject(node, s->key)) == NULL) {
                 cJSON_Delete(value);
@@ -67,11 +67,11 @@ static pbf_status set_path(const scene_ctx *c, const char *ov, cJSON *root, cons
                 cJSON_Delete(value);
                 if (!cJSON_IsArray(node))
                     return scene_fail_set(c, PBF_ERR_INVALID_ARG, ov,
-                                    "'%s' is %s, not an array, so it has no element [%d]", walked,
-                                    a_type_name(node), s->index);
+                                          "'%s' is %s, not an array, so it has no element [%d]",
+                                          walked, a_type_name(node), s->index);
                 return scene_fail_set(c, PBF_ERR_INVALID_ARG, ov,
-                                "index [%d] is past the end of '%s', which has %d element%s",
-                                s->index, walked, size, size == 1 ? "" : "s");
+                                      "index [%d] is past the end of '%s', which has %d element%s",
+                                      s->index, walked, size, size == 1 ? "" : "s");
             }
             if (last) {
                 /* cannot fail: the index was checked and the array holds no key to copy */
@@ -83,7 +83,7 @@ static pbf_status set_path(const scene_ctx *c, const char *ov, cJSON *root, cons
         memcpy(walked, here, sizeof walked);
         node = child;
     }
-    cJSON_Delete(value); /* not reached: split_path never returns an empty path */
+    cJSON_Delete(value); /* not reached: scene_split_path never returns an empty path */
     return PBF_OK;
 }
 
@@ -91,7 +91,7 @@ static pbf_status apply_override(const scene_ctx *c, cJSON *root, const char *ov
     const char *eq = strchr(ov, '=');
     if (eq == NULL)
         return scene_fail_set(c, PBF_ERR_INVALID_ARG, ov,
-                        "expected path=value, e.g. solver.iterations=6");
+                              "expected path=value, e.g. solver.iterations=6");
     scene_segment segs[SCENE_MAX_PATH_SEGMENTS];
     const char *why = NULL;
     int n = scene_split_path(ov, (size_t)(eq - ov), segs, SCENE_MAX_PATH_SEGMENTS, &why);

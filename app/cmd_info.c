@@ -5,15 +5,21 @@
 #include "cli.h"
 #include "pbf/scene.h"
 
-static const char info_synopsis[] = "usage: pbf info [SCENE] [--set key=value ...]\n";
+static const char info_synopsis[] =
+    "usage: pbf info [SCENE] [--set key=value ...]\n"
+    "       pbf info --scene-keys\n";
 
 static const char info_help[] =
     "Shows a scene's particle count, memory estimate, kernel radius and particle mass, then\n"
     "every parameter after defaults and overrides, as JSON (the same as the scene.json that\n"
     "`pbf run` writes). Without SCENE: the built-in dam break.\n"
     "\n"
+    "With --scene-keys: every key a scene may have, with its type, unit, default, range and\n"
+    "meaning, as the markdown tables of docs/scenes.md (scripts/scene_docs.sh puts them there).\n"
+    "\n"
     "options:\n"
     "  --set KEY=VALUE     override a scene parameter; repeatable\n"
+    "  --scene-keys        print the scene key reference instead\n"
     "  --help, -h          this help\n"
     "\n"
     "examples:\n"
@@ -84,15 +90,71 @@ static int print_info(const pbf_scene *scene) {
     return CLI_EXIT_OK;
 }
 
+/* One markdown table cell, " text |": '|' would end it, and "<name" would start an HTML tag. A
+ * value (code) goes between backticks. */
+static void print_cell(const char *text, int code) {
+    putchar(' ');
+    if (code && text[0] != '\0') putchar('`');
+    for (const char *c = text; *c != '\0'; ++c) {
+        if (*c == '|')
+            fputs("\\|", stdout);
+        else if (*c == '<' && !code)
+            fputs("&lt;", stdout);
+        else
+            putchar(*c);
+    }
+    if (code && text[0] != '\0') putchar('`');
+    fputs(text[0] != '\0' ? " |" : "|", stdout);
+}
+
+/* Every scene key (pbf_scene_keys) as markdown: one table per section or list of objects, each
+ * between the markers that scripts/scene_docs.sh replaces in docs/scenes.md. */
+static int print_scene_keys(void) {
+    int n = pbf_scene_keys(NULL, 0);
+    pbf_scene_key_info *keys = n > 0 ? malloc((size_t)n * sizeof *keys) : NULL;
+    if (keys == NULL || pbf_scene_keys(keys, n) != n) {
+        free(keys);
+        return cli_error("out of memory");
+    }
+    for (int i = 0; i < n; ++i) {
+        const pbf_scene_key_info *k = &keys[i];
+        if (i == 0 || strcmp(k->table, keys[i - 1].table) != 0) {
+            if (i > 0) printf("<!-- /scene-keys -->\n\n");
+            printf("<!-- scene-keys %s -->\n", k->table);
+            printf("| key | type | unit | default | range | meaning |\n");
+            printf("|---|---|---|---|---|---|\n");
+        }
+        char meaning[512];
+        snprintf(meaning, sizeof meaning, "%s%s%s", k->only[0] ? k->only : "",
+                 k->only[0] ? " only: " : "", k->doc);
+        putchar('|');
+        print_cell(k->path, 1);
+        print_cell(k->type, 0);
+        print_cell(k->unit, 0);
+        if (k->default_note[0] != '\0')
+            print_cell(k->default_note, 0);
+        else
+            print_cell(k->default_value, 1);
+        print_cell(k->range, 0);
+        print_cell(meaning, 0);
+        putchar('\n');
+    }
+    if (n > 0) printf("<!-- /scene-keys -->\n");
+    free(keys);
+    return CLI_EXIT_OK;
+}
+
 int cmd_info(int argc, char **argv) {
     cli_parser p;
     cli_parser_init(&p, "info", info_synopsis, argc, argv);
     cli_overrides sets = {NULL, 0, 0};
     const char *scene_path = NULL, *a, *v;
-    int rc = CLI_EXIT_OK, help = 0;
+    int rc = CLI_EXIT_OK, help = 0, scene_keys = 0;
     while (rc == CLI_EXIT_OK && (a = cli_next(&p)) != NULL) {
         if (cli_flag(&p, "--help", "-h")) {
             help = 1;
+        } else if (cli_flag(&p, "--scene-keys", NULL)) {
+            scene_keys = 1;
         } else if (cli_option(&p, "--set", &v)) {
             rc = cli_take_set(&p, v, &sets);
         } else if (p.failed) {
@@ -108,6 +170,11 @@ int cmd_info(int argc, char **argv) {
     if (p.failed) rc = CLI_EXIT_USAGE;
     if (rc == CLI_EXIT_OK && help) {
         printf("%s\n%s", info_synopsis, info_help);
+    } else if (rc == CLI_EXIT_OK && scene_keys) {
+        if (scene_path != NULL || sets.count > 0)
+            rc = cli_usage_error(&p, "--scene-keys takes no scene and no --set");
+        else
+            rc = print_scene_keys();
     } else if (rc == CLI_EXIT_OK) {
         pbf_scene *scene = malloc(sizeof *scene);
         if (scene == NULL)

@@ -668,6 +668,123 @@ static int test_message_buffers(void) {
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * The schema (pbf_scene_keys): what docs/scenes.md and `pbf info --scene-keys` show */
+
+static const pbf_scene_key_info *find_key(const pbf_scene_key_info *keys, int n, const char *path,
+                                          const char *only) {
+    for (int i = 0; i < n; ++i)
+        if (strcmp(keys[i].path, path) == 0 && strcmp(keys[i].only, only) == 0) return &keys[i];
+    return NULL;
+}
+
+/* A scene holding one element of the list the key belongs to, of the type the key is for, and
+ * the key's --set path into it ("[i]" -> "[0]", "W" -> "x_min"). Returns 0 for keys this test
+ * leaves out: a free tool and a force probe need values with no default, a path needs keys. */
+static int key_scene(const pbf_scene_key_info *k, char *json, size_t size, char *path,
+                     size_t path_size) {
+    char type[32] = "";
+    sscanf(k->only, "%31[^,]", type);
+    if (strcmp(type, "free") == 0 || strcmp(type, "force") == 0 ||
+        strncmp(k->path, "tool.path", 9) == 0)
+        return 0;
+    if (strcmp(k->table, "fluid.blocks") == 0)
+        snprintf(json, size, "{\"fluid\": {\"blocks\": [{}]}}");
+    else if (strcmp(k->table, "colliders") == 0)
+        snprintf(json, size, "{\"colliders\": [{\"type\": \"%s\"}]}", type[0] ? type : "sphere");
+    else if (strcmp(k->table, "probes") == 0)
+        snprintf(json, size, "{\"probes\": [{\"type\": \"%s\"}]}", type[0] ? type : "height");
+    else if (strcmp(k->table, "tool") == 0)
+        snprintf(json, size, "{\"tool\": {}}");
+    else
+        snprintf(json, size, "{}");
+    size_t o = 0;
+    for (const char *c = k->path; *c != '\0' && o + 8 < path_size; ++c) {
+        if (strncmp(c, "[i]", 3) == 0) {
+            o += (size_t)snprintf(path + o, path_size - o, "[0]");
+            c += 2;
+        } else if (strncmp(c, ".W.", 3) == 0) {
+            o += (size_t)snprintf(path + o, path_size - o, ".x_min.");
+            c += 2;
+        } else {
+            path[o++] = *c;
+        }
+    }
+    path[o] = '\0';
+    return 1;
+}
+
+static int test_schema(void) {
+    int n = pbf_scene_keys(NULL, 0);
+    ENSURE(n > 60);
+    pbf_scene_key_info *keys = calloc((size_t)n, sizeof *keys);
+    ENSURE(keys != NULL);
+    pbf_scene_key_info few[3];
+    ENSURE(pbf_scene_keys(few, 3) == n); /* the count, with only 3 written */
+    ENSURE(pbf_scene_keys(keys, n) == n);
+    ENSURE(memcmp(few, keys, sizeof few) == 0);
+
+    /* every key once per table and type; the tables one after the other */
+    for (int i = 0; i < n; ++i) {
+        for (int j = i + 1; j < n; ++j) {
+            ENSURE(!(strcmp(keys[i].path, keys[j].path) == 0 &&
+                     strcmp(keys[i].only, keys[j].only) == 0));
+            if (j > i + 1 && strcmp(keys[i].table, keys[j].table) == 0)
+                ENSURE(strcmp(keys[j - 1].table, keys[i].table) == 0);
+        }
+    }
+    /* what the rows say: types, units, ranges, and defaults from pbf_default_*_def */
+    const pbf_scene_key_info *k = find_key(keys, n, "solver.iterations", "");
+    char want[32];
+    snprintf(want, sizeof want, "%d", pbf_default_solver_def().iterations);
+    ENSURE(k != NULL && strcmp(k->table, "solver") == 0 && strcmp(k->type, "integer") == 0);
+    ENSURE(strcmp(k->default_value, want) == 0 && strcmp(k->range, "[1, 1000]") == 0);
+    k = find_key(keys, n, "gravity", "");
+    ENSURE(k != NULL && strcmp(k->table, "top") == 0 && strcmp(k->unit, "m/s^2") == 0);
+    ENSURE(strcmp(k->default_value, "[0, -9.81, 0]") == 0 && strcmp(k->range, "finite") == 0);
+    k = find_key(keys, n, "fluid.particle_radius", "");
+    ENSURE(k != NULL && strcmp(k->default_value, "0.01") == 0 && strcmp(k->range, "(0, 10]") == 0);
+    ENSURE(find_key(keys, n, "colliders[i].type", "") != NULL);
+    ENSURE(find_key(keys, n, "colliders[i].half_extents", "box") != NULL);
+    ENSURE(find_key(keys, n, "colliders[i].radius", "sphere, capsule") != NULL);
+    ENSURE(find_key(keys, n, "domain.walls.W.period", "") != NULL);
+    k = find_key(keys, n, "tool.path.keys[i].time", "kinematic");
+    ENSURE(k != NULL && strcmp(k->default_note, "required") == 0);
+    k = find_key(keys, n, "camera.target", "");
+    ENSURE(k != NULL && k->default_value[0] == '\0' && k->default_note[0] != '\0');
+
+    /* Every key is one the loader knows at that path: a value of the wrong type is an error that
+     * names it, and its documented default, set explicitly, changes nothing. */
+    int checked = 0;
+    for (int i = 0; i < n; ++i) {
+        char json[256], path[128], set[256], err[PBF_ERROR_SIZE];
+        if (!key_scene(&keys[i], json, sizeof json, path, sizeof path)) continue;
+        static pbf_scene plain, with;
+        ENSURE(pbf_scene_parse(json, SRC, NULL, 0, &plain, err, sizeof err) == PBF_OK);
+        const int is_text = strcmp(keys[i].type, "string") == 0;
+        snprintf(set, sizeof set, "%s=%s", path, is_text ? "7" : "\"text\"");
+        const char *sets[] = {set};
+        pbf_status st = pbf_scene_parse(json, SRC, sets, 1, &with, err, sizeof err);
+        char quoted[140];
+        snprintf(quoted, sizeof quoted, "'%s", path);
+        if (st == PBF_OK || strstr(err, quoted) == NULL) {
+            fprintf(stderr, "%s on %s: %s\n", set, json, st == PBF_OK ? "loads" : err);
+            return 1;
+        }
+        if (keys[i].default_value[0] == '\0') continue;
+        snprintf(set, sizeof set, "%s=%s", path, keys[i].default_value);
+        st = pbf_scene_parse(json, SRC, sets, 1, &with, err, sizeof err);
+        if (st != PBF_OK || !scenes_equal(&plain, &with)) {
+            fprintf(stderr, "%s on %s: %s\n", set, json, st == PBF_OK ? "another scene" : err);
+            return 1;
+        }
+        ++checked;
+    }
+    free(keys);
+    ENSURE(checked > 50);
+    return 0;
+}
+
 TEST_MAIN_BEGIN
 RUN_TEST(test_invalid_json);
 RUN_TEST(test_io_errors);
@@ -682,4 +799,5 @@ RUN_TEST(test_default_matches_file);
 RUN_TEST(test_shipped_scenes);
 RUN_TEST(test_create_world);
 RUN_TEST(test_message_buffers);
+RUN_TEST(test_schema);
 TEST_MAIN_END

@@ -95,6 +95,36 @@ PBF_API pbf_status pbf_scene_check(const pbf_scene *scene, char *warnings, size_
  * string (free it), or NULL when out of memory or scene is NULL. */
 PBF_API char *pbf_scene_to_json(const pbf_scene *scene);
 
+/* ---------------------------------------------------------------------------------------------
+ * The schema: every key the loader knows, with its type, unit, default, range and meaning, for
+ * help texts, editors and bindings. `pbf info --scene-keys` prints it as the key tables of
+ * docs/scenes.md. */
+typedef struct pbf_scene_key_info {
+    /* The reference table that lists it (a heading of docs/scenes.md): "top" for the top-level
+     * keys, else a section or a list of objects: "domain", "fluid", "fluid.blocks", "tool", ... */
+    char table[32];
+    /* JSON path: "solver.scorr.k"; "fluid.blocks[i].min" for every element of a list;
+     * "domain.walls.W.period" for each of several objects of one kind. */
+    char path[96];
+    /* Typed objects (colliders, probes, the tool): the types it belongs to, "sphere, capsule";
+     * "" when it belongs to every type. */
+    char only[64];
+    /* "number", "integer", "boolean", "[x, y, z]", "string", "array of strings", "object" or
+     * "array of objects". */
+    const char *type;
+    const char *unit;          /* SI, as in messages: "m", "kg/m^3"; "" when dimensionless */
+    char default_value[96];    /* the default as JSON text: 0.01, [0, -9.81, 0], "list"; or "" */
+    const char *default_note;  /* the default in words where it is computed or there is none
+                                  ("the domain centre", "required"), else "" */
+    char range[96];            /* "(0, 10]", ">= 0", "[1, 1000]", "finite", "at most 64", ... */
+    const char *doc;           /* what it does, one line; "" for none */
+} pbf_scene_key_info;
+
+/* Writes the first max keys (in schema order: by table, in the order keys are read and written)
+ * to keys (NULL when max is 0) and returns how many keys there are in all, or -1 when out of
+ * memory. */
+PBF_API int pbf_scene_keys(pbf_scene_key_info *keys, int max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -163,6 +163,14 @@ case_info() {
     m=$(check_frame_file "$TMP/o/frame_00000.ply") || exit 1
     [ "$m" -eq "$n" ] || fail "info says $n particles, the run wrote $m"
     check_stats "$TMP/o" 1
+    # The key reference: a table per section, every key with its default (docs/scenes.md is
+    # compared with it by the scene_docs test).
+    expect_rc 0 "$PBF" info --scene-keys
+    expect_in "$TMP/out" '<!-- scene-keys solver -->'
+    expect_in "$TMP/out" '| `solver.iterations` | integer | | `4` | [1, 1000] |'
+    expect_in "$TMP/out" '| `colliders[i].half_extents` |'
+    expect_rc 2 "$PBF" info --scene-keys "$SRC/scenes/dam_break.json"
+    expect_in "$TMP/err" "--scene-keys takes no scene"
 }
 
 case_interrupt() {

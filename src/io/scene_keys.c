@@ -1,0 +1,421 @@
+/* pbf — every scene key, one line each: the scene schema (docs/scenes.md).
+ *
+ * These tables are the one place a scene key is described. The loader reads JSON through them
+ * (types, ranges, unknown keys with "did you mean"), pbf_scene_to_json writes through them in
+ * this order, and pbf_scene_keys lists them for `pbf info --scene-keys`, which generates the key
+ * tables of docs/scenes.md (the scene_docs test fails when the two disagree).
+ *
+ * Adding a key to a section:
+ *   1. the field in its def struct, with its default in the pbf_default_*_def function (or in
+ *      scene_defaults, scene_rules.c, for pbf_scene's own fields);
+ *   2. one line in the section's table below: name, struct, field, range, unit, one line of
+ *      documentation (KEY_FLOAT, KEY_INT, KEY_VEC3, KEY_BOOL, KEY_CHOICE, ... in scene_schema.h);
+ *   3. `bash scripts/scene_docs.sh` to regenerate the tables of docs/scenes.md.
+ * A default that depends on other keys, or a check across keys, is a hook in scene_rules.c named
+ * by the table (.init before the keys are read, .check after).
+ *
+ * Adding a section:
+ *   1. its fields in pbf_scene (include/pbf/scene.h): a struct, or an array and a count for a list
+ *      of objects (meshes[PBF_SCENE_MAX_MESHES] + mesh_count), or a struct and a has_ flag for
+ *      an optional object;
+ *   2. its keys' table below, with .own_doc_table = 1, and .defaults for a list element or an
+ *      optional object (a function filling it from pbf_default_*_def); typed objects (a "type"
+ *      picks the other keys) are one table per type, listed in .variants, like the colliders;
+ *   3. one line in ROOT_KEYS (KEY_SECTION, KEY_LIST or KEY_OPTIONAL), where it is read in order:
+ *      after the sections its hooks look at;
+ *   4. a pair of markers `<!-- scene-keys NAME -->` `<!-- /scene-keys -->` in docs/scenes.md with
+ *      some prose around them, then `bash scripts/scene_docs.sh`;
+ *   5. what the world does with it in pbf_scene_create_world (scene.c).
+ *
+ * Units are those of the messages ("kg/m^3"); ranges follow the documented ranges in pbf.h (the
+ * world checks them again, but only the scene knows the JSON path to report). */
+#include <limits.h>
+
+#include "pbf/probes.h"
+#include "scene_rules.h"
+
+static int not_written(const void *base) {
+    (void)base;
+    return 0;
+}
+
+/* ---- domain ------------------------------------------------------------------------------- */
+
+static const scene_key WALL_KEYS[] = {
+    KEY_FLOAT("amplitude", pbf_wall_motion, amplitude, AT_LEAST(0.0), "m",
+              "how far the wall moves from its rest coordinate, along its own axis; 0: static"),
+    KEY_FLOAT("period", pbf_wall_motion, period, ABOVE(0.0), "s", "period of the motion"),
+    KEY_FLOAT("phase", pbf_wall_motion, phase, ANY_VALUE, "rad", "phase of the motion at t = 0"),
+};
+static const scene_table WALL_TABLE = {TABLE(WALL_KEYS)};
+
+/* Indexed by pbf_wall. */
+static const scene_key WALLS_KEYS[] = {
+    KEY_OBJECT("x_min", pbf_scene, world.wall_motion[PBF_WALL_X_MIN], WALL_TABLE, NULL),
+    KEY_OBJECT("x_max", pbf_scene, world.wall_motion[PBF_WALL_X_MAX], WALL_TABLE, NULL),
+    KEY_OBJECT("y_min", pbf_scene, world.wall_motion[PBF_WALL_Y_MIN], WALL_TABLE, NULL),
+    KEY_OBJECT("y_max", pbf_scene, world.wall_motion[PBF_WALL_Y_MAX], WALL_TABLE, NULL),
+    KEY_OBJECT("z_min", pbf_scene, world.wall_motion[PBF_WALL_Z_MIN], WALL_TABLE, NULL),
+    KEY_OBJECT("z_max", pbf_scene, world.wall_motion[PBF_WALL_Z_MAX], WALL_TABLE, NULL),
+};
+_Static_assert(PBF_WALL_COUNT == 6, "WALLS_KEYS lists six walls");
+static const scene_table WALLS_TABLE = {TABLE(WALLS_KEYS), .each = "W"};
+
+static const scene_key DOMAIN_KEYS[] = {
+    KEY_VEC3("min", pbf_scene, world.domain_min, ANY_VALUE, "m",
+             "the box's lower corner at rest; below max on every axis"),
+    KEY_VEC3("max", pbf_scene, world.domain_max, ANY_VALUE, "m",
+             "the box's upper corner at rest; above min on every axis"),
+    KEY_SECTION("walls", WALLS_TABLE,
+                "the motion of each wall: offset = amplitude · sin(2π t / period + phase) along "
+                "its axis (positive towards +x, +y or +z)",
+                .default_doc = "all static"),
+};
+static const scene_table DOMAIN_TABLE = {TABLE(DOMAIN_KEYS), .check = scene_domain_check,
+                                         .own_doc_table = 1};
+
+/* ---- fluid -------------------------------------------------------------------------------- */
+
+static const scene_key BLOCK_KEYS[] = {
+    KEY_VEC3("min", pbf_block_def, min, ANY_VALUE, "m",
+             "the box's lower corner; below max, inside the domain"),
+    KEY_VEC3("max", pbf_block_def, max, ANY_VALUE, "m",
+             "the box's upper corner; above min, inside the domain"),
+    KEY_VEC3("velocity", pbf_block_def, velocity, ANY_VALUE, "m/s",
+             "initial velocity of its particles"),
+    KEY_FLOAT("jitter", pbf_block_def, jitter, CLOSED(0.0, 0.5), "",
+              "random offset of each particle, uniform in ±jitter/2 of the spacing per axis"),
+    KEY_UINT32("seed", pbf_block_def, seed, CLOSED(0.0, 4294967295.0),
+               "seed of the jitter's random generator"),
+};
+static const scene_table BLOCK_TABLE = {TABLE(BLOCK_KEYS), .defaults = scene_block_defaults,
+                                        .check = scene_block_check, .own_doc_table = 1};
+
+/* "blocks" absent: one default block (scene_fluid_check). */
+static const scene_key FLUID_KEYS[] = {
+    KEY_FLOAT("particle_radius", pbf_scene, world.particle_radius, ABOVE_UP_TO(0.0, 10.0), "m",
+              "particle radius r; the rest spacing is 2r"),
+    KEY_FLOAT("kernel_scale", pbf_scene, world.kernel_scale, CLOSED(2.5, 8.0), "",
+              "kernel support h as a multiple of r (h = 4r: about 33 neighbours)"),
+    KEY_FLOAT("rest_density", pbf_scene, world.rest_density, ABOVE(0.0), "kg/m^3",
+              "rest density ρ0"),
+    KEY_LIST("blocks", pbf_scene, blocks, block_count, CLOSED(1.0, PBF_SCENE_MAX_BLOCKS),
+             BLOCK_TABLE, "boxes filled with particles, in order",
+             .default_doc = "one block with the defaults of fluid.blocks[i]",
+             .too_few = "is empty: a scene needs at least one block of fluid"),
+};
+static const scene_table FLUID_TABLE = {TABLE(FLUID_KEYS), .check = scene_fluid_check,
+                                        .own_doc_table = 1};
+
+/* ---- colliders: one table per type, indexed by pbf_collider_type -------------------------- */
+
+static const char *const COLLIDER_NAMES[] = {"sphere", "box", "capsule"};
+#define COLLIDER_TYPE_KEY                                                                          \
+    KEY_CHOICE("type", pbf_collider_def, type, COLLIDER_NAMES,                                     \
+               "the solid's shape; it decides which other keys are allowed")
+#define COLLIDER_CENTER_KEY                                                                        \
+    KEY_VEC3("center", pbf_collider_def, center, ANY_VALUE, "m", "the centre")
+#define COLLIDER_RADIUS_KEY                                                                        \
+    KEY_FLOAT("radius", pbf_collider_def, radius, ABOVE(0.0), "m", "the radius")
+static const scene_key SPHERE_KEYS[] = {COLLIDER_TYPE_KEY, COLLIDER_CENTER_KEY,
+                                        COLLIDER_RADIUS_KEY};
+static const scene_key BOX_KEYS[] = {
+    COLLIDER_TYPE_KEY,
+    COLLIDER_CENTER_KEY,
+    KEY_VEC3("half_extents", pbf_collider_def, half_extents, ABOVE(0.0), "m",
+             "half sizes along x, y and z (the box is axis-aligned)"),
+};
+static const scene_key CAPSULE_KEYS[] = {
+    COLLIDER_TYPE_KEY,
+    KEY_VEC3("a", pbf_collider_def, a, ANY_VALUE, "m", "one end of the axis segment"),
+    KEY_VEC3("b", pbf_collider_def, b, ANY_VALUE, "m", "the other end"),
+    COLLIDER_RADIUS_KEY,
+};
+static const scene_table SPHERE_TABLE = {TABLE(SPHERE_KEYS), .what = "for a sphere collider"};
+static const scene_table BOX_TABLE = {TABLE(BOX_KEYS), .what = "for a box collider"};
+static const scene_table CAPSULE_TABLE = {TABLE(CAPSULE_KEYS), .what = "for a capsule collider"};
+static const scene_table *const COLLIDER_VARIANTS[] = {&SPHERE_TABLE, &BOX_TABLE, &CAPSULE_TABLE};
+static const scene_table COLLIDER_TABLE = {.variants = COLLIDER_VARIANTS,
+                                           .variant_count = COUNT_OF(COLLIDER_VARIANTS),
+                                           .defaults = scene_collider_defaults,
+                                           .own_doc_table = 1};
+
+/* ---- the tool (docs/tool.md): one table per motion, indexed by pbf_tool_motion ------------ */
+
+static const char *const TOOL_MOTION_NAMES[] = {"kinematic", "free"};
+static const char *const TOOL_INTERPOLATION_NAMES[] = {"linear", "smooth"};
+
+static const scene_key TOOL_ADHESION_KEYS[] = {
+    KEY_FLOAT("k_tool", pbf_tool_def, adhesion_k_tool, AT_LEAST(0.0), "N/m^3",
+              "adhesion coefficient K of the tool (seed 004 eq. 12); the force uses the mean of "
+              "k_tool and k_fluid"),
+    KEY_FLOAT("k_fluid", pbf_tool_def, adhesion_k_fluid, AT_LEAST(0.0), "N/m^3",
+              "adhesion coefficient K of the fluid"),
+    KEY_FLOAT("a", pbf_tool_def, adhesion_a, AT_LEAST(0.0), "m",
+              "where the adhesion kernel starts, from the sphere's surface"),
+    KEY_FLOAT("b", pbf_tool_def, adhesion_b, ABOVE(0.0), "m",
+              "where the adhesion kernel ends, from the sphere's surface; above a"),
+};
+static const scene_table TOOL_ADHESION_TABLE = {TABLE(TOOL_ADHESION_KEYS)};
+
+static const scene_key TOOL_KEY_KEYS[] = {
+    KEY_FLOAT("time", pbf_tool_key, time, AT_LEAST(0.0), "s",
+              "when the centre is at position; after the previous key's time", .required = 1),
+    KEY_VEC3("position", pbf_tool_key, position, ANY_VALUE, "m", "the centre at that time",
+             .required = 1),
+};
+static const scene_table TOOL_KEY_TABLE = {TABLE(TOOL_KEY_KEYS), .check = scene_tool_key_check};
+
+static const scene_key TOOL_PATH_KEYS[] = {
+    KEY_CHOICE("interpolation", pbf_tool_def, interpolation, TOOL_INTERPOLATION_NAMES,
+               "\"linear\": straight segments at constant speed; \"smooth\": a monotone cubic "
+               "through the keys (PCHIP: continuous speed, at rest at the end keys, at turns and "
+               "at waits, never past a key)"),
+    KEY_LIST("keys", pbf_tool_def, keys, key_count, CLOSED(1.0, PBF_TOOL_MAX_KEYS),
+             TOOL_KEY_TABLE,
+             "the centre over time; before the first key the tool waits there, after the last "
+             "it stays at the last",
+             .required = 1),
+};
+static const scene_table TOOL_PATH_TABLE = {TABLE(TOOL_PATH_KEYS),
+                                            .check = scene_tool_path_check};
+
+#define TOOL_MOTION_KEY                                                                            \
+    KEY_CHOICE("motion", pbf_tool_def, motion, TOOL_MOTION_NAMES,                                  \
+               "\"kinematic\": moved by its path (or pbf_tool_set_pose), not by forces; "          \
+               "\"free\": a rigid body under gravity and the fluid's force. It decides which "     \
+               "other keys are allowed")
+#define TOOL_RADIUS_KEY                                                                            \
+    KEY_FLOAT("radius", pbf_tool_def, radius, ABOVE_UP_TO(0.0, 10.0), "m", "the sphere's radius R")
+#define TOOL_POSITION_KEY                                                                          \
+    KEY_VEC3("position", pbf_tool_def, position, ANY_VALUE, "m",                                   \
+             "the centre at the start; a kinematic tool with a path starts at the path's first "   \
+             "key instead (giving both is an error)",                                              \
+             .written = scene_tool_has_no_path)
+#define TOOL_ADHESION_KEY KEY_SECTION("adhesion", TOOL_ADHESION_TABLE, NULL)
+#define TOOL_DAMPING_KEY                                                                           \
+    KEY_FLOAT("damping", pbf_tool_def, damping, AT_LEAST(0.0), "kg/(m^2 s)",                       \
+              "k_damp of seed 004 eq. 14, per contact area (2r)²")
+
+static const scene_key TOOL_KINEMATIC_KEYS[] = {
+    TOOL_MOTION_KEY,
+    TOOL_RADIUS_KEY,
+    TOOL_POSITION_KEY,
+    TOOL_ADHESION_KEY,
+    TOOL_DAMPING_KEY,
+    KEY_SECTION("path", TOOL_PATH_TABLE, "a scripted path", .default_doc = "none: the tool stays",
+                .written = scene_tool_has_path),
+};
+static const scene_key TOOL_FREE_KEYS[] = {
+    TOOL_MOTION_KEY,
+    TOOL_RADIUS_KEY,
+    TOOL_POSITION_KEY,
+    KEY_VEC3("velocity", pbf_tool_def, velocity, ANY_VALUE, "m/s", "the initial velocity"),
+    KEY_FLOAT("mass", pbf_tool_def, mass, ABOVE(0.0), "kg", "give mass or density, one of them",
+              .default_doc = "none"),
+    KEY_FLOAT("added_mass", pbf_tool_def, added_mass, CLOSED(0.0, 10.0), "",
+              "added-mass coefficient of the stable coupling (docs/tool.md)"),
+    TOOL_ADHESION_KEY,
+    TOOL_DAMPING_KEY,
+    KEY_FLOAT("density", pbf_tool_def, mass, ABOVE(0.0), "kg/m^3",
+              "instead of mass: mass = density · (4/3)π R³ (written back as mass)",
+              .default_doc = "none", .read = scene_tool_density, .written = not_written),
+};
+static const scene_table TOOL_KINEMATIC_TABLE = {TABLE(TOOL_KINEMATIC_KEYS),
+                                                 .what = "for a kinematic tool",
+                                                 .check = scene_tool_kinematic_check};
+static const scene_table TOOL_FREE_TABLE = {TABLE(TOOL_FREE_KEYS), .what = "for a free tool",
+                                            .check = scene_tool_free_check};
+static const scene_table *const TOOL_VARIANTS[] = {&TOOL_KINEMATIC_TABLE, &TOOL_FREE_TABLE};
+static const scene_table TOOL_TABLE = {.variants = TOOL_VARIANTS,
+                                       .variant_count = COUNT_OF(TOOL_VARIANTS),
+                                       .defaults = scene_tool_defaults, .own_doc_table = 1};
+
+/* ---- solver ------------------------------------------------------------------------------- */
+
+static const char *const NEIGHBOR_MODE_NAMES[] = {"list", "cells"}; /* by pbf_neighbor_mode */
+static const char *const BACKEND_NAMES[] = {"cpu", "cuda"};         /* by pbf_backend */
+
+static const scene_key SCORR_KEYS[] = {
+    KEY_FLOAT("k", pbf_scene, world.solver.scorr_k, CLOSED(0.0, 1.0), "",
+              "strength of the tensile instability correction s_corr"),
+    KEY_INT("n", pbf_scene, world.solver.scorr_n, CLOSED(1.0, 8.0), "exponent of s_corr"),
+    KEY_FLOAT("dq", pbf_scene, world.solver.scorr_dq, HALF_OPEN(0.0, 1.0), "h",
+              "reference distance Δq of s_corr, as a fraction of h"),
+};
+static const scene_table SCORR_TABLE = {TABLE(SCORR_KEYS)};
+
+static const scene_key CHEBYSHEV_KEYS[] = {
+    KEY_BOOL("enabled", pbf_scene, world.solver.chebyshev,
+             "Chebyshev acceleration of the error-controlled solve (a fixed count stays plain "
+             "Jacobi)"),
+    KEY_FLOAT("rho", pbf_scene, world.solver.chebyshev_rho, HALF_OPEN(0.0, 1.0), "",
+              "spectral radius estimate ρ"),
+    KEY_FLOAT("gamma", pbf_scene, world.solver.chebyshev_gamma, ABOVE_UP_TO(0.0, 1.0), "",
+              "under-relaxation γ"),
+    KEY_INT("delay", pbf_scene, world.solver.chebyshev_delay, CLOSED(0.0, 100.0),
+            "plain iterations before the acceleration starts"),
+};
+static const scene_table CHEBYSHEV_TABLE = {TABLE(CHEBYSHEV_KEYS)};
+
+static const scene_key SOLVER_KEYS[] = {
+    KEY_INT("iterations", pbf_scene, world.solver.iterations, CLOSED(1.0, 1000.0),
+            "Jacobi iterations of the density constraint per substep"),
+    KEY_FLOAT("relaxation", pbf_scene, world.solver.relaxation, CLOSED(0.0, 100.0), "",
+              "constraint relaxation ε as a fraction of Σ|∇C|² at rest; larger is softer and "
+              "more stable"),
+    KEY_BOOL("unilateral", pbf_scene, world.solver.unilateral,
+             "only push particles apart (no clustering at the free surface); false is the "
+             "paper's bilateral constraint"),
+    KEY_SECTION("scorr", SCORR_TABLE, NULL),
+    KEY_FLOAT("vorticity", pbf_scene, world.solver.vorticity, CLOSED(0.0, 10.0), "m/s",
+              "vorticity confinement ε"),
+    KEY_FLOAT("xsph", pbf_scene, world.solver.xsph, CLOSED(0.0, 1.0), "", "XSPH viscosity c"),
+    KEY_FLOAT("cfl", pbf_scene, world.solver.cfl, CLOSED(0.0, 10.0), "",
+              "speed limit |v| ≤ cfl · h / dt_substep; 0: no limit"),
+    KEY_FLOAT("target_error", pbf_scene, world.solver.target_error, CLOSED(0.0, 100.0), "%",
+              "iterate until the average density error is at most this (then iterations is "
+              "unused); 0: off (docs/physics.md)"),
+    KEY_INT("min_iterations", pbf_scene, world.solver.min_iterations, CLOSED(0.0, 10000.0),
+            "with target_error, at least this many iterations; at most max_iterations"),
+    KEY_INT("max_iterations", pbf_scene, world.solver.max_iterations, CLOSED(1.0, 10000.0),
+            "with target_error, at most this many iterations"),
+    KEY_SECTION("chebyshev", CHEBYSHEV_TABLE, NULL),
+    KEY_CHOICE("neighbor_mode", pbf_scene, world.neighbor_mode, NEIGHBOR_MODE_NAMES,
+               "\"list\": a neighbour list per substep; \"cells\": walk the 27 cells"),
+    KEY_CHOICE("backend", pbf_scene, world.backend, BACKEND_NAMES,
+               "where the solver runs; \"cuda\" is an error at world creation where the build or "
+               "the machine has no CUDA"),
+    KEY_INT("threads", pbf_scene, world.threads, CLOSED(0.0, 1024.0),
+            "OpenMP threads, 0: all cores; results are bit-identical for any count"),
+};
+static const scene_table SOLVER_TABLE = {TABLE(SOLVER_KEYS), .own_doc_table = 1};
+
+/* ---- time, camera, output ----------------------------------------------------------------- */
+
+static const scene_key TIME_KEYS[] = {
+    KEY_FLOAT("fps", pbf_scene, fps, ABOVE(0.0), "",
+              "output frames per second; one world step per frame"),
+    KEY_INT("frames", pbf_scene, frames, CLOSED(1.0, (double)INT_MAX),
+            "frames to simulate (duration = frames / fps)"),
+    KEY_INT("substeps", pbf_scene, world.substeps, CLOSED(1.0, 1000.0),
+            "solver substeps per frame (dt_substep = 1 / (fps · substeps))"),
+};
+static const scene_table TIME_TABLE = {TABLE(TIME_KEYS), .own_doc_table = 1};
+
+static const scene_key CAMERA_KEYS[] = {
+    KEY_VEC3("position", pbf_scene, camera.position, ANY_VALUE, "m",
+             "where the camera is; not equal to target",
+             .default_doc = "in front of the target along +z, about 17° above it, far enough "
+                            "that the whole domain fits the field of view"),
+    KEY_VEC3("target", pbf_scene, camera.target, ANY_VALUE, "m", "the point looked at",
+             .default_doc = "the domain centre"),
+    KEY_FLOAT("fov", pbf_scene, camera.fov, OPEN(0.0, 180.0), "deg", "vertical field of view"),
+};
+static const scene_table CAMERA_TABLE = {TABLE(CAMERA_KEYS), .check = scene_camera_check,
+                                         .own_doc_table = 1};
+
+static const char *const FORMAT_NAMES[] = {"ply", "vtk"}; /* bit i of pbf_format */
+static const scene_key OUTPUT_KEYS[] = {
+    KEY_STRING("dir", pbf_scene, output_dir, "the run's output folder",
+               .default_doc = "\"out/<name>\""),
+    KEY_FLAGS("format", pbf_scene, formats, FORMAT_NAMES,
+              "particle files per frame: \"ply\" (binary PLY: Blender, Houdini, splashsurf), "
+              "\"vtk\" (legacy VTK: ParaView); [] writes none; one name alone is accepted too"),
+};
+static const scene_table OUTPUT_TABLE = {TABLE(OUTPUT_KEYS), .init = scene_output_init,
+                                         .own_doc_table = 1};
+
+/* ---- probes (include/pbf/probes.h): one table per type, indexed by pbf_probe_type --------- */
+
+static const char *const PROBE_TYPE_NAMES[] = {"height", "front", "force"};
+static const char *const DIRECTION_NAMES[] = {"+x", "-x", "+y", "-y", "+z", "-z"};
+#define PROBE_TYPE_KEY                                                                             \
+    KEY_CHOICE("type", pbf_probe_def, type, PROBE_TYPE_NAMES,                                      \
+               "what it reads; it decides which other keys are allowed")
+#define PROBE_NAME_KEY                                                                             \
+    KEY_STRING("name", pbf_probe_def, name,                                                        \
+               "letters, digits, _, - and .; unique (it names the columns of probes.csv)",         \
+               .default_doc = "type and index: \"height0\", \"front1\", …")
+#define PROBE_POSITION_KEY                                                                         \
+    KEY_VEC3("position", pbf_probe_def, position, ANY_VALUE, "m",                                  \
+             "inside the domain. Height: the point whose water height is read, counted from its "  \
+             "y (the floor, or an obstacle's top). Force: the patch's centre, on the face")
+#define PROBE_MAX_GAP_KEY                                                                          \
+    KEY_FLOAT("max_gap", pbf_probe_def, max_gap, AT_LEAST(0.0), "m",                               \
+              "a gap between particle surfaces wider than this separates the fluid body from "     \
+              "splash",                                                                            \
+              .default_doc = "the kernel radius h = kernel_scale · r")
+static const scene_key PROBE_HEIGHT_KEYS[] = {
+    PROBE_TYPE_KEY,
+    PROBE_NAME_KEY,
+    PROBE_POSITION_KEY,
+    KEY_FLOAT("radius", pbf_probe_def, radius, ABOVE(0.0), "m", "the radius of the column read",
+              .default_doc = "2 · fluid.particle_radius"),
+    PROBE_MAX_GAP_KEY,
+};
+static const scene_key PROBE_FRONT_KEYS[] = {
+    PROBE_TYPE_KEY,
+    PROBE_NAME_KEY,
+    KEY_CHOICE("direction", pbf_probe_def, direction, DIRECTION_NAMES, "the way the front moves"),
+    PROBE_MAX_GAP_KEY,
+    KEY_INT("min_particles", pbf_probe_def, min_particles, CLOSED(1.0, 1000000.0),
+            "a slab 2r thick across the front's axis belongs to the fluid body when it holds at "
+            "least this many particles"),
+};
+static const scene_key PROBE_FORCE_KEYS[] = {
+    PROBE_TYPE_KEY,
+    PROBE_NAME_KEY,
+    PROBE_POSITION_KEY,
+    KEY_CHOICE("normal", pbf_probe_def, direction, DIRECTION_NAMES,
+               "the patch normal, pointing out of the solid into the fluid"),
+    KEY_VEC3("size", pbf_probe_def, size, AT_LEAST(0.0), "m",
+             "the patch's extent on each axis: > 0 on the two axes across the normal, 0 along it",
+             .default_doc = "none: give it"),
+};
+static const scene_table PROBE_HEIGHT_TABLE = {TABLE(PROBE_HEIGHT_KEYS),
+                                               .what = "for a height probe",
+                                               .init = scene_probe_init,
+                                               .check = scene_probe_check};
+static const scene_table PROBE_FRONT_TABLE = {TABLE(PROBE_FRONT_KEYS),
+                                              .what = "for a front probe",
+                                              .init = scene_probe_init,
+                                              .check = scene_probe_check};
+static const scene_table PROBE_FORCE_TABLE = {TABLE(PROBE_FORCE_KEYS),
+                                              .what = "for a force probe",
+                                              .init = scene_probe_init,
+                                              .check = scene_probe_check};
+static const scene_table *const PROBE_VARIANTS[] = {&PROBE_HEIGHT_TABLE, &PROBE_FRONT_TABLE,
+                                                    &PROBE_FORCE_TABLE};
+static const scene_table PROBE_TABLE = {.variants = PROBE_VARIANTS,
+                                        .variant_count = COUNT_OF(PROBE_VARIANTS),
+                                        .defaults = scene_probe_defaults, .own_doc_table = 1};
+
+/* ---- the root ------------------------------------------------------------------------------
+ * Read in this order, so each section's hooks see the ones they depend on: the domain before the
+ * blocks that must lie inside it, the name before the output folder named after it, the fluid
+ * (r, h) and the colliders before the probes. Also the order of pbf_scene_to_json. */
+static const scene_key ROOT_KEYS[] = {
+    KEY_STRING("name", pbf_scene, name, "the scene's name",
+               .default_doc = "the file's base name without .json (\"scene\" for JSON text with "
+                              "no file)"),
+    KEY_SECTION("domain", DOMAIN_TABLE, "the tank: a box whose walls can move"),
+    KEY_SECTION("fluid", FLUID_TABLE, "the particles and where they start"),
+    KEY_VEC3("gravity", pbf_scene, world.gravity, ANY_VALUE, "m/s^2", "external acceleration"),
+    KEY_LIST("colliders", pbf_scene, colliders, collider_count,
+             CLOSED(0.0, PBF_SCENE_MAX_COLLIDERS), COLLIDER_TABLE,
+             "static solids: spheres, boxes, capsules"),
+    KEY_SECTION("solver", SOLVER_TABLE, "the solver's parameters"),
+    KEY_SECTION("time", TIME_TABLE, "frames, frame rate and substeps"),
+    KEY_SECTION("camera", CAMERA_TABLE, "for rendered pictures and the viewer"),
+    KEY_SECTION("output", OUTPUT_TABLE, "where the run's files go"),
+    KEY_OPTIONAL("tool", pbf_scene, tool, has_tool, TOOL_TABLE,
+                 "one rigid sphere in the fluid, with the force on it (docs/tool.md)",
+                 .default_doc = "none"),
+    KEY_LIST("probes", pbf_scene, probes, probe_count, CLOSED(0.0, PBF_MAX_PROBES), PROBE_TABLE,
+             "measurements, written to probes.csv (docs/validation.md)",
+             .written = scene_has_probes),
+};
+
+const scene_table scene_root_table = {TABLE(ROOT_KEYS), .defaults = scene_defaults,
+                                      .init = scene_root_init, .own_doc_table = 1};

@@ -1,0 +1,50 @@
+/* pbf — the scene tables' hooks (scene_rules.c), named by scene_keys.c: computed defaults and
+ * checks across keys. Private to src/io. */
+#ifndef PBF_IO_SCENE_RULES_H
+#define PBF_IO_SCENE_RULES_H
+
+#include "scene_schema.h"
+
+/* Defaults of new structs (scene_table.defaults). */
+void scene_defaults(void *scene); /* the whole scene before any key is read */
+void scene_block_defaults(void *block);
+void scene_collider_defaults(void *collider);
+void scene_tool_defaults(void *tool);
+void scene_probe_defaults(void *probe);
+
+/* Table hooks (scene_hook). */
+pbf_status scene_root_init(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                           int index);
+pbf_status scene_domain_check(const scene_ctx *c, const cJSON *object, const char *path,
+                              void *base, int index);
+pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char *path,
+                             void *base, int index);
+pbf_status scene_block_check(const scene_ctx *c, const cJSON *object, const char *path,
+                             void *base, int index);
+pbf_status scene_camera_check(const scene_ctx *c, const cJSON *object, const char *path,
+                              void *base, int index);
+pbf_status scene_output_init(const scene_ctx *c, const cJSON *object, const char *path,
+                             void *base, int index);
+pbf_status scene_tool_kinematic_check(const scene_ctx *c, const cJSON *object, const char *path,
+                                      void *base, int index);
+pbf_status scene_tool_free_check(const scene_ctx *c, const cJSON *object, const char *path,
+                                 void *base, int index);
+pbf_status scene_tool_path_check(const scene_ctx *c, const cJSON *object, const char *path,
+                                 void *base, int index);
+pbf_status scene_tool_key_check(const scene_ctx *c, const cJSON *object, const char *path,
+                                void *base, int index);
+pbf_status scene_probe_init(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                            int index);
+pbf_status scene_probe_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                             int index);
+
+/* Key readers (scene_key_reader). */
+pbf_status scene_tool_density(const scene_ctx *c, const scene_key *key, const cJSON *item,
+                              const cJSON *parent, const char *path, void *base);
+
+/* Whether a key is written (scene_key_written). */
+int scene_tool_has_path(const void *tool);
+int scene_tool_has_no_path(const void *tool);
+int scene_has_probes(const void *scene);
+
+#endif /* PBF_IO_SCENE_RULES_H */

@@ -6,6 +6,7 @@
 PyObject *pbfpy_scene_warning = NULL;
 
 static PyObject *error_base = NULL;
+static PyObject *status_attr = NULL; /* "status", kept for the module's life */
 /* Indexed by pbf_status; [PBF_OK] is unused. */
 static PyObject *error_class[PBF_ERR_UNSUPPORTED + 1];
 
@@ -29,6 +30,8 @@ static int add_class(PyObject *module, const char *qualified, PyObject *bases, c
 }
 
 int pbfpy_errors_init(PyObject *module) {
+    status_attr = PyUnicode_InternFromString("status");
+    if (status_attr == NULL) return -1;
     if (add_class(module, "pbf.Error", PyExc_Exception,
                   "An error reported by the pbf library. The message is the library's (it names\n"
                   "the file, the key or field and what was expected); `status` is the\n"
@@ -99,7 +102,7 @@ PyObject *pbfpy_raise(pbf_status status, const char *message) {
     PyObject *exc = PyObject_CallFunction(cls, "s", message);
     if (exc == NULL) return NULL;
     PyObject *name = PyUnicode_FromString(status_name(status));
-    if (name == NULL || PyObject_SetAttrString(exc, "status", name) < 0) {
+    if (name == NULL || PyObject_SetAttr(exc, status_attr, name) < 0) {
         Py_XDECREF(name);
         Py_DECREF(exc);
         return NULL;

@@ -274,6 +274,15 @@ static PyObject *get_field(const void *base, const pbfpy_field *f) {
     Py_RETURN_NONE;
 }
 
+/* ---- dicts -------------------------------------------------------------------------------- */
+
+int pbfpy_dict_set(PyObject *dict, const char *key, PyObject *value) {
+    PyObject *k = PyUnicode_FromString(key);
+    int rc = k != NULL ? PyDict_SetItem(dict, k, value) : -1;
+    Py_XDECREF(k);
+    return rc;
+}
+
 /* ---- whole structs -------------------------------------------------------------------------- */
 
 static int skipped(const char *key, const char *const *skip) {
@@ -328,7 +337,7 @@ PyObject *pbfpy_fields_dict(const void *base, const pbfpy_field *fields) {
     PyObject *d = PyDict_New();
     for (int i = 0; d != NULL && fields[i].name != NULL; ++i) {
         PyObject *v = get_field(base, &fields[i]);
-        if (v == NULL || PyDict_SetItemString(d, fields[i].name, v) < 0) Py_CLEAR(d);
+        if (v == NULL || pbfpy_dict_set(d, fields[i].name, v) < 0) Py_CLEAR(d);
         Py_XDECREF(v);
     }
     return d;
@@ -402,11 +411,11 @@ PyObject *pbfpy_world_def_dict(const pbf_world_def *def) {
         const pbf_wall_motion *m = &def->wall_motion[k];
         PyObject *w = Py_BuildValue("{s:d,s:d,s:d}", "amplitude", (double)m->amplitude, "period",
                                     (double)m->period, "phase", (double)m->phase);
-        if (w == NULL || PyDict_SetItemString(walls, wall_names[k], w) < 0) Py_CLEAR(walls);
+        if (w == NULL || pbfpy_dict_set(walls, wall_names[k], w) < 0) Py_CLEAR(walls);
         Py_XDECREF(w);
     }
-    if (walls == NULL || PyDict_SetItemString(d, "solver", solver) < 0 ||
-        PyDict_SetItemString(d, "wall_motion", walls) < 0)
+    if (walls == NULL || pbfpy_dict_set(d, "solver", solver) < 0 ||
+        pbfpy_dict_set(d, "wall_motion", walls) < 0)
         Py_CLEAR(d);
     Py_XDECREF(solver);
     Py_XDECREF(walls);

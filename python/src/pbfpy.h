@@ -148,6 +148,9 @@ typedef struct pbfpy_field {
  * -1 with an exception set. */
 int pbfpy_fields_set(void *base, const pbfpy_field *fields, const char *what, PyObject *values,
                      const char *const *skip);
+/* dict[key] = value with a plain (not interned) key: PyDict_SetItemString interns the key,
+ * and interned strings that die with the dict make the interpreter's table of them churn. */
+int pbfpy_dict_set(PyObject *dict, const char *key, PyObject *value);
 /* A new dict of every field of the struct at base. */
 PyObject *pbfpy_fields_dict(const void *base, const pbfpy_field *fields);
 /* The whole world def: its fields, 'solver' and 'wall_motion'. */

@@ -104,7 +104,7 @@ PyObject *pbfpy_profile(const pbf_profile *p) {
     PyObject *stages = PyDict_New();
     for (int k = 0; stages != NULL && k < PBF_STAGE_COUNT; ++k) {
         PyObject *ms = PyFloat_FromDouble(p->stage_ms[k]);
-        if (ms == NULL || PyDict_SetItemString(stages, pbf_stage_name((pbf_stage)k), ms) < 0)
+        if (ms == NULL || pbfpy_dict_set(stages, pbf_stage_name((pbf_stage)k), ms) < 0)
             Py_CLEAR(stages);
         Py_XDECREF(ms);
     }

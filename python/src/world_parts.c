@@ -190,7 +190,7 @@ PyObject *pbfpy_world_tool_settings(pbfpy_world *self, PyObject *unused) {
         if (k == NULL) Py_CLEAR(keys);
         else PyList_SET_ITEM(keys, i, k);
     }
-    if (keys == NULL || PyDict_SetItemString(d, "keys", keys) < 0) Py_CLEAR(d);
+    if (keys == NULL || pbfpy_dict_set(d, "keys", keys) < 0) Py_CLEAR(d);
     Py_XDECREF(keys);
     return d;
 }
@@ -274,7 +274,7 @@ PyObject *pbfpy_world_sample_probes(pbfpy_world *self, PyObject *unused) {
     PyObject *d = PyDict_New();
     for (int i = 0; d != NULL && i < n; ++i) {
         PyObject *s = pbfpy_probe_sample(&samples[i]);
-        if (s == NULL || PyDict_SetItemString(d, defs[i].name, s) < 0) Py_CLEAR(d);
+        if (s == NULL || pbfpy_dict_set(d, defs[i].name, s) < 0) Py_CLEAR(d);
         Py_XDECREF(s);
     }
     return d;

@@ -49,10 +49,10 @@ from ._core import (
 )
 
 if TYPE_CHECKING:
-    from ._core import Overrides, StrPath
+    from ._core import _Overrides, _StrPath
 
 
-def load_scene(path: StrPath, overrides: Overrides = None, *, check: bool = True) -> Scene:
+def load_scene(path: _StrPath, overrides: _Overrides = None, *, check: bool = True) -> Scene:
     """Scene.load(path, overrides, check=check): a scene file with overrides."""
     return Scene.load(path, overrides, check=check)
 

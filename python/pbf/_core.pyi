@@ -4,7 +4,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, Literal, Optional, Union
+from typing import Any, Final, Literal, Optional, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -14,13 +14,13 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import Self
 
-StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
-Vec3 = Union[tuple[float, float, float], Sequence[float], npt.NDArray[np.floating[Any]]]
+_StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+_Vec3 = Union[tuple[float, float, float], Sequence[float], npt.NDArray[np.floating[Any]]]
 # {"solver.iterations": 6} (values written as JSON) or ["solver.iterations=6"] (`pbf run --set`)
-Overrides = Union[Mapping[str, Any], Sequence[str], None]
-Backend = Literal["cpu", "cuda"]
-Float3 = npt.NDArray[np.float32]
-Int1 = npt.NDArray[np.int32]
+_Overrides = Union[Mapping[str, Any], Sequence[str], None]
+_Backend = Literal["cpu", "cuda"]
+_Float3 = npt.NDArray[np.float32]
+_Int1 = npt.NDArray[np.int32]
 
 __version__: Final[str]
 HAVE_RENDER: Final[bool]
@@ -43,7 +43,9 @@ class SceneWarning(UserWarning): ...
 
 # ---- results -------------------------------------------------------------------------------
 
+@final
 class Profile(tuple[Any, ...]):
+    __match_args__: Final[tuple[Literal["stage_ms"], Literal["step_ms"], Literal["avg_density_error"], Literal["max_density_error"], Literal["avg_neighbors"], Literal["iterations"], Literal["max_iterations_used"], Literal["chebyshev_restarts"], Literal["substeps"], Literal["steps"]]]
     n_fields: Final[int]
     n_sequence_fields: Final[int]
     n_unnamed_fields: Final[int]
@@ -68,7 +70,9 @@ class Profile(tuple[Any, ...]):
     @property
     def steps(self) -> int: ...
 
+@final
 class Stats(tuple[Any, ...]):
+    __match_args__: Final[tuple[Literal["particles"], Literal["kinetic_energy"], Literal["max_speed"], Literal["bounds_min"], Literal["bounds_max"]]]
     n_fields: Final[int]
     n_sequence_fields: Final[int]
     n_unnamed_fields: Final[int]
@@ -83,7 +87,9 @@ class Stats(tuple[Any, ...]):
     @property
     def bounds_max(self) -> tuple[float, float, float]: ...
 
+@final
 class ToolState(tuple[Any, ...]):
+    __match_args__: Final[tuple[Literal["time"], Literal["position"], Literal["velocity"], Literal["radius"], Literal["reaction"], Literal["adhesion"], Literal["damping"], Literal["total"], Literal["contacts"], Literal["min_distance"]]]
     n_fields: Final[int]
     n_sequence_fields: Final[int]
     n_unnamed_fields: Final[int]
@@ -108,7 +114,9 @@ class ToolState(tuple[Any, ...]):
     @property
     def min_distance(self) -> float: ...
 
+@final
 class ProbeSample(tuple[Any, ...]):
+    __match_args__: Final[tuple[Literal["value"], Literal["pressure"], Literal["particles"]]]
     n_fields: Final[int]
     n_sequence_fields: Final[int]
     n_unnamed_fields: Final[int]
@@ -119,40 +127,43 @@ class ProbeSample(tuple[Any, ...]):
     @property
     def particles(self) -> int: ...
 
+@final
 class Particles(tuple[Any, ...]):
+    __match_args__: Final[tuple[Literal["positions"], Literal["velocities"], Literal["densities"], Literal["ids"]]]
     n_fields: Final[int]
     n_sequence_fields: Final[int]
     n_unnamed_fields: Final[int]
     @property
-    def positions(self) -> Float3: ...
+    def positions(self) -> _Float3: ...
     @property
-    def velocities(self) -> Float3: ...
+    def velocities(self) -> _Float3: ...
     @property
     def densities(self) -> npt.NDArray[np.float32]: ...
     @property
-    def ids(self) -> Int1: ...
+    def ids(self) -> _Int1: ...
 
 # ---- scenes --------------------------------------------------------------------------------
 
+@final
 class Scene:
     """A scene loaded by the library's strict loader (docs/scenes.md)."""
 
     @classmethod
-    def load(cls, path: StrPath, overrides: Overrides = None, *, check: bool = True) -> Self: ...
+    def load(cls, path: _StrPath, overrides: _Overrides = None, *, check: bool = True) -> Self: ...
     @classmethod
     def from_json(
-        cls, text: str, overrides: Overrides = None, source: Optional[str] = None, check: bool = True
+        cls, text: str, overrides: _Overrides = None, source: Optional[str] = None, check: bool = True
     ) -> Self: ...
     @classmethod
     def from_dict(
         cls,
         data: dict[str, Any],
-        overrides: Overrides = None,
+        overrides: _Overrides = None,
         source: Optional[str] = None,
         check: bool = True,
     ) -> Self: ...
     @classmethod
-    def default(cls, overrides: Overrides = None, *, check: bool = True) -> Self: ...
+    def default(cls, overrides: _Overrides = None, *, check: bool = True) -> Self: ...
     def to_json(self) -> str: ...
     def to_dict(self) -> dict[str, Any]: ...
     def check(self) -> list[str]: ...
@@ -178,10 +189,11 @@ class Scene:
     @property
     def has_tool(self) -> bool: ...
 
+@final
 class Checkpoint:
     """A checkpoint file, read and verified; World(checkpoint) restores it."""
 
-    def __init__(self, path: StrPath) -> None: ...
+    def __init__(self, path: _StrPath) -> None: ...
     def close(self) -> None: ...
     def __enter__(self) -> Self: ...
     def __exit__(
@@ -204,7 +216,7 @@ class Checkpoint:
 
 # ---- worlds --------------------------------------------------------------------------------
 
-ColliderType = Literal["sphere", "box", "capsule"]
+_ColliderType = Literal["sphere", "box", "capsule"]
 
 class World:
     """A simulation world."""
@@ -215,15 +227,15 @@ class World:
         *,
         fill: bool = True,
         threads: Optional[int] = None,
-        backend: Optional[Backend] = None,
+        backend: Optional[_Backend] = None,
     ) -> None: ...
     def step(self, dt: float, steps: int = 1) -> None: ...
-    def positions(self, out: Optional[Float3] = None) -> Float3: ...
-    def velocities(self, out: Optional[Float3] = None) -> Float3: ...
+    def positions(self, out: Optional[_Float3] = None) -> _Float3: ...
+    def velocities(self, out: Optional[_Float3] = None) -> _Float3: ...
     def densities(
         self, out: Optional[npt.NDArray[np.float32]] = None
     ) -> npt.NDArray[np.float32]: ...
-    def ids(self, out: Optional[Int1] = None) -> Int1: ...
+    def ids(self, out: Optional[_Int1] = None) -> _Int1: ...
     def particles(self) -> Particles: ...
     def profile(self) -> Profile: ...
     def stats(self) -> Stats: ...
@@ -234,9 +246,9 @@ class World:
     def add_block(
         self,
         *,
-        min: Vec3 = ...,
-        max: Vec3 = ...,
-        velocity: Vec3 = ...,
+        min: _Vec3 = ...,
+        max: _Vec3 = ...,
+        velocity: _Vec3 = ...,
         jitter: float = ...,
         seed: int = ...,
     ) -> int: ...
@@ -245,21 +257,21 @@ class World:
     ) -> int: ...
     def add_collider(
         self,
-        type: ColliderType = ...,
+        type: _ColliderType = "sphere",
         *,
-        center: Vec3 = ...,
-        half_extents: Vec3 = ...,
+        center: _Vec3 = ...,
+        half_extents: _Vec3 = ...,
         radius: float = ...,
-        a: Vec3 = ...,
-        b: Vec3 = ...,
+        a: _Vec3 = ...,
+        b: _Vec3 = ...,
     ) -> None: ...
     def colliders(self) -> list[dict[str, Any]]: ...
     def set_tool(
         self,
         *,
         radius: float = ...,
-        position: Vec3 = ...,
-        velocity: Vec3 = ...,
+        position: _Vec3 = ...,
+        velocity: _Vec3 = ...,
         motion: Literal["kinematic", "free"] = ...,
         mass: float = ...,
         added_mass: float = ...,
@@ -269,17 +281,17 @@ class World:
         adhesion_b: float = ...,
         damping: float = ...,
         interpolation: Literal["linear", "smooth"] = ...,
-        keys: Sequence[Union[tuple[float, Vec3], Mapping[str, Any]]] = ...,
+        keys: Sequence[Union[tuple[float, _Vec3], Mapping[str, Any]]] = ...,
     ) -> None: ...
     def remove_tool(self) -> None: ...
     def tool_settings(self) -> Optional[dict[str, Any]]: ...
-    def set_tool_pose(self, position: Vec3, /) -> None: ...
+    def set_tool_pose(self, position: _Vec3, /) -> None: ...
     def tool_state(self) -> ToolState: ...
     def set_probes(self, probes: Sequence[Mapping[str, Any]], /) -> None: ...
     def probes(self) -> list[dict[str, Any]]: ...
     def sample_probes(self) -> dict[str, ProbeSample]: ...
-    def export(self, path: StrPath, format: Optional[Literal["ply", "vtk"]] = None) -> None: ...
-    def save_checkpoint(self, path: StrPath, app_data: Optional[bytes] = None) -> None: ...
+    def export(self, path: _StrPath, format: Optional[Literal["ply", "vtk"]] = None) -> None: ...
+    def save_checkpoint(self, path: _StrPath, app_data: Optional[bytes] = None) -> None: ...
     def close(self) -> None: ...
     def __enter__(self) -> Self: ...
     def __exit__(
@@ -311,8 +323,9 @@ class World:
 
 # ---- rendering -----------------------------------------------------------------------------
 
-Camera = Union[Scene, Mapping[str, Any], None]
+_Camera = Union[Scene, Mapping[str, Any], None]
 
+@final
 class Renderer:
     """The OpenGL renderer on a headless EGL context."""
 
@@ -331,18 +344,18 @@ class Renderer:
         smooth_radius: int = ...,
         smooth_scale: float = ...,
         smooth_depth: float = ...,
-        absorption: Vec3 = ...,
-        fluid_color: Vec3 = ...,
+        absorption: _Vec3 = ...,
+        fluid_color: _Vec3 = ...,
         min_transmission: float = ...,
         refraction: float = ...,
         ior: float = ...,
-        sphere_color: Vec3 = ...,
+        sphere_color: _Vec3 = ...,
         floor: bool = ...,
         domain_edges: bool = ...,
         passes: int = ...,
     ) -> None: ...
     def render(
-        self, world: World, camera: Camera = None, *, alpha: bool = False
+        self, world: World, camera: _Camera = None, *, alpha: bool = False
     ) -> npt.NDArray[np.uint8]: ...
     def settings(self) -> dict[str, Any]: ...
     def set(self, **fields: Any) -> None: ...
@@ -362,8 +375,8 @@ class Renderer:
 # ---- functions -----------------------------------------------------------------------------
 
 def version() -> str: ...
-def backend_info(backend: Backend, /) -> str: ...
+def backend_info(backend: _Backend, /) -> str: ...
 def memory_limit() -> int: ...
-def read_particles(path: StrPath, /) -> Particles: ...
-def write_png(path: StrPath, image: npt.ArrayLike) -> None: ...
-def read_png(path: StrPath, /) -> npt.NDArray[np.uint8]: ...
+def read_particles(path: _StrPath, /) -> Particles: ...
+def write_png(path: _StrPath, image: npt.ArrayLike) -> None: ...
+def read_png(path: _StrPath, /) -> npt.NDArray[np.uint8]: ...

@@ -472,7 +472,7 @@ static PyMethodDef world_methods[] = {
               "Adds particles at positions (array-like (N, 3), m) with velocities (N, 3) or at\n"
               "rest. Returns the id of the first."),
     METHOD_KW("add_collider", pbfpy_world_add_collider,
-              "add_collider($self, /, type, **fields)\n--\n\n"
+              "add_collider($self, /, type='sphere', **fields)\n--\n\n"
               "Adds a static solid: type 'sphere' (center, radius), 'box' (center,\n"
               "half_extents) or 'capsule' (a, b, radius), m."),
     METHOD_0("colliders", pbfpy_world_colliders,

@@ -59,7 +59,7 @@ def test_renderer_errors(renderer, coarse_scene):
     with pytest.raises(pbf.InvalidArgumentError, match="4x720"):
         pbf.Renderer(width=4)
     with pytest.raises(ValueError, match="spheres"):
-        pbf.Renderer(look="glass")
+        pbf.Renderer(look="glass")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         renderer.render("not a world")  # type: ignore[arg-type]
     world = pbf.World(coarse_scene)

@@ -23,19 +23,19 @@ def test_drive_the_tool_and_read_the_force(tool_scene):
     assert len(settings["keys"]) == 9 and settings["damping"] == pytest.approx(50)
     start = np.array(world.tool_state().position)
     # push the sphere down into the water (surface at 0.3 m) at 0.5 m/s, as a device would
-    forces = []
+    totals = []
     for k in range(1, 301):
         pose = start + [0.0, -0.5 * k * tool_scene.dt, 0.0]
         world.set_tool_pose(pose)
         world.step(tool_scene.dt)
         state = world.tool_state()
         assert np.allclose(state.position, pose, atol=1e-6)  # a kinematic tool follows the pose
-        forces.append(state.total)
+        totals.append(state.total)
     state = world.tool_state()
     assert state.contacts > 0
     total = np.array(state.reaction) + state.adhesion + state.damping
     assert np.allclose(total, state.total, rtol=1e-5, atol=1e-6)
-    forces = np.array(forces)
+    forces = np.array(totals)
     assert np.all(forces[:50] == 0.0)  # in the air: no force
     # submerged about one radius deep: the water pushes it up (buoyancy, drag)
     assert forces[-50:, 1].mean() > 0.5
@@ -51,13 +51,15 @@ def test_tool_errors(coarse_scene):
     with pytest.raises(pbf.InvalidArgumentError, match="radius"):
         world.set_tool(radius=-0.1)
     with pytest.raises(ValueError, match="kinematic"):
-        world.set_tool(motion="flying")
+        world.set_tool(motion="flying")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         world.set_tool(keys=[(0.0, (1, 2))])
     world.set_tool(radius=0.05, position=(1.0, 0.6, 0.2), keys=[(0.0, (1.0, 0.6, 0.2)),
                                                                {"time": 1.0,
                                                                 "position": (1.2, 0.6, 0.2)}])
-    keys = world.tool_settings()["keys"]
+    settings = world.tool_settings()
+    assert settings is not None
+    keys = settings["keys"]
     assert [k["time"] for k in keys] == [0.0, 1.0]
     assert keys[1]["position"] == pytest.approx((1.2, 0.6, 0.2))
     world.step(coarse_scene.dt)

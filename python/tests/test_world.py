@@ -114,9 +114,9 @@ def test_bad_input_raises(coarse_scene):
     with pytest.raises(pbf.InvalidArgumentError, match="radius"):
         world.add_collider("sphere", radius=-1)
     with pytest.raises(ValueError, match="capsule"):
-        world.add_collider("cylinder")
+        world.add_collider("cylinder")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="centre"):
-        world.add_collider("sphere", centre=(0, 0, 0))
+        world.add_collider("sphere", centre=(0, 0, 0))  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="3 numbers"):
         world.add_block(min=(0, 0))
     with pytest.raises(ValueError, match=r"\(N, 3\)"):

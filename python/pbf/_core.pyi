@@ -45,7 +45,20 @@ class SceneWarning(UserWarning): ...
 
 @final
 class Profile(tuple[Any, ...]):
-    __match_args__: Final[tuple[Literal["stage_ms"], Literal["step_ms"], Literal["avg_density_error"], Literal["max_density_error"], Literal["avg_neighbors"], Literal["iterations"], Literal["max_iterations_used"], Literal["chebyshev_restarts"], Literal["substeps"], Literal["steps"]]]
+    __match_args__: Final[
+        tuple[
+            Literal["stage_ms"],
+            Literal["step_ms"],
+            Literal["avg_density_error"],
+            Literal["max_density_error"],
+            Literal["avg_neighbors"],
+            Literal["iterations"],
+            Literal["max_iterations_used"],
+            Literal["chebyshev_restarts"],
+            Literal["substeps"],
+            Literal["steps"],
+        ]
+    ]
     n_fields: Final[int]
     n_sequence_fields: Final[int]
     n_unnamed_fields: Final[int]
@@ -72,7 +85,15 @@ class Profile(tuple[Any, ...]):
 
 @final
 class Stats(tuple[Any, ...]):
-    __match_args__: Final[tuple[Literal["particles"], Literal["kinetic_energy"], Literal["max_speed"], Literal["bounds_min"], Literal["bounds_max"]]]
+    __match_args__: Final[
+        tuple[
+            Literal["particles"],
+            Literal["kinetic_energy"],
+            Literal["max_speed"],
+            Literal["bounds_min"],
+            Literal["bounds_max"],
+        ]
+    ]
     n_fields: Final[int]
     n_sequence_fields: Final[int]
     n_unnamed_fields: Final[int]
@@ -89,7 +110,20 @@ class Stats(tuple[Any, ...]):
 
 @final
 class ToolState(tuple[Any, ...]):
-    __match_args__: Final[tuple[Literal["time"], Literal["position"], Literal["velocity"], Literal["radius"], Literal["reaction"], Literal["adhesion"], Literal["damping"], Literal["total"], Literal["contacts"], Literal["min_distance"]]]
+    __match_args__: Final[
+        tuple[
+            Literal["time"],
+            Literal["position"],
+            Literal["velocity"],
+            Literal["radius"],
+            Literal["reaction"],
+            Literal["adhesion"],
+            Literal["damping"],
+            Literal["total"],
+            Literal["contacts"],
+            Literal["min_distance"],
+        ]
+    ]
     n_fields: Final[int]
     n_sequence_fields: Final[int]
     n_unnamed_fields: Final[int]
@@ -116,7 +150,13 @@ class ToolState(tuple[Any, ...]):
 
 @final
 class ProbeSample(tuple[Any, ...]):
-    __match_args__: Final[tuple[Literal["value"], Literal["pressure"], Literal["particles"]]]
+    __match_args__: Final[
+        tuple[
+            Literal["value"],
+            Literal["pressure"],
+            Literal["particles"],
+        ]
+    ]
     n_fields: Final[int]
     n_sequence_fields: Final[int]
     n_unnamed_fields: Final[int]
@@ -129,7 +169,14 @@ class ProbeSample(tuple[Any, ...]):
 
 @final
 class Particles(tuple[Any, ...]):
-    __match_args__: Final[tuple[Literal["positions"], Literal["velocities"], Literal["densities"], Literal["ids"]]]
+    __match_args__: Final[
+        tuple[
+            Literal["positions"],
+            Literal["velocities"],
+            Literal["densities"],
+            Literal["ids"],
+        ]
+    ]
     n_fields: Final[int]
     n_sequence_fields: Final[int]
     n_unnamed_fields: Final[int]
@@ -152,7 +199,11 @@ class Scene:
     def load(cls, path: _StrPath, overrides: _Overrides = None, *, check: bool = True) -> Self: ...
     @classmethod
     def from_json(
-        cls, text: str, overrides: _Overrides = None, source: Optional[str] = None, check: bool = True
+        cls,
+        text: str,
+        overrides: _Overrides = None,
+        source: Optional[str] = None,
+        check: bool = True,
     ) -> Self: ...
     @classmethod
     def from_dict(

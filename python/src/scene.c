@@ -42,6 +42,11 @@ static const char **overrides_from(PyObject *obj, PyObject **keep, int *count) {
         items = pairs != NULL ? PyList_New(0) : NULL;
         for (Py_ssize_t i = 0; items != NULL && i < PyList_GET_SIZE(pairs); ++i) {
             PyObject *pair = PyList_GET_ITEM(pairs, i);
+            if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                PyErr_SetString(PyExc_TypeError, "overrides: items() must give (key, value)");
+                Py_CLEAR(items);
+                break;
+            }
             PyObject *key = PyTuple_GET_ITEM(pair, 0);
             PyObject *text = PyObject_CallMethod(json, "dumps", "O", PyTuple_GET_ITEM(pair, 1));
             PyObject *line = NULL;
@@ -339,8 +344,9 @@ static PyGetSetDef scene_getset[] = {
 static PyMethodDef scene_methods[] = {
     {"load", (PyCFunction)(void (*)(void))scene_load, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "load($type, path, overrides=None, *, check=True)\n--\n\n"
-     "Loads a scene file (strict JSON, docs/scenes.md). overrides: a dict {\"solver.iterations\": 6}\n"
-     "(values written as JSON) or a list of 'path=value' strings, applied like `pbf run --set`.\n"
+     "Loads a scene file (strict JSON, docs/scenes.md). overrides: a dict\n"
+     "{\"solver.iterations\": 6} (values written as JSON) or a list of 'path=value' strings,\n"
+     "applied like `pbf run --set`.\n"
      "check: run the scene checks of `pbf run` (an impossible time step raises; doubtful values\n"
      "are reported as pbf.SceneWarning). Raises pbf.FileError, pbf.ParseError (broken JSON,\n"
      "unknown key, wrong type) or pbf.InvalidArgumentError (a value out of range), with the\n"

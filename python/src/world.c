@@ -415,9 +415,10 @@ static PyGetSetDef world_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-#define METHOD_KW(name, fn, doc) {name, (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS, doc}
-#define METHOD_0(name, fn, doc) {name, (PyCFunction)(void (*)(void))(fn), METH_NOARGS, doc}
-#define METHOD_1(name, fn, doc) {name, (PyCFunction)(void (*)(void))(fn), METH_O, doc}
+#define METHOD(name, fn, flags, doc) {name, (PyCFunction)(void (*)(void))(fn), flags, doc}
+#define METHOD_KW(name, fn, doc) METHOD(name, fn, METH_VARARGS | METH_KEYWORDS, doc)
+#define METHOD_0(name, fn, doc) METHOD(name, fn, METH_NOARGS, doc)
+#define METHOD_1(name, fn, doc) METHOD(name, fn, METH_O, doc)
 
 static PyMethodDef world_methods[] = {
     METHOD_KW("step", world_step,
@@ -431,8 +432,8 @@ static PyMethodDef world_methods[] = {
               "Positions in stable id order, float32 (N, 3), m: row k is particle k. With out\n"
               "(a C-contiguous float32 (N, 3) array) fills and returns it without allocating."),
     METHOD_KW("velocities", world_velocities,
-              "velocities($self, /, out=None)\n--\n\nVelocities in stable id order, float32 (N, 3), "
-              "m/s. out: as in positions()."),
+              "velocities($self, /, out=None)\n--\n\n"
+              "Velocities in stable id order, float32 (N, 3), m/s. out: as in positions()."),
     METHOD_KW("densities", world_densities,
               "densities($self, /, out=None)\n--\n\nDensities at the end of the last step in "
               "stable id order, float32 (N,),\nkg/m^3 (0 before the first step). out: as in "

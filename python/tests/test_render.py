@@ -44,7 +44,7 @@ def test_render_a_world(renderer, coarse_scene):
 def test_render_equals_pbf_run_png(tmp_path, renderer, pbf_cli, dam_break):
     subprocess.run([pbf_cli, "run", str(dam_break), "--frames", "2", "--out", str(tmp_path / "run"),
                     "--format", "none", "--png", str(tmp_path / "png"), "--resolution", "160x90",
-                    "--quiet", "--set", "fluid.particle_radius=0.02"], check=True)
+                    "--quiet", "--threads", "1", "--set", "fluid.particle_radius=0.02"], check=True)
     scene = pbf.Scene.load(dam_break, {"fluid.particle_radius": 0.02})
     world = pbf.World(scene, threads=1)
     world.step(scene.dt, steps=2)

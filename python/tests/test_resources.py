@@ -17,6 +17,7 @@ def rss_bytes():
 
 
 def one_cycle(scene, cycle):
+    scene = pbf.Scene.from_json(scene.to_json(), check=False)
     world = pbf.World(scene)
     world.step(scene.dt)
     world.positions()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages pbf needs to build, test, render and plot.
+# Installs the Debian 12 packages pbf needs to build, test, render and plot, and to build and
+# test the Python package.
 # Safe to run again: apt-get skips what is already there. Needs root (or sudo).
 set -euo pipefail
 
@@ -14,6 +15,8 @@ packages=(
   gnuplot-nox                               # plots (forces, validation)
   clang libclang-rt-14-dev libomp-14-dev    # libFuzzer (scripts/fuzz.sh): clang, its runtimes, OpenMP
   valgrind                                  # memcheck run of the test suite
+  python3-dev python3-setuptools python3-numpy python3-venv python3-pip   # the Python package
+  python3-pytest python3-mypy               # its tests (pytest; stubtest checks the .pyi stubs)
 )
 
 sudo=""

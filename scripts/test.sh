@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite from a fresh checkout: install dependencies, build, run every test; then
-# the same suite under sanitizers and a bounded fuzz run.
+# The whole test suite from a fresh checkout: install dependencies, build, run every test and
+# the Python package's; then the same suite under sanitizers and a bounded fuzz run.
 # Usage: bash scripts/test.sh            (build folders: build/, build-asan/, build-fuzz/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,8 @@ bash scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure --timeout 900
+# The Python package (docs/python.md): pip install into a venv, then its pytest suite.
+bash scripts/test_python.sh
 # Robustness (issue 7, docs/robustness.md): the suite again under ASan + UBSan (build-asan/),
 # then the scene loader under libFuzzer for 20 s with the saved corpus (build-fuzz/, clang).
 bash scripts/sanitize.sh

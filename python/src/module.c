@@ -1,0 +1,83 @@
+/* The module pbf._core: its types, exceptions and functions. python/pbf/__init__.py re-exports
+ * them as the package pbf. */
+#define PBFPY_MODULE_C /* this file imports numpy's C API; the others use it */
+#include "pbfpy.h"
+
+static PyObject *module_version(PyObject *module, PyObject *unused) {
+    (void)module, (void)unused;
+    return PyUnicode_FromString(pbf_version());
+}
+
+static PyObject *module_backend_info(PyObject *module, PyObject *arg) {
+    (void)module;
+    int backend = pbfpy_enum_value(arg, pbfpy_backend_names, "backend_info: backend");
+    if (backend < 0) return NULL;
+    char buf[PBF_ERROR_SIZE];
+    pbf_status st = pbf_backend_info((pbf_backend)backend, buf, sizeof buf);
+    if (st != PBF_OK) return pbfpy_raise(st, buf);
+    return PyUnicode_FromString(buf);
+}
+
+static PyObject *module_memory_limit(PyObject *module, PyObject *unused) {
+    (void)module, (void)unused;
+    return PyLong_FromSize_t(pbf_memory_limit());
+}
+
+static PyMethodDef module_functions[] = {
+    {"version", module_version, METH_NOARGS,
+     "version()\n--\n\nThe library's version string (pbf_version)."},
+    {"backend_info", module_backend_info, METH_O,
+     "backend_info(backend, /)\n--\n\n"
+     "What backend 'cpu' or 'cuda' runs on here (\"CPU (OpenMP, 16 threads)\", \"NVIDIA H100 "
+     "...\").\nRaises pbf.NoDeviceError where it has no usable device and pbf.UnsupportedError\n"
+     "where it is not built in: what World(..., backend=...) would raise."},
+    {"memory_limit", module_memory_limit, METH_NOARGS,
+     "memory_limit()\n--\n\nBytes this process may use (physical memory, cgroup limit, ulimit; "
+     "0 when\nunknown); worlds that would need more are refused."},
+    {"read_particles", pbfpy_read_particles, METH_O,
+     "read_particles(path, /)\n--\n\n"
+     "Reads a PLY or VTK particle file (the format from the extension) into a pbf.Particles.\n"
+     "Raises pbf.FileError or pbf.ParseError (a truncated or foreign file)."},
+    {"write_png", (PyCFunction)(void (*)(void))pbfpy_write_png, METH_VARARGS | METH_KEYWORDS,
+     "write_png(path, image)\n--\n\n"
+     "Writes a uint8 (height, width, 3 or 4) image as a PNG file, atomically."},
+    {"read_png", pbfpy_read_png, METH_O,
+     "read_png(path, /)\n--\n\nReads a PNG file as a uint8 (height, width, 4) RGBA array."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "pbf._core",
+    .m_doc = "The C extension of the pbf package: a thin layer over the pbf C library. Use it "
+             "through `import pbf`.",
+    .m_size = -1,
+    .m_methods = module_functions,
+};
+
+static int add_type(PyObject *module, PyTypeObject *type, const char *name) {
+    if (PyType_Ready(type) < 0) return -1;
+    return PyModule_AddObjectRef(module, name, (PyObject *)type);
+}
+
+PyMODINIT_FUNC PyInit__core(void) {
+    import_array();
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL) return NULL;
+#ifdef PBF_WITH_RENDER
+    const int have_render = 1;
+#else
+    const int have_render = 0;
+#endif
+    if (pbfpy_errors_init(m) < 0 || pbfpy_results_init(m) < 0 ||
+        add_type(m, &pbfpy_scene_type, "Scene") < 0 ||
+        add_type(m, &pbfpy_checkpoint_type, "Checkpoint") < 0 ||
+        add_type(m, &pbfpy_world_type, "World") < 0 ||
+        add_type(m, &pbfpy_renderer_type, "Renderer") < 0 ||
+        PyModule_AddStringConstant(m, "__version__", pbf_version()) < 0 ||
+        PyModule_AddObjectRef(m, "HAVE_RENDER", have_render ? Py_True : Py_False) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

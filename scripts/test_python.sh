@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The Python package (docs/python.md): installs it with pip into a venv that sees Debian's
+# numpy and pytest (build/python-venv), offline, and runs its tests (python/tests) against the
+# `pbf` command of build/ (scripts/test.sh builds it first; without it the comparisons with the
+# command are skipped). scripts/test.sh runs this.
+# Usage: bash scripts/test_python.sh [pytest arguments...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# Debian's interpreter: the one whose dist-packages hold python3-numpy and python3-pytest (a
+# python3 earlier on PATH, e.g. pyenv's, would not see them).
+python=${PBF_PYTHON:-/usr/bin/python3}
+[ -x "$python" ] || python=python3
+venv=$PWD/build/python-venv
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv --system-site-packages "$venv"
+fi
+# The CUDA backend is left out of this build to keep the suite short (nvcc takes a minute);
+# `pip install .` builds it by default where nvcc is found.
+PBF_CUDA=${PBF_CUDA:-OFF} "$venv/bin/pip" install --quiet --no-index --no-build-isolation .
+export PBF_SOURCE_DIR=$PWD PBF_CLI=${PBF_CLI:-$PWD/build/pbf}
+# From another folder, so that `import pbf` is the installed package.
+cd build
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$PBF_SOURCE_DIR/python/tests" "$@"

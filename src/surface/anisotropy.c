@@ -91,6 +91,20 @@ static void particle_axes(const pbf_surface_def *def, double h, int neighbors, c
     }
 }
 
+/* Cells of R / SUB: a neighbourhood of (2 SUB + 1)³ cells in ROWS rows. */
+#define SUB 1
+#define ROWS ((2 * SUB + 1) * (2 * SUB + 1))
+
+/* The runs of particles (rows of 2 SUB + 1 cells) around a cell: [begin[k], end[k]) in cell
+ * order. */
+static void neighbor_rows(const cell_index *ci, const int32_t c[3], int32_t begin[ROWS],
+                          int32_t end[ROWS]) {
+    int k = 0;
+    for (int dz = -SUB; dz <= SUB; ++dz)
+        for (int dy = -SUB; dy <= SUB; ++dy, ++k)
+            cell_index_row(ci, c[0] - SUB, c[0] + SUB, c[1] + dy, c[2] + dz, &begin[k], &end[k]);
+}
+
 pbf_status surface_anisotropy_run(const pbf_surface_def *def, const float *pos, int count,
                                   float *centers, float *axes, char *err, size_t err_size) {
     const double r = def->particle_radius, h = def->kernel_radius * r;
@@ -105,7 +119,8 @@ pbf_status surface_anisotropy_run(const pbf_surface_def *def, const float *pos, 
         }
         return PBF_OK;
     }
-    const double R = def->anisotropy_radius * r, R2 = R * R;
+    const double R = def->anisotropy_radius * r;
+    const float inv_R2 = (float)(1.0 / (R * R));
     double lo[3] = {pos[0], pos[1], pos[2]}, hi[3] = {pos[0], pos[1], pos[2]};
     for (int i = 1; i < count; ++i)
         for (int d = 0; d < 3; ++d) {
@@ -113,110 +128,135 @@ pbf_status surface_anisotropy_run(const pbf_surface_def *def, const float *pos, 
             if (x < lo[d]) lo[d] = x;
             if (x > hi[d]) hi[d] = x;
         }
+    /* cells of R / 2 and a neighbourhood of 5³ cells: about half the candidates of 3³ cells of R */
+    const double cell_size = R / SUB;
     cell_index ci;
     memset(&ci, 0, sizeof ci);
     double origin[3];
     for (int d = 0; d < 3; ++d) {
-        origin[d] = lo[d] - R;
-        double cells = (hi[d] - origin[d]) / R + 2.0;
+        origin[d] = lo[d] - 2.0 * R;
+        double cells = (hi[d] - origin[d]) / cell_size + 4.0;
         if (!(cells < (double)(1 << 20))) {
             surface_format(err, err_size,
-                           "particles spread over %.6g m along %c: more than 2^20 cells of the "
-                           "anisotropy radius %.6g m (a particle far away from the others?)",
+                           "particles spread over %.6g m along %c: more than 2^20 cells of half "
+                           "the anisotropy radius %.6g m (a particle far away from the others?)",
                            hi[d] - lo[d], "xyz"[d], R);
             return PBF_ERR_INVALID_ARG;
         }
         ci.bits[d] = cell_index_bits((int64_t)cells + 1);
     }
-    uint64_t *keys = malloc((size_t)count * sizeof *keys);
-    int32_t(*cell)[3] = malloc((size_t)count * sizeof *cell);
-    if (keys == NULL || cell == NULL) {
-        free(keys);
-        free(cell);
-        surface_format(err, err_size, "out of memory for the anisotropy of %d particles", count);
-        return PBF_ERR_OUT_OF_MEMORY;
-    }
-    for (int i = 0; i < count; ++i) {
-        for (int d = 0; d < 3; ++d)
-            cell[i][d] = (int32_t)floor((pos[3 * (size_t)i + d] - origin[d]) / R);
-        keys[i] = cell_key(&ci, cell[i][0], cell[i][1], cell[i][2]);
-    }
-    int built = cell_index_build(&ci, keys, count);
-    free(keys);
-    if (built != 0) {
-        free(cell);
-        surface_format(err, err_size, "out of memory for the anisotropy of %d particles", count);
-        return PBF_ERR_OUT_OF_MEMORY;
-    }
-    /* Pass 1: the covariance and the first (shrinking) smoothing step into centers.
-     * Pass 2: the inflating step μ from the smoothed neighbours (Taubin 1995), with the same
-     * neighbours and weights: Yu & Turk's smoothing alone pulls every surface particle
-     * inwards (its neighbours' mean lies inside), which loses volume (-4 % on a ball of
-     * radius 15 spacings at λ = 0.5); the second step gives it back while bumps stay damped. */
     const double lambda = def->smoothing;
     const double mu = lambda > 0.0 ? 1.0 / (0.1 - 1.0 / lambda) : 0.0;
-    float *moved = lambda > 0.0 ? malloc(3 * (size_t)count * sizeof *moved) : NULL;
-    if (lambda > 0.0 && moved == NULL) {
-        free(cell);
+    uint64_t *keys = malloc((size_t)count * sizeof *keys);
+    float *sorted = malloc(3 * (size_t)count * sizeof *sorted);
+    float *moved = malloc(3 * (size_t)count * sizeof *moved);
+    int built = -1;
+    if (keys != NULL) {
+        for (int i = 0; i < count; ++i) {
+            int64_t c[3];
+            for (int d = 0; d < 3; ++d)
+                c[d] = (int64_t)floor((pos[3 * (size_t)i + d] - origin[d]) / cell_size);
+            keys[i] = cell_key(&ci, c[0], c[1], c[2]);
+        }
+        built = cell_index_build(&ci, keys, count);
+    }
+    free(keys);
+    if (built != 0 || sorted == NULL || moved == NULL) {
+        free(sorted);
+        free(moved);
         cell_index_free(&ci);
         surface_format(err, err_size, "out of memory for the anisotropy of %d particles", count);
         return PBF_ERR_OUT_OF_MEMORY;
     }
+    /* Positions in cell order as three arrays (x, y, z; then the moved ones), so the
+     * neighbour loops read memory in sequence and vectorize. */
+    const size_t n = (size_t)count;
+    for (int s = 0; s < count; ++s)
+        for (int d = 0; d < 3; ++d) sorted[d * n + (size_t)s] = pos[3 * (size_t)ci.order[s] + d];
+    const uint64_t mask[3] = {((uint64_t)1 << ci.bits[0]) - 1, ((uint64_t)1 << ci.bits[1]) - 1,
+                              ((uint64_t)1 << ci.bits[2]) - 1};
+    const float *sx = sorted, *sy = sorted + n, *sz = sorted + 2 * n;
+    float *mx = moved, *my = moved + n, *mz = moved + 2 * n;
+
+    /* Pass 1: covariance, axes, and the first (shrinking) smoothing step into `moved`.
+     * Pass 2: the inflating step μ from the smoothed neighbours (Taubin 1995), with the same
+     * neighbours and weights: Yu & Turk's smoothing alone pulls every surface particle inwards
+     * (its neighbours' mean lies inside), which loses volume (-4 % on a ball of radius 15
+     * spacings at λ = 0.5); the second step gives it back while bumps stay damped.
+     * The candidates of a row are summed branch-free (weight 0 beyond R) in float lanes; the
+     * order of the sums is fixed by the code, so results do not depend on the thread count. */
     for (int pass = 0; pass < (lambda > 0.0 ? 2 : 1); ++pass) {
-        const float *src = pass == 0 ? pos : moved;
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (int s = 0; s < count; ++s) {
-            const int i = ci.order[s];
-            const float *xi = pos + 3 * (size_t)i, *yi = src + 3 * (size_t)i;
-            double sw = 0.0, s1[3] = {0, 0, 0}, s2[6] = {0, 0, 0, 0, 0, 0};
-            int neighbors = 0;
-            for (int dz = -1; dz <= 1; ++dz)
-                for (int dy = -1; dy <= 1; ++dy) {
-                    const int64_t y = cell[i][1] + dy, z = cell[i][2] + dz;
-                    const uint64_t first = cell_key(&ci, cell[i][0] - 1, y, z);
-                    const uint64_t last = cell_key(&ci, cell[i][0] + 1, y, z);
-                    for (int at = cell_index_lower_bound(&ci, first);
-                         at < ci.cell_count && ci.cell_keys[at] <= last; ++at)
-                        for (int k = ci.cell_start[at]; k < ci.cell_start[at + 1]; ++k) {
-                            const int j = ci.order[k];
-                            const float *xj = pos + 3 * (size_t)j;
-                            double d[3] = {(double)xj[0] - xi[0], (double)xj[1] - xi[1],
-                                           (double)xj[2] - xi[2]};
-                            double q2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-                            if (q2 >= R2) continue;
-                            double q = sqrt(q2 / R2), w = 1.0 - q * q * q;
-                            sw += w;
-                            if (pass == 1) {
-                                const float *yj = src + 3 * (size_t)j;
-                                for (int e = 0; e < 3; ++e) s1[e] += w * ((double)yj[e] - yi[e]);
-                                continue;
-                            }
-                            for (int e = 0; e < 3; ++e) s1[e] += w * d[e];
-                            s2[0] += w * d[0] * d[0], s2[1] += w * d[0] * d[1];
-                            s2[2] += w * d[0] * d[2], s2[3] += w * d[1] * d[1];
-                            s2[4] += w * d[1] * d[2], s2[5] += w * d[2] * d[2];
-                            neighbors += j != i;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 64)
+        for (int c = 0; c < ci.cell_count; ++c) {
+            const uint64_t key = ci.cell_keys[c];
+            const int32_t cc[3] = {(int32_t)(key & mask[0]), (int32_t)(key >> ci.bits[0] & mask[1]),
+                                   (int32_t)(key >> (ci.bits[0] + ci.bits[1]) & mask[2])};
+            int32_t begin[ROWS], end[ROWS];
+            neighbor_rows(&ci, cc, begin, end);
+            for (int s = ci.cell_start[c]; s < ci.cell_start[c + 1]; ++s) {
+                const int i = ci.order[s];
+                const float xi = sx[s], yi = sy[s], zi = sz[s];
+                double sw = 0.0, s1[3] = {0, 0, 0}, s2[6] = {0, 0, 0, 0, 0, 0};
+                int neighbors = -1; /* itself */
+                for (int row = 0; row < ROWS; ++row) {
+                    float rw = 0, r1x = 0, r1y = 0, r1z = 0;
+                    float rxx = 0, rxy = 0, rxz = 0, ryy = 0, ryz = 0, rzz = 0;
+                    int rn = 0;
+                    if (pass == 0) {
+#pragma omp simd reduction(+ : rw, r1x, r1y, r1z, rxx, rxy, rxz, ryy, ryz, rzz, rn)
+                        for (int k = begin[row]; k < end[row]; ++k) {
+                            const float fx = sx[k] - xi, fy = sy[k] - yi, fz = sz[k] - zi;
+                            const float q2 = (fx * fx + fy * fy + fz * fz) * inv_R2;
+                            const float q3 = q2 * sqrtf(q2);
+                            const float w = q2 < 1.0f ? 1.0f - q3 : 0.0f;
+                            rw += w;
+                            r1x += w * fx, r1y += w * fy, r1z += w * fz;
+                            rxx += w * fx * fx, rxy += w * fx * fy, rxz += w * fx * fz;
+                            ryy += w * fy * fy, ryz += w * fy * fz, rzz += w * fz * fz;
+                            rn += q2 < 1.0f;
                         }
+                    } else {
+                        const float ui = mx[s], vi = my[s], ti = mz[s];
+#pragma omp simd reduction(+ : rw, r1x, r1y, r1z)
+                        for (int k = begin[row]; k < end[row]; ++k) {
+                            const float fx = sx[k] - xi, fy = sy[k] - yi, fz = sz[k] - zi;
+                            const float q2 = (fx * fx + fy * fy + fz * fz) * inv_R2;
+                            const float q3 = q2 * sqrtf(q2);
+                            const float w = q2 < 1.0f ? 1.0f - q3 : 0.0f;
+                            rw += w;
+                            r1x += w * (mx[k] - ui), r1y += w * (my[k] - vi), r1z += w * (mz[k] - ti);
+                        }
+                    }
+                    sw += rw;
+                    s1[0] += r1x, s1[1] += r1y, s1[2] += r1z;
+                    s2[0] += rxx, s2[1] += rxy, s2[2] += rxz, s2[3] += ryy, s2[4] += ryz, s2[5] += rzz;
+                    neighbors += rn;
                 }
-            double m[3] = {s1[0] / sw, s1[1] / sw, s1[2] / sw};
-            if (pass == 1) {
-                for (int e = 0; e < 3; ++e) centers[3 * (size_t)i + e] = (float)(yi[e] + mu * m[e]);
-                continue;
+                const double m[3] = {s1[0] / sw, s1[1] / sw, s1[2] / sw};
+                if (pass == 1) {
+                    centers[3 * (size_t)i + 0] = (float)(mx[s] + mu * m[0]);
+                    centers[3 * (size_t)i + 1] = (float)(my[s] + mu * m[1]);
+                    centers[3 * (size_t)i + 2] = (float)(mz[s] + mu * m[2]);
+                    continue;
+                }
+                double cov[9];
+                cov[0] = s2[0] / sw - m[0] * m[0];
+                cov[1] = cov[3] = s2[1] / sw - m[0] * m[1];
+                cov[2] = cov[6] = s2[2] / sw - m[0] * m[2];
+                cov[4] = s2[3] / sw - m[1] * m[1];
+                cov[5] = cov[7] = s2[4] / sw - m[1] * m[2];
+                cov[8] = s2[5] / sw - m[2] * m[2];
+                particle_axes(def, h, neighbors, cov, axes + 9 * (size_t)i);
+                const float x[3] = {xi, yi, zi};
+                for (int e = 0; e < 3; ++e) {
+                    if (lambda > 0.0) moved[(size_t)e * n + (size_t)s] = (float)(x[e] + lambda * m[e]);
+                    else centers[3 * (size_t)i + e] = x[e];
+                }
             }
-            double c[9];
-            c[0] = s2[0] / sw - m[0] * m[0];
-            c[1] = c[3] = s2[1] / sw - m[0] * m[1];
-            c[2] = c[6] = s2[2] / sw - m[0] * m[2];
-            c[4] = s2[3] / sw - m[1] * m[1];
-            c[5] = c[7] = s2[4] / sw - m[1] * m[2];
-            c[8] = s2[5] / sw - m[2] * m[2];
-            float *out = lambda > 0.0 ? moved : centers;
-            for (int e = 0; e < 3; ++e) out[3 * (size_t)i + e] = (float)(xi[e] + lambda * m[e]);
-            particle_axes(def, h, neighbors, c, axes + 9 * (size_t)i);
         }
     }
+    free(sorted);
     free(moved);
-    free(cell);
     cell_index_free(&ci);
     return PBF_OK;
 }

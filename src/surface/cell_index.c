@@ -75,6 +75,15 @@ int cell_index_build(cell_index *ci, const uint64_t *keys, int count) {
                     }
                 ci->cell_start[cells] = count;
                 rc = 0;
+                int total = bits[0] + bits[1] + bits[2];
+                uint64_t span = total < 40 ? (uint64_t)1 << total : UINT64_MAX;
+                if (span <= (uint64_t)4 * (uint64_t)count || span <= ((uint64_t)1 << 16)) {
+                    ci->dense = malloc(span * sizeof *ci->dense);
+                    if (ci->dense != NULL) {
+                        for (uint64_t i = 0; i < span; ++i) ci->dense[i] = -1;
+                        for (int i = 0; i < cells; ++i) ci->dense[ci->cell_keys[i]] = i;
+                    } /* else: binary search, slower but fine */
+                }
             }
         }
     }
@@ -89,6 +98,8 @@ void cell_index_free(cell_index *ci) {
     free(ci->order);
     free(ci->cell_keys);
     free(ci->cell_start);
+    free(ci->dense);
+    ci->dense = NULL;
     ci->order = NULL;
     ci->cell_keys = NULL;
     ci->cell_start = NULL;
@@ -107,6 +118,28 @@ int cell_index_lower_bound(const cell_index *ci, uint64_t key) {
 }
 
 int cell_index_find(const cell_index *ci, uint64_t key) {
+    if (ci->dense != NULL) return ci->dense[key];
     int at = cell_index_lower_bound(ci, key);
     return at < ci->cell_count && ci->cell_keys[at] == key ? at : -1;
+}
+
+void cell_index_row(const cell_index *ci, int64_t x0, int64_t x1, int64_t y, int64_t z,
+                    int32_t *begin, int32_t *end) {
+    if (ci->dense != NULL) {
+        int first = -1, last = -1;
+        for (int64_t x = x0; x <= x1; ++x) {
+            int c = ci->dense[cell_key(ci, x, y, z)];
+            if (c < 0) continue;
+            if (first < 0) first = c;
+            last = c;
+        }
+        *begin = first < 0 ? 0 : ci->cell_start[first];
+        *end = first < 0 ? 0 : ci->cell_start[last + 1];
+        return;
+    }
+    const uint64_t hi = cell_key(ci, x1, y, z);
+    int a = cell_index_lower_bound(ci, cell_key(ci, x0, y, z)), b = a;
+    while (b < ci->cell_count && ci->cell_keys[b] <= hi) ++b;
+    *begin = ci->cell_start[a];
+    *end = ci->cell_start[b];
 }

@@ -19,6 +19,8 @@ typedef struct cell_index {
     int cell_count;       /* occupied cells */
     uint64_t *cell_keys;  /* sorted, unique */
     int32_t *cell_start;  /* cell_count + 1 offsets into order */
+    int32_t *dense;       /* key -> stored cell or -1, when the keys span few enough values
+                           * (at most 4 per item, or 2^16); NULL otherwise (binary search) */
 } cell_index;
 
 /* Bits needed for coordinates 0..max. */
@@ -35,6 +37,9 @@ void cell_index_free(cell_index *ci);
 int cell_index_lower_bound(const cell_index *ci, uint64_t key);
 /* The position of the cell with this key, or -1. */
 int cell_index_find(const cell_index *ci, uint64_t key);
+/* The items in the cells x0..x1 of row (y, z): [*begin, *end) in `order`. */
+void cell_index_row(const cell_index *ci, int64_t x0, int64_t x1, int64_t y, int64_t z,
+                    int32_t *begin, int32_t *end);
 
 /* Stable LSD radix sort of keys (with their values) on their low `bits` bits. tmp_keys and
  * tmp_values hold n items each. Returns 0, or -1 when out of memory. */

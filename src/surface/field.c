@@ -31,7 +31,9 @@ void surface_grid_origin(const pbf_surface_def *def, const float *centers, const
             if (centers[3 * (size_t)i + d] < lo[d]) lo[d] = centers[3 * (size_t)i + d];
         }
     double cell = (double)def->cell_size * def->particle_radius;
-    for (int d = 0; d < 3; ++d) origin[d] = lo[d] - ext - (2.0 * SURFACE_BLOCK + 1.0) * cell;
+    /* Room below for two reaches of blocks: a sampled block lies up to a reach from a
+     * particle's block, and it reads the particles of the blocks up to a reach from it. */
+    for (int d = 0; d < 3; ++d) origin[d] = lo[d] - 2.0 * ext - 4.0 * SURFACE_BLOCK * cell;
 }
 
 int surface_kernels_build(surface_kernels *k, const pbf_surface_def *def, const float *centers,
@@ -75,8 +77,25 @@ void surface_kernels_free(surface_kernels *k) {
     memset(k, 0, sizeof *k);
 }
 
+/* Reorders the kernels: kernel i becomes old kernel order[i]. */
+static int surface_kernels_permute(surface_kernels *k, const int32_t *order) {
+    const size_t n = (size_t)(k->count > 0 ? k->count : 1);
+    float *buf = malloc(9 * n * sizeof *buf);
+    if (buf == NULL) return -1;
+    float *arrays[4] = {k->center, k->g, k->weight, k->extent};
+    const int width[4] = {3, 9, 1, 3};
+    for (int a = 0; a < 4; ++a) {
+        for (int i = 0; i < k->count; ++i)
+            memcpy(buf + (size_t)width[a] * i, arrays[a] + (size_t)width[a] * order[i],
+                   (size_t)width[a] * sizeof *buf);
+        memcpy(arrays[a], buf, (size_t)width[a] * (size_t)k->count * sizeof *buf);
+    }
+    free(buf);
+    return 0;
+}
+
 pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def,
-                              const surface_kernels *k, const double origin[3], char *err,
+                              surface_kernels *k, const double origin[3], char *err,
                               size_t err_size) {
     memset(g, 0, sizeof *g);
     memcpy(g->origin, origin, sizeof g->origin);
@@ -92,7 +111,7 @@ pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def,
         }
     g->reach = (int)ceil((ext / g->cell + 1.0) / SURFACE_BLOCK);
     for (int d = 0; d < 3; ++d) {
-        double blocks = hi[d] / block + g->reach + 2.0;
+        double blocks = hi[d] / block + 2.0 * g->reach + 3.0;
         if (!(blocks * SURFACE_BLOCK < (double)(1 << 24))) {
             surface_format(err, err_size,
                            "particles spread over %.6g m along %c: more than 2^24 cells of %.6g m "
@@ -112,7 +131,9 @@ pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def,
     }
     int built = cell_index_build(&g->particles, keys, n);
     free(keys);
-    if (built != 0) goto oom;
+    if (built != 0 || surface_kernels_permute(k, g->particles.order) != 0) goto oom;
+    /* the kernels now lie in cell order: particle s of the index is kernel s */
+    for (int i = 0; i < n; ++i) g->particles.order[i] = i;
 
     /* Every block within reach of a particle's block, sorted and unique. */
     const int side = 2 * g->reach + 1;
@@ -179,6 +200,7 @@ void surface_grid_sample(const surface_grid *g, int b, float *values) {
     enum { P = SURFACE_BLOCK + 1 };
     memset(values, 0, SURFACE_BLOCK_POINTS * sizeof *values);
     const surface_kernels *k = g->kernels;
+
     const int32_t *bc = g->block_coord[b];
     const int64_t p0[3] = {(int64_t)bc[0] * SURFACE_BLOCK, (int64_t)bc[1] * SURFACE_BLOCK,
                            (int64_t)bc[2] * SURFACE_BLOCK};
@@ -190,7 +212,7 @@ void surface_grid_sample(const surface_grid *g, int b, float *values) {
                                          cell_key(&g->particles, bc[0] + dx, bc[1] + dy, bc[2] + dz));
                 if (at < 0) continue;
                 for (int s = g->particles.cell_start[at]; s < g->particles.cell_start[at + 1]; ++s) {
-                    const int j = g->particles.order[s];
+                    const int j = s; /* the kernels are stored in cell order */
                     const float *c = k->center + 3 * (size_t)j, *e = k->extent + 3 * (size_t)j;
                     int lo[3], hi[3], empty = 0;
                     for (int d = 0; d < 3; ++d) {
@@ -202,23 +224,27 @@ void surface_grid_sample(const surface_grid *g, int b, float *values) {
                     }
                     if (empty) continue;
                     const float *G = k->g + 9 * (size_t)j;
+                    const float g0 = G[0], g3 = G[3], g6 = G[6], c0 = c[0];
                     const float w = k->weight[j];
+                    const int32_t x0 = (int32_t)p0[0];
                     for (int z = lo[2]; z <= hi[2]; ++z) {
-                        const float pz = (float)(p0[2] + z) * cell - c[2];
+                        const float pz = (float)(int32_t)(p0[2] + z) * cell - c[2];
                         for (int y = lo[1]; y <= hi[1]; ++y) {
-                            const float py = (float)(p0[1] + y) * cell - c[1];
+                            const float py = (float)(int32_t)(p0[1] + y) * cell - c[1];
                             const float b0 = G[1] * py + G[2] * pz, b1 = G[4] * py + G[5] * pz;
                             const float b2 = G[7] * py + G[8] * pz;
                             float *row = values + (z * P + y) * P;
+                            /* Each point's value comes from its own coordinates alone (no
+                             * running sums along x), so a point shared by two blocks gets the
+                             * same bits in both. Branch-free and vectorized: a point outside
+                             * the support adds exactly +0. */
+#pragma omp simd
                             for (int x = lo[0]; x <= hi[0]; ++x) {
-                                const float px = (float)(p0[0] + x) * cell - c[0];
-                                const float u0 = G[0] * px + b0, u1 = G[3] * px + b1;
-                                const float u2 = G[6] * px + b2;
-                                const float q = u0 * u0 + u1 * u1 + u2 * u2;
-                                if (q < 1.0f) {
-                                    const float t = 1.0f - q;
-                                    row[x] += w * (t * t * t);
-                                }
+                                const float px = (float)(x0 + x) * cell - c0;
+                                const float u0 = g0 * px + b0, u1 = g3 * px + b1, u2 = g6 * px + b2;
+                                const float q = 1.0f - (u0 * u0 + u1 * u1 + u2 * u2);
+                                const float t = q > 0.0f ? q : 0.0f;
+                                row[x] += w * (t * t * t);
                             }
                         }
                     }

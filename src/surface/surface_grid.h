@@ -48,9 +48,10 @@ void surface_kernels_free(surface_kernels *k);
 /* The grid origin below all supports: min over particles of (centre − extent), less a margin. */
 void surface_grid_origin(const pbf_surface_def *def, const float *centers, const float *axes,
                          int count, double origin[3]);
-/* Blocks near the particles. */
+/* Blocks near the particles. Reorders the kernels into the order of the blocks (memory
+ * order = the order every block reads them in). */
 pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def,
-                              const surface_kernels *k, const double origin[3], char *err,
+                              surface_kernels *k, const double origin[3], char *err,
                               size_t err_size);
 void surface_grid_free(surface_grid *g);
 /* The field at the (SURFACE_BLOCK + 1)³ points of block b, x fastest. */

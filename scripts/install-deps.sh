@@ -14,6 +14,7 @@ packages=(
   gnuplot-nox                               # plots (forces, validation)
   clang libclang-rt-14-dev libomp-14-dev    # libFuzzer (scripts/fuzz.sh): clang, its runtimes, OpenMP
   valgrind                                  # memcheck run of the test suite
+  python3                                   # examples/blender_import.py checks, test helpers
 )
 
 sudo=""

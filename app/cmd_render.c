@@ -24,6 +24,7 @@ typedef struct render_settings {
     const char *video;    /* NULL: no video */
     int width, height;
     pbf_render_look look;
+    pbf_render_splat splats; /* the fluid look's depth splats: ellipsoids (default) or spheres */
     pbf_render_color color;
     int crf;
 } render_settings;
@@ -33,6 +34,7 @@ static void settings_init(render_settings *s) {
     s->width = 1280;
     s->height = 720;
     s->look = PBF_LOOK_FLUID;
+    s->splats = PBF_SPLAT_ELLIPSOID;
     s->color = PBF_COLOR_UNIFORM;
     s->crf = 20;
 }
@@ -62,6 +64,10 @@ static int settings_option(render_settings *s, cli_parser *p) {
         else if (strcmp(v, "speed") == 0) s->color = PBF_COLOR_SPEED;
         else if (strcmp(v, "density") == 0) s->color = PBF_COLOR_DENSITY;
         else cli_usage_error(p, "--color expects uniform, speed or density, got '%s'", v);
+    } else if (cli_option(p, "--splats", &v)) {
+        if (strcmp(v, "ellipsoid") == 0) s->splats = PBF_SPLAT_ELLIPSOID;
+        else if (strcmp(v, "sphere") == 0) s->splats = PBF_SPLAT_SPHERE;
+        else cli_usage_error(p, "--splats expects ellipsoid or sphere, got '%s'", v);
     } else if (cli_option(p, "--crf", &v)) {
         cli_parse_int(p, "--crf", v, 0, 51, &s->crf);
     } else {
@@ -77,6 +83,7 @@ const char render_run_help[] =
     "  --resolution WxH    image size (default 1280x720)\n"
     "  --look LOOK         fluid (screen-space surface, default) or spheres\n"
     "  --color MODE        spheres look: uniform (default), speed or density\n"
+    "  --splats KIND       fluid look: ellipsoid (anisotropic, default) or sphere\n"
     "  --crf N             video quality, 0..51, lower is better (default 20)\n";
 
 /* ---- a frame sink: one renderer, a PNG folder and a video --------------------------------------- */
@@ -108,6 +115,7 @@ static int sink_open(frame_sink *s, const render_settings *set, double fps) {
     def.width = set->width;
     def.height = set->height;
     def.look = set->look;
+    def.fluid_splats = set->splats;
     def.color = set->color;
     if (pbf_renderer_create(&def, &s->renderer, err, sizeof err) != PBF_OK) {
         pbf_gl_context_destroy(s->ctx);
@@ -343,8 +351,8 @@ int render_bench_world(const pbf_world *world, const pbf_scene *scene, int width
 
 static const char render_synopsis[] =
     "usage: pbf render EXPORT_DIR (--video FILE | --png DIR) [--resolution WxH]\n"
-    "                  [--look fluid|spheres] [--color MODE] [--fps N] [--scene FILE]\n"
-    "                  [--radius R] [--crf N] [--quiet]\n";
+    "                  [--look fluid|spheres] [--color MODE] [--splats ellipsoid|sphere]\n"
+    "                  [--fps N] [--scene FILE] [--radius R] [--crf N] [--quiet]\n";
 
 static const char render_help[] =
     "Renders the particle files of a run (frame_00000.ply ... or .vtk, as `pbf run` writes\n"
@@ -359,6 +367,7 @@ static const char render_help[] =
     "  --resolution WxH    image size (default 1280x720)\n"
     "  --look LOOK         fluid (default) or spheres\n"
     "  --color MODE        spheres look: uniform (default), speed or density\n"
+    "  --splats KIND       fluid look: ellipsoid (anisotropic, default) or sphere\n"
     "  --fps N             video frame rate (default: the scene's, else 60)\n"
     "  --scene FILE        take domain, colliders, camera and radius from this scene\n"
     "  --radius R          particle radius in m (default: the scene's)\n"

@@ -17,7 +17,7 @@
 static const char mesh_synopsis[] =
     "usage: pbf mesh RUN_DIR [--out DIR] [--frames A:B] [--threads N] [--quiet]\n"
     "                [--kernel anisotropic|isotropic] [--cell C] [--iso V] [--smooth N]\n"
-    "                [--stretch K] [--radius R] [--mesh-format ply,obj]\n";
+    "                [--decimate F] [--stretch K] [--radius R] [--mesh-format ply,obj]\n";
 
 static const char mesh_help[] =
     "Reconstructs the surface of the fluid in every particle file of RUN_DIR (the --out of\n"

@@ -13,6 +13,8 @@ const char mesh_settings_help[] =
     "                      about 8x slower)\n"
     "  --iso V             iso value of the field, 1 = fluid at rest (default 0.5)\n"
     "  --smooth N          Taubin smoothing steps of the mesh (default 2; 0: raw marching cubes)\n"
+    "  --decimate F        keep about F of the triangles (0.05..1; edge collapses that keep\n"
+    "                      the mesh closed; default 1: all)\n"
     "  --stretch K         largest axis ratio of the ellipsoids (default 4; 1: round)\n"
     "  --radius R          particle radius in m (default: the run's scene.json, else estimated)\n"
     "  --mesh-format LIST  ply, obj or ply,obj (default ply: binary, with normals)\n";
@@ -37,6 +39,8 @@ int mesh_settings_option(mesh_settings *s, cli_parser *p) {
         if (cli_parse_double(p, "--iso", v, 0.01, 0.99, &x)) s->def.iso = (float)x;
     } else if (cli_option(p, "--smooth", &v)) {
         if (cli_parse_int(p, "--smooth", v, 0, 100, &n)) s->def.smooth_iterations = n;
+    } else if (cli_option(p, "--decimate", &v)) {
+        if (cli_parse_double(p, "--decimate", v, 0.05, 1.0, &x)) s->def.decimate = (float)x;
     } else if (cli_option(p, "--stretch", &v)) {
         if (cli_parse_double(p, "--stretch", v, 1.0, 16.0, &x)) s->def.max_stretch = (float)x;
     } else if (cli_option(p, "--radius", &v)) {

@@ -21,7 +21,7 @@ typedef struct mesh_settings {
 extern const char mesh_settings_help[];
 
 void mesh_settings_init(mesh_settings *s);
-/* Takes --kernel, --cell, --iso, --smooth, --stretch, --radius, --mesh-format when the parser's
+/* Takes --kernel, --cell, --iso, --smooth, --decimate, --stretch, --radius, --mesh-format when the parser's
  * current argument is one (a bad value is a usage error: p->failed is set); returns 1 if taken. */
 int mesh_settings_option(mesh_settings *s, cli_parser *p);
 

@@ -286,6 +286,48 @@ static int test_flat_block(void) {
     return 0;
 }
 
+/* Decimation keeps the mesh closed and manifold, and the ball's volume and area. */
+static int test_decimate(void) {
+    const float r = 0.01f, R = 0.2f, c[3] = {0, 0, 0};
+    int count;
+    float *p = lattice_ball(r, R, c, &count);
+    const double volume = count * pow(2.0 * r, 3.0);
+    const double radius = cbrt(3.0 * volume / (4.0 * PI)), area = 4.0 * PI * radius * radius;
+    pbf_surface_def def = def_for(r);
+    pbf_mesh full, m;
+    char err[PBF_ERROR_SIZE];
+    ENSURE(pbf_surface_reconstruct(&def, p, count, &full, NULL, err, sizeof err) == PBF_OK);
+    def.decimate = 0.2f;
+    ENSURE(pbf_surface_reconstruct(&def, p, count, &m, NULL, err, sizeof err) == PBF_OK);
+    if (ensure_closed(&m, "decimated ball") != 0) return 1;
+    pbf_mesh_info info;
+    ENSURE(pbf_mesh_measure(&m, &info, err, sizeof err) == PBF_OK);
+    printf("  decimated ball: %d -> %d triangles, volume %+.2f %%, area %+.2f %%\n",
+           full.triangle_count, m.triangle_count, 100.0 * (info.volume / volume - 1.0),
+           100.0 * (info.area / area - 1.0));
+    ENSURE(m.triangle_count <= (int)(0.2 * full.triangle_count) + 2);
+    ENSURE(info.components == 1 && info.euler == 2);
+    ENSURE(fabs(info.volume / volume - 1.0) < 0.02);
+    ENSURE(fabs(info.area / area - 1.0) < 0.05);
+    pbf_mesh_free(&m);
+    pbf_mesh_free(&full);
+    free(p);
+    /* random clouds, decimated hard: still closed and manifold */
+    rng_state = 4242;
+    for (int trial = 0; trial < 12; ++trial) {
+        int n = 20 + (int)(rnd() * 800);
+        float *q = malloc(3 * (size_t)n * sizeof *q);
+        for (int i = 0; i < 3 * n; ++i) q[i] = (float)(rnd() * 0.25);
+        pbf_surface_def d = def_for(r);
+        d.decimate = trial % 2 ? 0.05f : 0.3f;
+        ENSURE(pbf_surface_reconstruct(&d, q, n, &m, NULL, err, sizeof err) == PBF_OK);
+        if (ensure_closed(&m, "decimated cloud") != 0) return 1;
+        pbf_mesh_free(&m);
+        free(q);
+    }
+    return 0;
+}
+
 /* Empty input, one particle, two, NaN and infinity, bad definitions. */
 static int test_bad_input(void) {
     char err[PBF_ERROR_SIZE] = "";
@@ -475,6 +517,7 @@ RUN_TEST(test_table);
 RUN_TEST(test_random_clouds);
 RUN_TEST(test_ball);
 RUN_TEST(test_flat_block);
+RUN_TEST(test_decimate);
 RUN_TEST(test_bad_input);
 RUN_TEST(test_determinism);
 RUN_TEST(test_anisotropy);

@@ -21,7 +21,8 @@
  *     and each loop is triangulated without any diagonal that two cells could share. Vertices
  *     live on grid edges and are shared through the edge's index. The mesh is therefore closed
  *     (watertight) and every edge has exactly two triangles (manifold), by construction.
- *  4. Optional Taubin smoothing (λ|μ, no shrinking) of the vertices, and vertex normals.
+ *  4. Optional Taubin smoothing (λ|μ, no shrinking) of the vertices, optional decimation by
+ *     edge collapse (quadric error metrics; closed and manifold still), and vertex normals.
  *
  * Deterministic: OpenMP threads, no atomics, every sum in a fixed order; the same particles give
  * the same mesh, bit for bit, for any thread count.
@@ -76,6 +77,10 @@ typedef struct pbf_surface_def {
     /* Taubin smoothing steps of the mesh (each a shrinking and an inflating pass; λ = 0.5,
      * μ = −0.53). Default 2. Range [0, 100]. */
     int smooth_iterations;
+    /* Decimation after smoothing: keep about this fraction of the triangles, by edge collapses
+     * cheapest first (quadric error metrics, Garland & Heckbert 1997) that keep the mesh closed
+     * and manifold and turn no triangle over. 1: none (default). Range [0.05, 1]. */
+    float decimate;
     /* OpenMP threads; 0: as many as OpenMP gives. The result does not depend on it. */
     int threads;
 } pbf_surface_def;

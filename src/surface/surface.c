@@ -26,6 +26,7 @@ pbf_surface_def pbf_default_surface_def(void) {
     d.min_neighbors = 12;
     d.isolated_scale = 0.5f;
     d.smooth_iterations = 2;
+    d.decimate = 1.0f;
     d.threads = 0;
     return d;
 }
@@ -68,6 +69,7 @@ pbf_status pbf_surface_check_def(const pbf_surface_def *d, char *err, size_t err
     RANGE(min_neighbors, 0.0, 1000.0, 0, 0, "[0, 1000]")
     RANGE(isolated_scale, 0.0, 1.0, 1, 0, "(0, 1]")
     RANGE(smooth_iterations, 0.0, 100.0, 0, 0, "[0, 100]")
+    RANGE(decimate, 0.05, 1.0, 0, 0, "[0.05, 1] (the fraction of triangles to keep; 1: all)")
     RANGE(threads, 0.0, 4096.0, 0, 0, "[0, 4096] (0: all cores)")
 #undef RANGE
     if (d->kernel != PBF_SURFACE_ANISOTROPIC && d->kernel != PBF_SURFACE_ISOTROPIC) {
@@ -256,7 +258,7 @@ pbf_status pbf_surface_reconstruct(const pbf_surface_def *def, const float *posi
     const double t2 = now_ms();
     stats.field_ms = t2 - t1;
     if (surface_mesh_taubin(out, def->smooth_iterations, threads) != 0 ||
-        surface_mesh_normals(out, threads) != 0)
+        surface_mesh_decimate(out, def->decimate) != 0 || surface_mesh_normals(out, threads) != 0)
         goto oom;
     const double t3 = now_ms();
     stats.mesh_ms = t3 - t2;

@@ -132,7 +132,8 @@ int cmd_mesh(int argc, char **argv) {
     if (dir == NULL) return cli_usage_error(&p, "which run folder? (the --out of `pbf run`)");
     struct stat st;
     if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
-        return cli_usage_error(&p, "'%s' is a file; give the run folder that holds frame_NNNNN.ply", dir);
+        return cli_usage_error(&p, "'%s' is a file; give the run folder that holds frame_NNNNN.ply",
+                               dir);
     set.def.threads = threads;
 
     frame_file *files = NULL;
@@ -184,7 +185,8 @@ int cmd_mesh(int argc, char **argv) {
                         dir, (double)set.def.particle_radius, files[i].number);
         }
         if (done == 0 && !quiet)
-            fprintf(stderr, "pbf mesh: %d frame%s of %s, r = %.4g m, %s kernel, cell %.3g r -> %s\n",
+            fprintf(stderr,
+                    "pbf mesh: %d frame%s of %s, r = %.4g m, %s kernel, cell %.3g r -> %s\n",
                     selected, selected == 1 ? "" : "s", dir, (double)set.def.particle_radius,
                     set.def.kernel == PBF_SURFACE_ANISOTROPIC ? "anisotropic" : "isotropic",
                     (double)set.def.cell_size, out);
@@ -209,13 +211,16 @@ int cmd_mesh(int argc, char **argv) {
     if (!quiet && done > 0) {
         char bytes[32];
         printf("pbf mesh: %d mesh%s in %s (surface_NNNNN.%s)\n", done, done == 1 ? "" : "es", out,
-               set.formats == (MESH_PLY | MESH_OBJ) ? "ply/.obj" : set.formats == MESH_OBJ ? "obj" : "ply");
+               set.formats == (MESH_PLY | MESH_OBJ) ? "ply/.obj"
+               : set.formats == MESH_OBJ            ? "obj"
+                                                    : "ply");
         printf("  per frame        %.0f particles, %.0f triangles\n", (double)sum_particles / done,
                (double)sum_tris / done);
         printf("  time per frame   %.1f ms (anisotropy %.1f, field and marching cubes %.1f, "
                "smoothing and normals %.1f)\n",
                sum_ms[0] / done, sum_ms[1] / done, sum_ms[2] / done, sum_ms[3] / done);
-        printf("  working memory   %s at most\n", cli_format_bytes((double)peak, bytes, sizeof bytes));
+        printf("  working memory   %s at most\n",
+               cli_format_bytes((double)peak, bytes, sizeof bytes));
     }
     if (interrupted) {
         fprintf(stderr, "pbf mesh: stopped after %d of %d frames\n", done, selected);

@@ -53,8 +53,9 @@ int mesh_settings_option(mesh_settings *s, cli_parser *p) {
             if (len == 3 && strncmp(t, "ply", 3) == 0) bits |= MESH_PLY;
             else if (len == 3 && strncmp(t, "obj", 3) == 0) bits |= MESH_OBJ;
             else {
-                cli_usage_error(p, "--mesh-format: unknown format '%.*s' (expected ply, obj or ply,obj)",
-                                (int)len, t);
+                cli_usage_error(
+                    p, "--mesh-format: unknown format '%.*s' (expected ply, obj or ply,obj)",
+                    (int)len, t);
                 break;
             }
             if (t[len] == '\0') break;

@@ -21,8 +21,9 @@ typedef struct mesh_settings {
 extern const char mesh_settings_help[];
 
 void mesh_settings_init(mesh_settings *s);
-/* Takes --kernel, --cell, --iso, --smooth, --decimate, --stretch, --radius, --mesh-format when the parser's
- * current argument is one (a bad value is a usage error: p->failed is set); returns 1 if taken. */
+/* Takes --kernel, --cell, --iso, --smooth, --decimate, --stretch, --radius, --mesh-format when the
+ * parser's current argument is one (a bad value is a usage error: p->failed is set); returns 1 if
+ * taken. */
 int mesh_settings_option(mesh_settings *s, cli_parser *p);
 
 /* Meshes one frame and writes DIR/surface_NNNNN.ply (and/or .obj). Returns 0, or 1 with the

@@ -48,7 +48,8 @@ static double cpu_ms(void) {
     return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
 }
 
-static int bench(const char *name, const float *p, int count, const pbf_surface_def *def, int repeat) {
+static int bench(const char *name, const float *p, int count, const pbf_surface_def *def,
+                 int repeat) {
     double best_cpu = INFINITY;
     pbf_surface_stats best;
     memset(&best, 0, sizeof best);
@@ -93,7 +94,8 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--cell") == 0 && v) def.cell_size = (float)atof(v), ++i;
         else if (strcmp(a, "--radius") == 0 && v) def.particle_radius = (float)atof(v), ++i;
         else if (strcmp(a, "--kernel") == 0 && v) {
-            def.kernel = strcmp(v, "isotropic") == 0 ? PBF_SURFACE_ISOTROPIC : PBF_SURFACE_ANISOTROPIC;
+            def.kernel =
+                strcmp(v, "isotropic") == 0 ? PBF_SURFACE_ISOTROPIC : PBF_SURFACE_ANISOTROPIC;
             ++i;
         } else if (a[0] == '-') {
             fprintf(stderr, "usage: pbf_surface_bench [--particles N,M] [--kernel K] [--threads N] "

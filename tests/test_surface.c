@@ -123,18 +123,21 @@ static int test_table(void) {
                 if (n == 4) {
                     int joined = d >> f & 1;
                     for (int m = 0; m < 4; ++m)
-                        if (in[m] != joined) seg[fe[(m + 3) & 3]][fe[m]] = seg[fe[m]][fe[(m + 3) & 3]] = 1;
+                        if (in[m] != joined)
+                            seg[fe[(m + 3) & 3]][fe[m]] = seg[fe[m]][fe[(m + 3) & 3]] = 1;
                 }
             }
             for (int x = 0; x < 12; ++x)
-                crossings += (cas >> t->edge_corners[x][0] & 1) != (cas >> t->edge_corners[x][1] & 1);
+                crossings +=
+                    (cas >> t->edge_corners[x][0] & 1) != (cas >> t->edge_corners[x][1] & 1);
             int used[12] = {0};
             for (int k = 0; k < 3 * e->tri_count; ++k)
                 if (e->tris[k] < 12) used[e->tris[k]] = 1;
             int used_count = 0;
             for (int x = 0; x < 12; ++x) used_count += used[x];
             if (used_count != crossings) {
-                fprintf(stderr, "case %d/%d: %d crossings, %d used\n", cas, d, crossings, used_count);
+                fprintf(stderr, "case %d/%d: %d crossings, %d used\n", cas, d, crossings,
+                        used_count);
                 return 1;
             }
             for (int a = 0; a < 16; ++a)
@@ -147,7 +150,8 @@ static int test_table(void) {
                         return 1;
                     }
                     if (!is_seg && ab && a < 12 && b < 12 && face_of_edges(a, b) >= 0) {
-                        fprintf(stderr, "case %d/%d: inner edge %d-%d lies on a face\n", cas, d, a, b);
+                        fprintf(stderr, "case %d/%d: inner edge %d-%d lies on a face\n", cas, d, a,
+                                b);
                         return 1;
                     }
                 }
@@ -185,7 +189,10 @@ static int test_random_clouds(void) {
             }
         pbf_surface_def def = def_for(r);
         def.kernel = trial % 2 ? PBF_SURFACE_ISOTROPIC : PBF_SURFACE_ANISOTROPIC;
-        def.cell_size = trial % 4 == 0 ? 0.5f : trial % 4 == 1 ? 1.0f : trial % 4 == 2 ? 1.5f : 0.75f;
+        def.cell_size = trial % 4 == 0   ? 0.5f
+                        : trial % 4 == 1 ? 1.0f
+                        : trial % 4 == 2 ? 1.5f
+                                         : 0.75f;
         def.smooth_iterations = 0;
         def.iso = trial % 5 == 0 ? 0.3f : 0.5f;
         pbf_mesh m;
@@ -343,7 +350,8 @@ static int test_bad_input(void) {
     pbf_mesh_info info;
     ENSURE(pbf_mesh_measure(&m, &info, err, sizeof err) == PBF_OK);
     /* a lone particle shows as a small drop of about its own volume */
-    printf("  one particle: %d triangles, volume %.2f (2r)³\n", m.triangle_count, info.volume / 8e-6);
+    printf("  one particle: %d triangles, volume %.2f (2r)³\n", m.triangle_count,
+           info.volume / 8e-6);
     ENSURE(info.components == 1 && info.volume > 0.3 * 8e-6 && info.volume < 3.0 * 8e-6);
     pbf_mesh_free(&m);
     def.kernel = PBF_SURFACE_ISOTROPIC; /* a lone isotropic kernel stays below iso: no surface */
@@ -360,7 +368,8 @@ static int test_bad_input(void) {
     p[3 * 37 + 1] = INFINITY;
     ENSURE(pbf_surface_reconstruct(&def, p, 64, &m, NULL, err, sizeof err) == PBF_ERR_INVALID_ARG);
     float c[3], a[9];
-    ENSURE(pbf_surface_anisotropy(&def, p + 3 * 37, 1, c, a, err, sizeof err) == PBF_ERR_INVALID_ARG);
+    ENSURE(pbf_surface_anisotropy(&def, p + 3 * 37, 1, c, a, err, sizeof err) ==
+           PBF_ERR_INVALID_ARG);
     ENSURE(strstr(err, "particle 0") != NULL);
     p[3 * 37 + 1] = 0.0f;
     /* one particle a kilometre away: the grid would be too large: a message, not a crash */
@@ -406,7 +415,8 @@ static int test_determinism(void) {
         ENSURE(m.vertex_count == ref.vertex_count && m.triangle_count == ref.triangle_count);
         ENSURE(memcmp(m.positions, ref.positions, 3 * sizeof(float) * (size_t)m.vertex_count) == 0);
         ENSURE(memcmp(m.normals, ref.normals, 3 * sizeof(float) * (size_t)m.vertex_count) == 0);
-        ENSURE(memcmp(m.triangles, ref.triangles, 3 * sizeof(int32_t) * (size_t)m.triangle_count) == 0);
+        ENSURE(memcmp(m.triangles, ref.triangles, 3 * sizeof(int32_t) * (size_t)m.triangle_count) ==
+               0);
         pbf_mesh_free(&m);
     }
     pbf_mesh_free(&ref);
@@ -427,7 +437,8 @@ static int test_anisotropy(void) {
     const double h = def.kernel_radius * r;
     int centre = (6 * ny + 6) * nx + 6, top = (6 * ny + ny - 1) * nx + 6;
     for (int k = 0; k < 3; ++k) {
-        double len = sqrt(a[9 * centre + k] * a[9 * centre + k] + a[9 * centre + 3 + k] * a[9 * centre + 3 + k] +
+        double len = sqrt(a[9 * centre + k] * a[9 * centre + k] +
+                          a[9 * centre + 3 + k] * a[9 * centre + 3 + k] +
                           a[9 * centre + 6 + k] * a[9 * centre + 6 + k]);
         ENSURE_NEAR(len, h, 1e-3 * h);
     }

@@ -224,12 +224,15 @@ pbf_status surface_anisotropy_run(const pbf_surface_def *def, const float *pos, 
                             const float q3 = q2 * sqrtf(q2);
                             const float w = q2 < 1.0f ? 1.0f - q3 : 0.0f;
                             rw += w;
-                            r1x += w * (mx[k] - ui), r1y += w * (my[k] - vi), r1z += w * (mz[k] - ti);
+                            r1x += w * (mx[k] - ui);
+                            r1y += w * (my[k] - vi);
+                            r1z += w * (mz[k] - ti);
                         }
                     }
                     sw += rw;
                     s1[0] += r1x, s1[1] += r1y, s1[2] += r1z;
-                    s2[0] += rxx, s2[1] += rxy, s2[2] += rxz, s2[3] += ryy, s2[4] += ryz, s2[5] += rzz;
+                    s2[0] += rxx, s2[1] += rxy, s2[2] += rxz;
+                    s2[3] += ryy, s2[4] += ryz, s2[5] += rzz;
                     neighbors += rn;
                 }
                 const double m[3] = {s1[0] / sw, s1[1] / sw, s1[2] / sw};
@@ -249,8 +252,10 @@ pbf_status surface_anisotropy_run(const pbf_surface_def *def, const float *pos, 
                 particle_axes(def, h, neighbors, cov, axes + 9 * (size_t)i);
                 const float x[3] = {xi, yi, zi};
                 for (int e = 0; e < 3; ++e) {
-                    if (lambda > 0.0) moved[(size_t)e * n + (size_t)s] = (float)(x[e] + lambda * m[e]);
-                    else centers[3 * (size_t)i + e] = x[e];
+                    if (lambda > 0.0)
+                        moved[(size_t)e * n + (size_t)s] = (float)(x[e] + lambda * m[e]);
+                    else
+                        centers[3 * (size_t)i + e] = x[e];
                 }
             }
         }

@@ -320,7 +320,8 @@ int surface_mesh_decimate(pbf_mesh *m, double keep) {
     int32_t tn = 0;
     for (size_t t = 0; t < nt; ++t) {
         if (!D.tri_alive[t]) continue;
-        for (int k = 0; k < 3; ++k) m->triangles[3 * (size_t)tn + k] = remap[m->triangles[3 * t + k]];
+        for (int k = 0; k < 3; ++k)
+            m->triangles[3 * (size_t)tn + k] = remap[m->triangles[3 * t + k]];
         ++tn;
     }
     free(remap);

@@ -58,7 +58,8 @@ int surface_kernels_build(surface_kernels *k, const pbf_surface_def *def, const 
         for (int c = 0; c < 3; ++c) {
             len[c] = sqrt((double)a[c] * a[c] + (double)a[3 + c] * a[3 + c] +
                           (double)a[6 + c] * a[6 + c]);
-            for (int col = 0; col < 3; ++col) g[3 * c + col] = (float)(a[3 * col + c] / (len[c] * len[c]));
+            for (int col = 0; col < 3; ++col)
+                g[3 * c + col] = (float)(a[3 * col + c] / (len[c] * len[c]));
         }
         k->weight[i] = (float)(volume * POLY6_UNIT / (len[0] * len[1] * len[2]));
         for (int d = 0; d < 3; ++d) {
@@ -137,7 +138,8 @@ pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def,
 
     /* Every block within reach of a particle's block, sorted and unique. */
     const int side = 2 * g->reach + 1;
-    const size_t per = (size_t)side * side * side, candidates = per * (size_t)g->particles.cell_count;
+    const size_t per = (size_t)side * side * side,
+                 candidates = per * (size_t)g->particles.cell_count;
     uint64_t *cand = malloc((candidates > 0 ? candidates : 1) * sizeof *cand);
     uint64_t *tmp = malloc((candidates > 0 ? candidates : 1) * sizeof *tmp);
     int32_t *val = calloc(candidates > 0 ? candidates : 1, sizeof *val);
@@ -178,7 +180,8 @@ pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def,
         uint64_t key = cand[i];
         g->block_coord[i][0] = (int32_t)(key & mask[0]);
         g->block_coord[i][1] = (int32_t)(key >> g->particles.bits[0] & mask[1]);
-        g->block_coord[i][2] = (int32_t)(key >> (g->particles.bits[0] + g->particles.bits[1]) & mask[2]);
+        g->block_coord[i][2] =
+            (int32_t)(key >> (g->particles.bits[0] + g->particles.bits[1]) & mask[2]);
     }
     return PBF_OK;
 oom:
@@ -208,10 +211,12 @@ void surface_grid_sample(const surface_grid *g, int b, float *values) {
     for (int dz = -g->reach; dz <= g->reach; ++dz)
         for (int dy = -g->reach; dy <= g->reach; ++dy)
             for (int dx = -g->reach; dx <= g->reach; ++dx) {
-                int at = cell_index_find(&g->particles,
-                                         cell_key(&g->particles, bc[0] + dx, bc[1] + dy, bc[2] + dz));
+                int at = cell_index_find(
+                    &g->particles, cell_key(&g->particles, bc[0] + dx, bc[1] + dy, bc[2] + dz));
                 if (at < 0) continue;
-                for (int s = g->particles.cell_start[at]; s < g->particles.cell_start[at + 1]; ++s) {
+                const int32_t first = g->particles.cell_start[at];
+                const int32_t end = g->particles.cell_start[at + 1];
+                for (int s = first; s < end; ++s) {
                     const int j = s; /* the kernels are stored in cell order */
                     const float *c = k->center + 3 * (size_t)j, *e = k->extent + 3 * (size_t)j;
                     int lo[3], hi[3], empty = 0;

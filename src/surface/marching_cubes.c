@@ -143,7 +143,8 @@ int mc_block_triangles(const surface_grid *g, const mc_table *t, const mc_block 
     const mc_block *blk = &blocks[b];
     if (blk->cell_count == 0) return 0;
     for (int i = 0; i < 3 * B * B * B; ++i) map[i] = -1;
-    for (int k = 0; k < blk->edge_count; ++k) map[blk->edge_ids[k]] = (int32_t)(blk->vert_offset + k);
+    for (int k = 0; k < blk->edge_count; ++k)
+        map[blk->edge_ids[k]] = (int32_t)(blk->vert_offset + k);
     /* the blocks that own the edges on this block's upper faces: offsets (x, y, z) in {0,1}³ */
     int neighbor[8];
     const int32_t *bc = g->block_coord[b];

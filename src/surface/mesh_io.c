@@ -49,7 +49,8 @@ static pbf_status write_ply(const pbf_mesh *m, const char *path, char *err, size
     p += hn;
     for (int v = 0; v < m->vertex_count; ++v) {
         for (int d = 0; d < 3; ++d) p = put_f32(p, m->positions[3 * (size_t)v + d]);
-        for (int d = 0; d < 3; ++d) p = put_f32(p, m->normals ? m->normals[3 * (size_t)v + d] : 0.0f);
+        for (int d = 0; d < 3; ++d)
+            p = put_f32(p, m->normals ? m->normals[3 * (size_t)v + d] : 0.0f);
     }
     for (int t = 0; t < m->triangle_count; ++t) {
         *p++ = 3;
@@ -130,7 +131,8 @@ pbf_status pbf_mesh_write(const pbf_mesh *mesh, pbf_mesh_format format, const ch
     }
     if (format == PBF_MESH_PLY) return write_ply(mesh, path, err, err_size);
     if (format == PBF_MESH_OBJ) return write_obj(mesh, path, err, err_size);
-    surface_format(err, err_size, "%s: unknown mesh format %d (expected PLY or OBJ)", path, (int)format);
+    surface_format(err, err_size, "%s: unknown mesh format %d (expected PLY or OBJ)", path,
+                   (int)format);
     return PBF_ERR_INVALID_ARG;
 }
 

@@ -19,7 +19,8 @@ void pbf_mesh_free(pbf_mesh *mesh) {
 
 /* Per-vertex lists (CSR): for each vertex the vertices after it in its triangles (in a closed,
  * consistently oriented mesh, each neighbour exactly once) or its triangles. */
-static int vertex_lists(const pbf_mesh *m, int neighbors, int32_t **start_out, int32_t **items_out) {
+static int vertex_lists(const pbf_mesh *m, int neighbors, int32_t **start_out,
+                        int32_t **items_out) {
     const int nv = m->vertex_count, nt = m->triangle_count;
     int32_t *start = calloc((size_t)nv + 1, sizeof *start);
     int32_t *items = malloc(3 * (size_t)(nt > 0 ? nt : 1) * sizeof *items);
@@ -89,7 +90,8 @@ int surface_mesh_taubin(pbf_mesh *m, int iterations, int threads) {
 
 int surface_mesh_normals(pbf_mesh *m, int threads) {
     free(m->normals);
-    m->normals = calloc(3 * (size_t)(m->vertex_count > 0 ? m->vertex_count : 1), sizeof *m->normals);
+    m->normals =
+        calloc(3 * (size_t)(m->vertex_count > 0 ? m->vertex_count : 1), sizeof *m->normals);
     if (m->normals == NULL) return -1;
     if (m->vertex_count == 0) return 0;
     int32_t *start, *tri;
@@ -102,7 +104,8 @@ int surface_mesh_normals(pbf_mesh *m, int threads) {
         double n[3] = {0, 0, 0};
         for (int k = start[v]; k < start[v + 1]; ++k) {
             const int32_t *f = t + 3 * (size_t)tri[k];
-            const float *a = p + 3 * (size_t)f[0], *b = p + 3 * (size_t)f[1], *c = p + 3 * (size_t)f[2];
+            const float *a = p + 3 * (size_t)f[0], *b = p + 3 * (size_t)f[1],
+                        *c = p + 3 * (size_t)f[2];
             double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
             double w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
             n[0] += u[1] * w[2] - u[2] * w[1]; /* |u × w| = twice the area: area weighting */
@@ -110,7 +113,8 @@ int surface_mesh_normals(pbf_mesh *m, int threads) {
             n[2] += u[0] * w[1] - u[1] * w[0];
         }
         double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        for (int d = 0; d < 3; ++d) m->normals[3 * (size_t)v + d] = len > 0.0 ? (float)(n[d] / len) : 0.0f;
+        for (int d = 0; d < 3; ++d)
+            m->normals[3 * (size_t)v + d] = len > 0.0 ? (float)(n[d] / len) : 0.0f;
     }
     free(start);
     free(tri);
@@ -140,7 +144,8 @@ pbf_status pbf_mesh_measure(const pbf_mesh *m, pbf_mesh_info *info, char *err, s
         const float *c = m->positions + 3 * (size_t)f[2];
         double u[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]};
         double w[3] = {(double)c[0] - a[0], (double)c[1] - a[1], (double)c[2] - a[2]};
-        double x[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+        double x[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
+                       u[0] * w[1] - u[1] * w[0]};
         info->area += 0.5 * sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
         /* signed volume of the tetrahedron (0, a, b, c) */
         info->volume += ((double)a[0] * ((double)b[1] * c[2] - (double)b[2] * c[1]) -

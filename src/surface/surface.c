@@ -2,7 +2,6 @@
  * stages (anisotropy.c -> field.c -> marching_cubes.c -> mesh_ops.c). */
 #include <math.h>
 #include <omp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,18 +28,6 @@ pbf_surface_def pbf_default_surface_def(void) {
     d.decimate = 1.0f;
     d.threads = 0;
     return d;
-}
-
-void surface_format(char *err, size_t err_size, const char *fmt, ...) {
-    if (err == NULL || err_size == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_size, fmt, ap);
-    va_end(ap);
-}
-
-int surface_threads(const pbf_surface_def *def) {
-    return def->threads > 0 ? def->threads : omp_get_max_threads();
 }
 
 static int out_of_range(double v, double lo, double hi, int lo_open, int hi_open) {
@@ -73,21 +60,12 @@ pbf_status pbf_surface_check_def(const pbf_surface_def *d, char *err, size_t err
     RANGE(threads, 0.0, 4096.0, 0, 0, "[0, 4096] (0: all cores)")
 #undef RANGE
     if (d->kernel != PBF_SURFACE_ANISOTROPIC && d->kernel != PBF_SURFACE_ISOTROPIC) {
-        surface_format(err, err_size, "surface: kernel = %d; expected anisotropic (0) or isotropic (1)",
+        surface_format(err, err_size,
+                       "surface: kernel = %d; expected anisotropic (0) or isotropic (1)",
                        (int)d->kernel);
         return PBF_ERR_INVALID_ARG;
     }
     return PBF_OK;
-}
-
-int surface_find_nonfinite(const float *p, int count, int threads) {
-    int first = count;
-#pragma omp parallel for num_threads(threads) reduction(min : first) schedule(static)
-    for (int i = 0; i < count; ++i)
-        if (!isfinite(p[3 * (size_t)i]) || !isfinite(p[3 * (size_t)i + 1]) ||
-            !isfinite(p[3 * (size_t)i + 2]))
-            if (i < first) first = i;
-    return first < count ? first : -1;
 }
 
 static pbf_status check_input(const pbf_surface_def *def, const float *positions, int count,
@@ -95,7 +73,8 @@ static pbf_status check_input(const pbf_surface_def *def, const float *positions
     pbf_status st = pbf_surface_check_def(def, err, err_size);
     if (st != PBF_OK) return st;
     if (count < 0 || (count > 0 && positions == NULL)) {
-        surface_format(err, err_size, "surface: %d particles at %p", count, (const void *)positions);
+        surface_format(err, err_size, "surface: %d particles at %p", count,
+                       (const void *)positions);
         return PBF_ERR_INVALID_ARG;
     }
     int bad = surface_find_nonfinite(positions, count, surface_threads(def));
@@ -177,7 +156,8 @@ pbf_status pbf_surface_reconstruct(const pbf_surface_def *def, const float *posi
     bytes += 16 * sizeof(float) * (size_t)count;
     st = surface_grid_build(&grid, def, &kernels, origin, err, err_size);
     if (st != PBF_OK) goto fail;
-    bytes += 12 * (size_t)count + 12 * (size_t)grid.particles.cell_count + 20 * (size_t)grid.block_count;
+    bytes +=
+        12 * (size_t)count + 12 * (size_t)grid.particles.cell_count + 20 * (size_t)grid.block_count;
 
     /* Pass 1: sample and scan every block. */
     const int nb = grid.block_count;
@@ -236,8 +216,9 @@ pbf_status pbf_surface_reconstruct(const pbf_surface_def *def, const float *posi
 #pragma omp for schedule(dynamic, 1)
         for (int b = 0; b < nb; ++b) {
             if (map == NULL) continue;
-            if (mc_block_triangles(&grid, table, blocks, b, map, out->positions, out->triangles) != 0)
-                failed = 2;
+            int bad = mc_block_triangles(&grid, table, blocks, b, map, out->positions,
+                                         out->triangles);
+            if (bad != 0) failed = 2;
         }
         free(map);
     }
@@ -266,7 +247,8 @@ pbf_status pbf_surface_reconstruct(const pbf_surface_def *def, const float *posi
     if (stats_out != NULL) *stats_out = stats;
     return PBF_OK;
 oom:
-    surface_format(err, err_size, "out of memory reconstructing the surface of %d particles", count);
+    surface_format(err, err_size, "out of memory reconstructing the surface of %d particles",
+                   count);
     st = PBF_ERR_OUT_OF_MEMORY;
 fail:
     if (blocks != NULL)

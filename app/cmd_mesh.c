@@ -142,9 +142,10 @@ int cmd_mesh(int argc, char **argv) {
     int selected = 0;
     for (int i = 0; i < count; ++i) selected += files[i].number >= first && files[i].number <= last;
     if (selected == 0) {
+        rc = cli_error("%s: no frame in %d:%d (the folder has frames %d to %d)", dir, first, last,
+                       files[0].number, files[count - 1].number);
         frame_files_free(files, count);
-        return cli_error("%s: no frame in %d:%d (the folder has frames %d to %d)", dir, first, last,
-                         files[0].number, files[count - 1].number);
+        return rc;
     }
     /* The particle radius: --radius, else the run's scene.json, else estimated. */
     char json[4096];
@@ -168,7 +169,8 @@ int cmd_mesh(int argc, char **argv) {
     long long sum_tris = 0, sum_particles = 0;
     size_t peak = 0;
     int done = 0, interrupted = 0;
-    if (rc == 0) interrupt_install();
+    const int installed = rc == 0;
+    if (installed) interrupt_install();
     for (int i = 0; i < count && rc == 0; ++i) {
         if (files[i].number < first || files[i].number > last) continue;
         if ((interrupted = interrupt_pending()) != 0) break;
@@ -207,7 +209,7 @@ int cmd_mesh(int argc, char **argv) {
         if (!quiet) progress_line(&bar, done, files[i].number, parts.count, triangles);
     }
     if (bar.drawn) fputc('\n', stderr);
-    if (rc == 0 || interrupted) interrupt_restore();
+    if (installed) interrupt_restore();
     if (!quiet && done > 0) {
         char bytes[32];
         printf("pbf mesh: %d mesh%s in %s (surface_NNNNN.%s)\n", done, done == 1 ? "" : "es", out,

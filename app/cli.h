@@ -30,6 +30,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_haptic(int argc, char **argv); /* the tool in real time (issue 5) */
 int cmd_resume(int argc, char **argv); /* issue 7: app/cmd_resume.c */
 int cmd_validate(int argc, char **argv); /* issue 6: app/cmd_validate.c */
+int cmd_mesh(int argc, char **argv);     /* surfaces from particles: app/cmd_mesh.c */
 /* Renderer commands (app/cmd_view.c, app/cmd_render.c), compiled in when the renderer is. */
 #ifdef PBF_APP_HAVE_VIEW
 int cmd_view(int argc, char **argv);

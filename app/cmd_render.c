@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "frame_files.h"
 #include "interrupt.h"
 #include "pbf/export.h"
 #include "pbf/render.h"
@@ -23,6 +24,7 @@ typedef struct render_settings {
     const char *video;    /* NULL: no video */
     int width, height;
     pbf_render_look look;
+    pbf_render_splat splats; /* the fluid look's depth splats: ellipsoids (default) or spheres */
     pbf_render_color color;
     int crf;
 } render_settings;
@@ -32,6 +34,7 @@ static void settings_init(render_settings *s) {
     s->width = 1280;
     s->height = 720;
     s->look = PBF_LOOK_FLUID;
+    s->splats = PBF_SPLAT_ELLIPSOID;
     s->color = PBF_COLOR_UNIFORM;
     s->crf = 20;
 }
@@ -61,6 +64,10 @@ static int settings_option(render_settings *s, cli_parser *p) {
         else if (strcmp(v, "speed") == 0) s->color = PBF_COLOR_SPEED;
         else if (strcmp(v, "density") == 0) s->color = PBF_COLOR_DENSITY;
         else cli_usage_error(p, "--color expects uniform, speed or density, got '%s'", v);
+    } else if (cli_option(p, "--splats", &v)) {
+        if (strcmp(v, "ellipsoid") == 0) s->splats = PBF_SPLAT_ELLIPSOID;
+        else if (strcmp(v, "sphere") == 0) s->splats = PBF_SPLAT_SPHERE;
+        else cli_usage_error(p, "--splats expects ellipsoid or sphere, got '%s'", v);
     } else if (cli_option(p, "--crf", &v)) {
         cli_parse_int(p, "--crf", v, 0, 51, &s->crf);
     } else {
@@ -76,6 +83,7 @@ const char render_run_help[] =
     "  --resolution WxH    image size (default 1280x720)\n"
     "  --look LOOK         fluid (screen-space surface, default) or spheres\n"
     "  --color MODE        spheres look: uniform (default), speed or density\n"
+    "  --splats KIND       fluid look: ellipsoid (anisotropic, default) or sphere\n"
     "  --crf N             video quality, 0..51, lower is better (default 20)\n";
 
 /* ---- a frame sink: one renderer, a PNG folder and a video --------------------------------------- */
@@ -107,6 +115,7 @@ static int sink_open(frame_sink *s, const render_settings *set, double fps) {
     def.width = set->width;
     def.height = set->height;
     def.look = set->look;
+    def.fluid_splats = set->splats;
     def.color = set->color;
     if (pbf_renderer_create(&def, &s->renderer, err, sizeof err) != PBF_OK) {
         pbf_gl_context_destroy(s->ctx);
@@ -342,8 +351,8 @@ int render_bench_world(const pbf_world *world, const pbf_scene *scene, int width
 
 static const char render_synopsis[] =
     "usage: pbf render EXPORT_DIR (--video FILE | --png DIR) [--resolution WxH]\n"
-    "                  [--look fluid|spheres] [--color MODE] [--fps N] [--scene FILE]\n"
-    "                  [--radius R] [--crf N] [--quiet]\n";
+    "                  [--look fluid|spheres] [--color MODE] [--splats ellipsoid|sphere]\n"
+    "                  [--fps N] [--scene FILE] [--radius R] [--crf N] [--quiet]\n";
 
 static const char render_help[] =
     "Renders the particle files of a run (frame_00000.ply ... or .vtk, as `pbf run` writes\n"
@@ -358,6 +367,7 @@ static const char render_help[] =
     "  --resolution WxH    image size (default 1280x720)\n"
     "  --look LOOK         fluid (default) or spheres\n"
     "  --color MODE        spheres look: uniform (default), speed or density\n"
+    "  --splats KIND       fluid look: ellipsoid (anisotropic, default) or sphere\n"
     "  --fps N             video frame rate (default: the scene's, else 60)\n"
     "  --scene FILE        take domain, colliders, camera and radius from this scene\n"
     "  --radius R          particle radius in m (default: the scene's)\n"
@@ -372,17 +382,6 @@ static const char render_help[] =
     "  pbf render out/dam --video dam.mp4\n"
     "  pbf render out/dam --png frames --look spheres --color speed --resolution 640x360\n";
 
-typedef struct frame_file {
-    int number;
-    char *path;
-} frame_file;
-
-static int compare_frames(const void *a, const void *b) {
-    const frame_file *x = a, *y = b;
-    return (x->number > y->number) - (x->number < y->number);
-}
-
-/* frame_NNNNN.ply (or .vtk when a frame has no .ply) in dir, sorted by number. */
 /* The tool's centre per frame from DIR/forces.csv (issue 5: `pbf run` writes it for a scene with
  * a tool; columns frame,time,x,y,z,...). *out[f] is frame f's centre, *count the frames read;
  * NULL and 0 when there is no such file. */
@@ -415,94 +414,6 @@ static void load_tool_track(const char *dir, pbf_vec3 **out, int *count) {
         if (frame + 1 > *count) *count = frame + 1;
     }
     fclose(f);
-}
-
-static int list_frames(const char *dir, frame_file **out, int *count) {
-    *out = NULL;
-    *count = 0;
-    DIR *d = opendir(dir);
-    if (d == NULL) return cli_error("%s: %s", dir, strerror(errno));
-    int cap = 0, n = 0, rc = 0;
-    frame_file *files = NULL;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        int number = 0, len = 0;
-        char ext[8] = "";
-        if (sscanf(e->d_name, "frame_%d.%3s%n", &number, ext, &len) != 2 ||
-            e->d_name[len] != '\0' || (strcmp(ext, "ply") != 0 && strcmp(ext, "vtk") != 0))
-            continue;
-        int dup = -1;
-        for (int i = 0; i < n; ++i)
-            if (files[i].number == number) dup = i;
-        if (dup >= 0) {
-            if (strcmp(ext, "ply") != 0) continue; /* keep one file per frame, PLY first */
-            free(files[dup].path);
-            files[dup] = files[--n];
-        }
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            frame_file *f = realloc(files, (size_t)cap * sizeof *f);
-            if (f == NULL) {
-                rc = cli_error("out of memory");
-                break;
-            }
-            files = f;
-        }
-        size_t len_path = strlen(dir) + strlen(e->d_name) + 2;
-        files[n].number = number;
-        files[n].path = malloc(len_path);
-        if (files[n].path == NULL) {
-            rc = cli_error("out of memory");
-            break;
-        }
-        snprintf(files[n].path, len_path, "%s/%s", dir, e->d_name);
-        ++n;
-    }
-    closedir(d);
-    if (rc == 0 && n == 0) rc = cli_error("%s: no frame_NNNNN.ply or .vtk files", dir);
-    if (rc != 0) {
-        for (int i = 0; i < n; ++i) free(files[i].path);
-        free(files);
-        return rc;
-    }
-    qsort(files, (size_t)n, sizeof *files, compare_frames);
-    *out = files;
-    *count = n;
-    return 0;
-}
-
-/* Half the median distance from a sample of particles to their nearest neighbour: particles
- * start 2r apart and stay about that close in a liquid. */
-static float estimate_radius(const pbf_particles *p) {
-    int samples = p->count < 256 ? p->count : 256;
-    float *d = malloc((size_t)samples * sizeof *d);
-    if (d == NULL || p->count < 2) {
-        free(d);
-        return 0.01f;
-    }
-    for (int k = 0; k < samples; ++k) {
-        int i = (int)((long long)k * p->count / samples);
-        const float *a = p->positions + 3 * (size_t)i;
-        float best = INFINITY;
-        for (int j = 0; j < p->count; ++j) {
-            if (j == i) continue;
-            const float *b = p->positions + 3 * (size_t)j;
-            float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
-            float q = dx * dx + dy * dy + dz * dz;
-            if (q < best && q > 0.0f) best = q;
-        }
-        d[k] = sqrtf(best);
-    }
-    /* insertion sort: a few hundred values */
-    for (int i = 1; i < samples; ++i)
-        for (int j = i; j > 0 && d[j - 1] > d[j]; --j) {
-            float t = d[j];
-            d[j] = d[j - 1];
-            d[j - 1] = t;
-        }
-    float r = 0.5f * d[samples / 2];
-    free(d);
-    return isfinite(r) && r > 0.0f ? r : 0.01f;
 }
 
 int cmd_render(int argc, char **argv) {
@@ -562,7 +473,7 @@ int cmd_render(int argc, char **argv) {
     }
     frame_file *files = NULL;
     int count = 0;
-    if (rc == 0) rc = list_frames(dir, &files, &count);
+    if (rc == 0) rc = frame_files_list(dir, &files, &count);
     if (rc != 0) {
         free(scene);
         return rc;
@@ -596,7 +507,7 @@ int cmd_render(int argc, char **argv) {
             rs.camera = scene->camera;
         } else {
             /* No scene: the first frame's bounding box, the floor under its lowest particle. */
-            float r = radius > 0.0 ? (float)radius : estimate_radius(&parts);
+            float r = radius > 0.0 ? (float)radius : particles_estimate_radius(&parts);
             pbf_vec3 lo = {INFINITY, INFINITY, INFINITY}, hi = {-INFINITY, -INFINITY, -INFINITY};
             for (int i = 0; i < parts.count; ++i) {
                 const float *q = parts.positions + 3 * (size_t)i;
@@ -660,8 +571,7 @@ int cmd_render(int argc, char **argv) {
         if (rc == 0) rc = 128 + interrupted;
     }
     pbf_particles_free(&parts);
-    for (int i = 0; i < count; ++i) free(files[i].path);
-    free(files);
+    frame_files_free(files, count);
     free(tool_track);
     free(scene);
     return rc;

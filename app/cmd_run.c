@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mesh_output.h"
 #include "run.h"
 #ifdef PBF_APP_HAVE_RENDER
 #include "render_run.h"
@@ -14,7 +15,7 @@
 static const char run_synopsis[] =
     "usage: pbf run [SCENE] [--frames N | --time T] [--out DIR] [--format ply,vtk,none]\n"
     "               [--threads N] [--set key=value ...] [--checkpoint-every N] [--quiet]\n"
-    "               [--backend cpu|cuda]\n"
+    "               [--backend cpu|cuda] [--mesh]\n"
 #ifdef PBF_APP_HAVE_RENDER
     "               [--video FILE] [--png DIR] [--resolution WxH] [--look fluid|spheres]\n"
 #endif
@@ -68,6 +69,8 @@ int cmd_run(int argc, char **argv) {
     run_options_init(&o);
     cli_overrides sets = {NULL, 0, 0};
     int rc = CLI_EXIT_OK, help = 0;
+    mesh_run *mesh = mesh_run_create(); /* --mesh: app/mesh_output.c */
+    if (mesh == NULL) return cli_error("out of memory");
 #ifdef PBF_APP_HAVE_RENDER
     render_run *render = render_run_create();
     if (render == NULL) return cli_error("out of memory");
@@ -102,6 +105,8 @@ int cmd_run(int argc, char **argv) {
         } else if (cli_option(&p, "--checkpoint-every", &v)) { /* issue 7 */
             if (!cli_parse_int(&p, "--checkpoint-every", v, 0, 100000000, &o.checkpoint_every))
                 rc = CLI_EXIT_USAGE;
+        } else if (mesh_run_option(mesh, &p)) {
+            if (p.failed) rc = CLI_EXIT_USAGE;
 #ifdef PBF_APP_HAVE_RENDER
         } else if (render_run_option(render, &p)) {
             if (p.failed) rc = CLI_EXIT_USAGE;
@@ -122,6 +127,7 @@ int cmd_run(int argc, char **argv) {
 #ifdef PBF_APP_HAVE_RENDER
         printf("\n%s", render_run_help);
 #endif
+        printf("\n%s\n%s", mesh_run_help, mesh_settings_help);
     } else if (rc == CLI_EXIT_OK) {
         o.sets = sets.items;
         o.set_count = sets.count;
@@ -130,11 +136,13 @@ int cmd_run(int argc, char **argv) {
 #ifdef PBF_APP_HAVE_RENDER
         render_run_hooks(render, o.quiet, &hooks);
 #endif
+        mesh_run_hooks(mesh, o.quiet, &hooks);
         rc = run_simulation(&o, &hooks);
     }
 #ifdef PBF_APP_HAVE_RENDER
     render_run_destroy(render);
 #endif
+    mesh_run_destroy(mesh);
     cli_overrides_free(&sets);
     return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "font.h"
 #include "gl.h"
+#include "pbf/surface.h"
 #include "shaders_gen.h"
 #include "util.h"
 
@@ -27,9 +28,15 @@ struct pbf_renderer {
     int thick_w, thick_h;
 
     GLuint prog_background, prog_solid, prog_lines, prog_depth, prog_thickness, prog_spheres,
-        prog_smooth, prog_smooth2d, prog_normal, prog_composite, prog_text;
+        prog_smooth, prog_smooth2d, prog_normal, prog_composite, prog_text, prog_ellipsoid;
     GLuint vao_empty, vao_particles, vbo_positions, vbo_scalars, vao_text, vbo_text;
+    GLuint vao_ellipsoids, vbo_centers, vbo_axes;
     size_t positions_capacity, scalars_capacity; /* bytes in the GL buffers */
+    size_t centers_capacity, axes_capacity;
+
+    /* Ellipsoid splats: the particles' anisotropy (pbf_surface_anisotropy), CPU side. */
+    float *centers, *axes;
+    int anisotropy_count;
 
     /* Targets (see create_targets). */
     GLuint tex_scene, tex_scene_depth, fbo_scene;
@@ -73,6 +80,7 @@ pbf_render_def pbf_default_render_def(void) {
     d.color_max = 0.0f;
     d.radius_scale = 1.0f;
     d.fluid_radius_scale = 1.5f;
+    d.fluid_splats = PBF_SPLAT_ELLIPSOID;
     d.smooth_iterations = 3;
     d.smooth_radius = 16;
     d.smooth_scale = 2.0f;
@@ -140,6 +148,8 @@ static pbf_status validate_def(const pbf_render_def *d, char *err, size_t n) {
           "render: resolution %dx%d is outside 16..8192", d->width, d->height);
     CHECK(d->look == PBF_LOOK_FLUID || d->look == PBF_LOOK_SPHERES, "render: unknown look %d",
           (int)d->look);
+    CHECK(d->fluid_splats == PBF_SPLAT_ELLIPSOID || d->fluid_splats == PBF_SPLAT_SPHERE,
+          "render: unknown fluid_splats %d (expected ellipsoid or sphere)", (int)d->fluid_splats);
     CHECK(d->color >= PBF_COLOR_UNIFORM && d->color <= PBF_COLOR_DENSITY,
           "render: unknown colour mode %d", (int)d->color);
     CHECK(d->radius_scale > 0.0f && d->radius_scale <= 4.0f,
@@ -438,6 +448,8 @@ pbf_status pbf_renderer_create(const pbf_render_def *def, pbf_renderer **out, ch
         {&r->prog_composite, "fullscreen.vert", pbf_shader_fullscreen_vert, "composite.frag",
          pbf_shader_composite_frag, 0},
         {&r->prog_text, "text.vert", pbf_shader_text_vert, "text.frag", pbf_shader_text_frag, 0},
+        {&r->prog_ellipsoid, "ellipsoid.vert", pbf_shader_ellipsoid_vert, "ellipsoid_depth.frag",
+         pbf_shader_ellipsoid_depth_frag, 0},
     };
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         *programs[i].out = build_program(programs[i].vs_name, programs[i].vs, programs[i].fs_name,
@@ -461,6 +473,23 @@ pbf_status pbf_renderer_create(const pbf_render_def *def, pbf_renderer **out, ch
     glEnableVertexAttribArray(1);
     glVertexAttribPointer(1, 1, GL_FLOAT, GL_FALSE, 0, NULL);
     glVertexAttribDivisor(1, 1);
+    /* ellipsoids: centre (location 0) and the three axes (2, 3, 4), one set per instance */
+    glGenVertexArrays(1, &r->vao_ellipsoids);
+    glGenBuffers(1, &r->vbo_centers);
+    glGenBuffers(1, &r->vbo_axes);
+    glBindVertexArray(r->vao_ellipsoids);
+    glBindBuffer(GL_ARRAY_BUFFER, r->vbo_centers);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
+    glVertexAttribDivisor(0, 1);
+    glBindBuffer(GL_ARRAY_BUFFER, r->vbo_axes);
+    for (int k = 0; k < 3; ++k) {
+        /* per instance the three axes one after the other (see upload_anisotropy) */
+        glEnableVertexAttribArray((GLuint)(2 + k));
+        glVertexAttribPointer((GLuint)(2 + k), 3, GL_FLOAT, GL_FALSE, 9 * sizeof(float),
+                              (const void *)(uintptr_t)(3 * k * sizeof(float)));
+        glVertexAttribDivisor((GLuint)(2 + k), 1);
+    }
     glGenVertexArrays(1, &r->vao_text);
     glGenBuffers(1, &r->vbo_text);
     glBindVertexArray(r->vao_text);
@@ -508,19 +537,21 @@ void pbf_renderer_destroy(pbf_renderer *r) {
     if (r == NULL) return;
     GLuint progs[] = {r->prog_background, r->prog_solid, r->prog_lines, r->prog_depth,
                       r->prog_thickness, r->prog_spheres, r->prog_smooth, r->prog_smooth2d, r->prog_normal,
-                      r->prog_composite, r->prog_text};
+                      r->prog_composite, r->prog_text, r->prog_ellipsoid};
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; ++i) {
         if (progs[i]) glDeleteProgram(progs[i]);
     }
     delete_targets(r);
-    GLuint vaos[] = {r->vao_empty, r->vao_particles, r->vao_text};
-    GLuint bufs[] = {r->vbo_positions, r->vbo_scalars, r->vbo_text};
+    GLuint vaos[] = {r->vao_empty, r->vao_particles, r->vao_text, r->vao_ellipsoids};
+    GLuint bufs[] = {r->vbo_positions, r->vbo_scalars, r->vbo_text, r->vbo_centers, r->vbo_axes};
     GLuint texs[] = {r->tex_font, r->tex_sky};
-    glDeleteVertexArrays(3, vaos);
-    glDeleteBuffers(3, bufs);
+    glDeleteVertexArrays(4, vaos);
+    glDeleteBuffers(5, bufs);
     glDeleteTextures(2, texs);
     if (r->queries[0]) glDeleteQueries(STAGE_COUNT + 1, r->queries);
     free(r->scalars);
+    free(r->centers);
+    free(r->axes);
     free(r->text_vertices);
     free(r);
 }
@@ -589,6 +620,46 @@ static float nice_length(float x) {
 }
 
 /* Fills r->scalars with the colour value of each particle; returns the range to map. */
+static void upload(GLuint buffer, size_t *capacity, const void *data, size_t bytes);
+
+/* Ellipsoid splats: the particles' anisotropic kernels (pbf_surface_anisotropy with the
+ * mesher's defaults: the same ellipsoids as `pbf mesh`), scaled from the kernel's support to the
+ * drawn radius, uploaded as centres and axes (axis after axis per particle). */
+static pbf_status upload_anisotropy(pbf_renderer *r, const pbf_render_scene *s, float drawn_radius,
+                                    char *err, size_t n) {
+    const int count = s->particle_count;
+    if (count > r->anisotropy_count) {
+        float *c = realloc(r->centers, 3 * (size_t)count * sizeof *c);
+        if (c != NULL) r->centers = c;
+        float *a = realloc(r->axes, 9 * (size_t)count * sizeof *a);
+        if (a != NULL) r->axes = a;
+        if (c == NULL || a == NULL) {
+            pbf_render_set_error(err, n, "render: out of memory for %d ellipsoids", count);
+            return PBF_ERR_OUT_OF_MEMORY;
+        }
+        r->anisotropy_count = count;
+    }
+    pbf_surface_def sd = pbf_default_surface_def();
+    sd.particle_radius = s->particle_radius;
+    char why[PBF_ERROR_SIZE];
+    pbf_status st = pbf_surface_anisotropy(&sd, s->positions, count, r->centers, r->axes, why,
+                                           sizeof why);
+    if (st != PBF_OK) {
+        pbf_render_set_error(err, n, "render: ellipsoid splats: %s", why);
+        return st;
+    }
+    const float scale = drawn_radius / (sd.kernel_radius * sd.particle_radius);
+    for (int i = 0; i < count; ++i) {
+        float *a = r->axes + 9 * (size_t)i, t[9];
+        for (int k = 0; k < 3; ++k)
+            for (int row = 0; row < 3; ++row) t[3 * k + row] = scale * a[3 * row + k];
+        memcpy(a, t, sizeof t);
+    }
+    upload(r->vbo_centers, &r->centers_capacity, r->centers, 3 * (size_t)count * sizeof(float));
+    upload(r->vbo_axes, &r->axes_capacity, r->axes, 9 * (size_t)count * sizeof(float));
+    return PBF_OK;
+}
+
 static pbf_status compute_scalars(pbf_renderer *r, const pbf_render_scene *s, float range[2],
                                   char *err, size_t n) {
     int count = s->particle_count;
@@ -803,10 +874,26 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
         glBindFramebuffer(GL_FRAMEBUFFER, r->fbo_depth);
         static const float zero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         glClearBufferfv(GL_COLOR, 0, zero);
-        glUseProgram(r->prog_depth);
-        set_common(r, r->prog_depth, s, sun, checker, fog);
-        uniform1f(r->prog_depth, "u_particle_radius", pr);
-        if (count > 0) glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, (GLsizei)count);
+        if (d->fluid_splats == PBF_SPLAT_ELLIPSOID) {
+            /* flat where the fluid is calm, thin along sheets: as FleX does (Macklin) */
+            if (count > 0) {
+                st = upload_anisotropy(r, s, pr, err, n);
+                if (st != PBF_OK) {
+                    end_stage();
+                    return st;
+                }
+            }
+            glBindVertexArray(r->vao_ellipsoids);
+            glUseProgram(r->prog_ellipsoid);
+            set_common(r, r->prog_ellipsoid, s, sun, checker, fog);
+            if (count > 0) glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, (GLsizei)count);
+            glBindVertexArray(r->vao_particles);
+        } else {
+            glUseProgram(r->prog_depth);
+            set_common(r, r->prog_depth, s, sun, checker, fog);
+            uniform1f(r->prog_depth, "u_particle_radius", pr);
+            if (count > 0) glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, (GLsizei)count);
+        }
         end_stage();
 
         /* 3. Thickness: chords of all spheres added up, hidden only by solids. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pbf/render.h"
+#include "pbf/surface.h"
 #include "render_fixture.h"
 #include "test.h"
 
@@ -36,6 +37,7 @@ static pbf_renderer *make_renderer_sized(pbf_render_look look, unsigned passes, 
     def.height = h;
     def.look = look;
     def.passes = passes;
+    def.fluid_splats = PBF_SPLAT_SPHERE; /* the reference and the CPU ray cast are of spheres */
     pbf_renderer *r = NULL;
     if (pbf_renderer_create(&def, &r, err, sizeof err) != PBF_OK) {
         fprintf(stderr, "pbf_renderer_create: %s\n", err);
@@ -310,6 +312,123 @@ static int test_smoothing(void) {
     return 0;
 }
 
+/* Ellipsoid splats (the default fluid look): the depth pass draws exactly the ellipsoids of
+ * pbf_surface_anisotropy (an independent CPU ray cast of them agrees in coverage and depth),
+ * and on this calm, jittered surface their raw normals are smoother than the spheres'. */
+static int test_ellipsoid_splats(void) {
+    pbf_render_scene s = fixture_scene(&fx);
+    const int n = s.particle_count;
+    float *c = malloc(3 * (size_t)n * sizeof *c), *a = malloc(9 * (size_t)n * sizeof *a);
+    pbf_surface_def sd = pbf_default_surface_def();
+    sd.particle_radius = s.particle_radius;
+    ENSURE(pbf_surface_anisotropy(&sd, s.positions, n, c, a, err, sizeof err) == PBF_OK);
+    const float scale = pbf_default_render_def().fluid_radius_scale / sd.kernel_radius;
+    /* the CPU ray cast: nearest hit per pixel centre, as cpu_fluid_mask but for ellipsoids */
+    float eye[3] = {s.camera.position.x, s.camera.position.y, s.camera.position.z};
+    float tgt[3] = {s.camera.target.x, s.camera.target.y, s.camera.target.z};
+    float f[3], right[3], up[3], wup[3] = {0.0f, 1.0f, 0.0f};
+    sub3(tgt, eye, f);
+    norm3(f);
+    cross3(f, wup, right);
+    norm3(right);
+    cross3(right, f, up);
+    float th = tanf(0.5f * s.camera.fov * 3.14159265f / 180.0f), aspect = (float)W / (float)H;
+    float *best = malloc((size_t)W * H * sizeof *best);
+    for (int i = 0; i < W * H; ++i) best[i] = INFINITY;
+    for (int p = 0; p < n; ++p) {
+        /* M = A⁻¹ by cofactors (A: axes as columns, scaled to the drawn size) */
+        double A[9], M[9];
+        for (int k = 0; k < 9; ++k) A[k] = scale * a[9 * p + k];
+        double det = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
+                     A[2] * (A[3] * A[7] - A[4] * A[6]);
+        M[0] = (A[4] * A[8] - A[5] * A[7]) / det, M[1] = (A[2] * A[7] - A[1] * A[8]) / det;
+        M[2] = (A[1] * A[5] - A[2] * A[4]) / det, M[3] = (A[5] * A[6] - A[3] * A[8]) / det;
+        M[4] = (A[0] * A[8] - A[2] * A[6]) / det, M[5] = (A[2] * A[3] - A[0] * A[5]) / det;
+        M[6] = (A[3] * A[7] - A[4] * A[6]) / det, M[7] = (A[1] * A[6] - A[0] * A[7]) / det;
+        M[8] = (A[0] * A[4] - A[1] * A[3]) / det;
+        float rmax = 0.0f;
+        for (int k = 0; k < 3; ++k)
+            rmax = fmaxf(rmax, (float)sqrt(A[k] * A[k] + A[3 + k] * A[3 + k] + A[6 + k] * A[6 + k]));
+        float rel[3];
+        sub3(c + 3 * p, eye, rel);
+        float z = dot3(rel, f);
+        if (z <= rmax) continue;
+        float px = (dot3(rel, right) / (z * th * aspect) * 0.5f + 0.5f) * W;
+        float py = (dot3(rel, up) / (z * th) * 0.5f + 0.5f) * H;
+        float pr = 1.5f * rmax / (z * th) * 0.5f * H + 2.0f;
+        double o[3];
+        for (int r = 0; r < 3; ++r) o[r] = -(M[3 * r] * rel[0] + M[3 * r + 1] * rel[1] + M[3 * r + 2] * rel[2]);
+        for (int y = (int)floorf(py - pr); y <= (int)ceilf(py + pr); ++y)
+            for (int x = (int)floorf(px - pr); x <= (int)ceilf(px + pr); ++x) {
+                if (x < 0 || y < 0 || x >= W || y >= H) continue;
+                float nx = ((float)x + 0.5f) / W * 2.0f - 1.0f, ny = ((float)y + 0.5f) / H * 2.0f - 1.0f;
+                float d[3];
+                for (int k = 0; k < 3; ++k) d[k] = f[k] + right[k] * nx * th * aspect + up[k] * ny * th;
+                norm3(d);
+                double e[3];
+                for (int r = 0; r < 3; ++r) e[r] = M[3 * r] * d[0] + M[3 * r + 1] * d[1] + M[3 * r + 2] * d[2];
+                double qa = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+                double qb = o[0] * e[0] + o[1] * e[1] + o[2] * e[2];
+                double qc = o[0] * o[0] + o[1] * o[1] + o[2] * o[2] - 1.0;
+                double disc = qb * qb - qa * qc;
+                if (disc < 0.0) continue;
+                float t = (float)((-qb - sqrt(disc)) / qa);
+                /* eye depth = t along the ray times its cosine to the view axis */
+                float depth = t * dot3(d, f);
+                if (depth < best[y * W + x]) best[y * W + x] = depth;
+            }
+    }
+    pbf_renderer *r = make_renderer(PBF_LOOK_FLUID, PBF_PASS_ALL);
+    ENSURE(r != NULL);
+    pbf_render_def def = *pbf_renderer_get_def(r);
+    def.fluid_splats = PBF_SPLAT_ELLIPSOID;
+    ENSURE(pbf_renderer_set_def(r, &def, err, sizeof err) == PBF_OK);
+    ENSURE(pbf_renderer_draw(r, &s, err, sizeof err) == PBF_OK);
+    float *depth = malloc((size_t)W * H * sizeof *depth);
+    ENSURE(pbf_renderer_read_buffer(r, PBF_BUFFER_DEPTH, depth, err, sizeof err) == PBF_OK);
+    int both = 0, either = 0, gpu = 0, cpu = 0;
+    double diff = 0.0;
+    for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x) {
+            /* the depth buffer's rows run bottom first, the ray cast's y too */
+            float g = depth[y * W + x], h = best[y * W + x];
+            int ig = g > 0.0f, ic = isfinite(h) && !(h > 2.5f);
+            ig = ig && g < 2.5f; /* fluid, not what the collider hides behind it */
+            gpu += ig, cpu += ic, both += ig && ic, either += ig || ic;
+            if (ig && ic) diff += fabs(g - h);
+        }
+    double iou = (double)both / either, mean = diff / both;
+    printf("  ellipsoids: fluid pixels %d (ray cast %d), IoU %.4f, mean depth difference %.2e m\n",
+           gpu, cpu, iou, mean);
+    ENSURE(iou > 0.96);
+    ENSURE(mean < 0.1 * FIXTURE_RADIUS);
+    free(depth);
+    pbf_renderer_destroy(r);
+
+    /* raw normals (no smoothing): ellipsoids against spheres */
+    double rough[2];
+    for (int k = 0; k < 2; ++k) {
+        r = make_renderer(PBF_LOOK_FLUID, PBF_PASS_ALL & ~(unsigned)PBF_PASS_SMOOTH);
+        ENSURE(r != NULL);
+        def = *pbf_renderer_get_def(r);
+        def.fluid_splats = k == 0 ? PBF_SPLAT_SPHERE : PBF_SPLAT_ELLIPSOID;
+        ENSURE(pbf_renderer_set_def(r, &def, err, sizeof err) == PBF_OK);
+        ENSURE(pbf_renderer_draw(r, &s, err, sizeof err) == PBF_OK);
+        float *nrm = malloc((size_t)W * H * 3 * sizeof *nrm);
+        ENSURE(pbf_renderer_read_buffer(r, PBF_BUFFER_NORMAL, nrm, err, sizeof err) == PBF_OK);
+        int pairs = 0;
+        rough[k] = roughness(nrm, &pairs);
+        free(nrm);
+        pbf_renderer_destroy(r);
+    }
+    printf("  raw normal roughness: spheres %.5f, ellipsoids %.5f\n", rough[0], rough[1]);
+    ENSURE(rough[1] < 0.7 * rough[0]);
+    free(best);
+    free(c);
+    free(a);
+    return 0;
+}
+
 /* Spheres look: the same coverage as the ray cast (exact depth, hidden behind the collider),
  * coloured by speed through the ramp (slow particles purple, fast ones yellow). */
 static int test_spheres_look(void) {
@@ -556,6 +675,7 @@ int main(void) {
     RUN_TEST(test_fluid_coverage);
     RUN_TEST(test_smoothing);
     RUN_TEST(test_spheres_look);
+    RUN_TEST(test_ellipsoid_splats);
     RUN_TEST(test_reference_image);
     RUN_TEST(test_cubemap_sky);
     RUN_TEST(test_text_overlay);

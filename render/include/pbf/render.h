@@ -77,6 +77,14 @@ typedef enum pbf_render_look {
     PBF_LOOK_SPHERES = 1  /* ray-cast spheres, Blinn-Phong */
 } pbf_render_look;
 
+/* What the fluid look's depth pass draws for a particle. */
+typedef enum pbf_render_splat {
+    PBF_SPLAT_ELLIPSOID = 0, /* the particle's anisotropic kernel (pbf_surface_anisotropy, Yu &
+                              * Turk 2013, the same ellipsoids as the mesher): flat on calm
+                              * surfaces, thin along sheets (default) */
+    PBF_SPLAT_SPHERE = 1     /* a sphere of fluid_radius_scale particle radii */
+} pbf_render_splat;
+
 /* What colours the spheres look. */
 typedef enum pbf_render_color {
     PBF_COLOR_UNIFORM = 0, /* one colour, def.sphere_color */
@@ -117,6 +125,10 @@ typedef struct pbf_render_def {
      * thickness splats have this width too, and hold the particle's volume (2r)^3 whatever
      * it is. Range (0, 4]. */
     float fluid_radius_scale;
+    /* Fluid look: ellipsoids or spheres in the depth pass. Ellipsoids are scaled so that a
+     * particle deep in the fluid (a round kernel) is the sphere of fluid_radius_scale; they
+     * cost a neighbour search per frame on the CPU. Default PBF_SPLAT_ELLIPSOID. */
+    pbf_render_splat fluid_splats;
     /* Bilateral smoothing iterations (each a horizontal and a vertical pass). Default 3,
      * range [0, 16]. */
     int smooth_iterations;

@@ -1,0 +1,28 @@
+/* Shared pieces of the surface reconstruction (src/surface/): not part of the public API. */
+#ifndef PBF_SURFACE_INTERNAL_H
+#define PBF_SURFACE_INTERNAL_H
+
+#include <stddef.h>
+
+#include "pbf/surface.h"
+
+/* Threads for the OpenMP loops: def->threads, or OpenMP's default when 0. */
+int surface_threads(const pbf_surface_def *def);
+/* snprintf into err (when not NULL). */
+void surface_format(char *err, size_t err_size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Index of the first particle with a non-finite coordinate, or -1. */
+int surface_find_nonfinite(const float *positions, int count, int threads);
+/* The anisotropy of pbf_surface_anisotropy for a checked def and finite positions; both
+ * outputs required. */
+pbf_status surface_anisotropy_run(const pbf_surface_def *def, const float *positions, int count,
+                                  float *centers, float *axes, char *err, size_t err_size);
+/* Largest eigenvalues first: symmetric 3x3 m (row-major, double) -> values[3] and unit
+ * eigenvectors as the columns of vectors (row-major). Cyclic Jacobi: deterministic, accurate
+ * for the small, well-conditioned covariance matrices of particle neighbourhoods. */
+void surface_eigen_sym3(const double m[9], double values[3], double vectors[9]);
+
+#endif

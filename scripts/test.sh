@@ -8,7 +8,7 @@ bash scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure --timeout 900
-# Robustness (issue 7, docs/robustness.md): the suite again under ASan + UBSan (build-asan/),
+# Robustness (docs/robustness.md): the suite again under ASan + UBSan (build-asan/),
 # then the scene loader under libFuzzer for 20 s with the saved corpus (build-fuzz/, clang).
 bash scripts/sanitize.sh
 bash scripts/fuzz.sh 20

@@ -620,7 +620,7 @@ PBF_KERNEL_INLINE pbf_conf_acc pbf_conf_lanes_end(const pbf_conf_lanes *L) {
 }
 
 /* =============================================================================================
- * The tool (issue 5; docs/tool.md). A rigid sphere of centre c and radius R moving at v_t through
+ * The tool (docs/tool.md). A rigid sphere of centre c and radius R moving at v_t through
  * the fluid, after seed 004 (Wang, Yu, Liang & Guo 2018, "Real-time interaction simulation with
  * position-based fluid"). Everything the solver does with it per particle is here; src/tool.c
  * moves the sphere and reduces the per-particle forces in slot order.

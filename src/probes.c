@@ -1,4 +1,4 @@
-/* Probes (issue 6; include/pbf/probes.h, docs/validation.md): water height at a point, the
+/* Probes (include/pbf/probes.h, docs/validation.md): water height at a point, the
  * front of the fluid, and the force on a wall patch from the constraint reaction.
  *
  * Height and front are read from the positions when sampled, on bins 2r wide along the probe's

@@ -7,9 +7,9 @@
 #include <omp.h>
 #include <string.h>
 
-#include "tool.h" /* the tool (issue 5): hooks marked "tool" below */
-#include "probes.h" /* probes (issue 6): two hooks marked "probes" below */
-#include "cuda/world_cuda.h" /* the CUDA backend (issue 4): one hook marked "cuda" below */
+#include "tool.h" /* the tool (docs/tool.md): hooks marked "tool" below */
+#include "probes.h" /* probes (docs/validation.md): two hooks marked "probes" below */
+#include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): one hook marked "cuda" below */
 #include "world_internal.h"
 #include "watchdog.h" /* its limits and report, shared with the CUDA step */
 #include "cpu_passes.h" /* the vectorized list passes */
@@ -286,7 +286,7 @@ static void stage_vorticity(pbf_world *w, int nt) {
 }
 
 /* ---------------------------------------------------------------------------------------------
- * The instability watchdog (issue 7, docs/robustness.md). At the end of every substep it stops
+ * The instability watchdog (docs/robustness.md). At the end of every substep it stops
  * the step when a particle has a non-finite position, velocity or constraint multiplier λ, or
  * moves "far beyond the CFL limit", defined as WATCHDOG_CFL_FACTOR times cfl·h/dt_substep with
  * cfl taken as at least WATCHDOG_MIN_CFL (so a disabled limit, cfl = 0, still has a watchdog):
@@ -386,7 +386,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf__tool_substep_end(w, dt, nt); /* tool: adhesion, damping, force reduction */
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
-    pbf_status wd = watchdog(w); /* issue 7: the instability watchdog, every substep */
+    pbf_status wd = watchdog(w); /* the instability watchdog, every substep */
     if (wd != PBF_OK) return wd;
 
     /* the corrected positions become the state */

@@ -1,5 +1,5 @@
-/* Checkpoints (issue 7): a resumed world is bit-identical to one that never stopped, with
- * colliders, moving walls, both neighbour schemes, another thread count and the tool; corrupt,
+/* Checkpoints (docs/robustness.md): a resumed world is bit-identical to one that never stopped,
+ * with colliders, moving walls, both neighbour schemes, another thread count and the tool; corrupt,
  * truncated, foreign and newer files are refused with a message that names the file and the
  * problem; a failed save leaves the previous checkpoint and no temporary file. */
 #include <signal.h>

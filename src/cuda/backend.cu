@@ -1,4 +1,4 @@
-/* The CUDA backend (issue 4; docs/cuda.md): the PBF step of src/solver.c with every stage on the
+/* The CUDA backend (docs/cuda.md): the PBF step of src/solver.c with every stage on the
  * GPU and the particle data resident in device memory.
  *
  * One copy of the math: each __global__ kernel below is a thin loop body around the PBF_HD

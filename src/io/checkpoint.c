@@ -1,4 +1,4 @@
-/* Checkpoints (issue 7; the format is described in include/pbf/checkpoint.h and
+/* Checkpoints (the format is described in include/pbf/checkpoint.h and
  * docs/robustness.md).
  *
  * The whole file is built in memory (about 36 bytes per particle, a fraction of what the world
@@ -22,7 +22,7 @@
 #include "pbf/export.h"
 #include "resources.h"
 #include "tool.h"
-#include "cuda/world_cuda.h" /* cuda (issue 4): a CUDA world's state is read back first */
+#include "cuda/world_cuda.h" /* cuda: a CUDA world's state is read back first */
 #include "world_internal.h"
 
 #define MAGIC "PBFCKPT\n"
@@ -220,7 +220,7 @@ static void put_collider(out_buf *b, const pbf_collider_def *c) {
     put_vec3(b, c->b);
 }
 
-/* ---- the tool (issue 5) -------------------------------------------------------------------- *
+/* ---- the tool (docs/tool.md) ---------------------------------------------------------------- *
  * Its def and the state that carries from one step to the next (tool.h): where it is, how it
  * moves, the pose it is being carried to, the free body's lagged force and acceleration, and the
  * published state. k and the per-particle scratch arrays are rebuilt every substep. A new field

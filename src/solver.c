@@ -58,6 +58,7 @@ void pbf__init_params(pbf_world *w) {
     float dq = sd->scorr_dq * p->h;
     p->scorr_inv_q = 1.0f / (p->h2 - dq * dq);
     p->scorr_n = sd->scorr_n;
+    p->scorr_inv_deficit = sd->scorr_deficit > 0.0f ? 1.0f / sd->scorr_deficit : 0.0f;
     p->vorticity = sd->vorticity;
     p->xsph = sd->xsph;
     p->gravity = v3(d->gravity.x, d->gravity.y, d->gravity.z);
@@ -139,7 +140,7 @@ static void stage_delta(pbf_world *w, int nt, float omega) {
     const pbf_params *P = &w->params;
     const pbf_solid *S = w->solids;
     const int n = w->count;
-    const float *p = w->p, *lambda = w->lambda, *p_prev = w->p_prev;
+    const float *p = w->p, *lambda = w->lambda, *p_prev = w->p_prev, *density = w->density;
     const float gamma = w->def.solver.chebyshev_gamma;
     const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
     const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
@@ -150,11 +151,11 @@ static void stage_delta(pbf_world *w, int nt, float omega) {
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i);
-        float li = lambda[i];
+        float li = lambda[i], wi = pbf_scorr_weight(density[i], P);
         pbf_delta_acc a = /* the positions are the λ pass's: its gradient factors still hold */
-            list ? pbf__delta_list_of(P, p, lambda, xi, li, nb, nb_start[i], nb_start[i + 1],
-                                      pair_g)
-                 : pbf__delta_cells(P, &w->grid, p, lambda, i, xi, li);
+            list ? pbf__delta_list_of(P, p, lambda, density, xi, li, wi, nb, nb_start[i],
+                                      nb_start[i + 1], pair_g)
+                 : pbf__delta_cells(P, &w->grid, p, lambda, density, i, xi, li, wi);
         pbf_v3 xn = pbf_delta_end(&a, xi, li, P, S);
         if (omega != 1.0f) /* accelerated: the extrapolated position must obey the solids too */
             xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), P, S);

@@ -81,6 +81,8 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
     CHECK_RANGE(s->scorr_n >= 1 && s->scorr_n <= 8, "solver.scorr_n", "in [1, 8]", s->scorr_n);
     CHECK_RANGE(s->scorr_dq >= 0.0f && s->scorr_dq < 1.0f, "solver.scorr_dq", "in [0, 1)",
                 s->scorr_dq);
+    CHECK_RANGE(s->scorr_deficit >= 0.0f && s->scorr_deficit <= 1.0f, "solver.scorr_deficit",
+                "in [0, 1]", s->scorr_deficit);
     CHECK_RANGE(s->vorticity >= 0.0f && s->vorticity <= 10.0f, "solver.vorticity",
                 "in [0, 10] m/s", s->vorticity);
     CHECK_RANGE(s->xsph >= 0.0f && s->xsph <= 1.0f, "solver.xsph", "in [0, 1]", s->xsph);

@@ -111,6 +111,11 @@ typedef struct pbf_solver_def {
     int scorr_n;
     /* s_corr reference distance Δq as a fraction of h. Default 0.2, range [0, 1). */
     float scorr_dq;
+    /* Where s_corr acts: on particles below rest density, with a weight rising from 0 at ρ0 to 1
+     * at (1 − scorr_deficit) ρ0 (the free surface, splashes), and not in fluid at rest density,
+     * where it would resist shear once the solve converges (docs/physics.md, "s_corr").
+     * 0 applies it everywhere, as the paper does. Default 0.05, range [0, 1]. */
+    float scorr_deficit;
     /* Vorticity confinement ε in m/s: acceleration = ε (N × ω). Default 0.02, range [0, 10]. */
     float vorticity;
     /* XSPH viscosity c (dimensionless): v += c Σ (m/ρ0)(v_j − v_i) W. Default 0.01, range [0, 1]. */

@@ -13,6 +13,7 @@
 #include "world_internal.h"
 #include "watchdog.h" /* its limits and report, shared with the CUDA step */
 #include "cpu_passes.h" /* the vectorized list passes */
+#include "energy_audit.h" /* the energy audit: marks after the stages, when it is on */
 
 #define PI_D 3.14159265358979323846
 
@@ -276,6 +277,7 @@ static void stage_vorticity(pbf_world *w, int nt) {
         v3_store(omega, i, om);
         omega_len[i] = v3_len(om);
     }
+    if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_XSPH, p, v, NULL, dv);
     /* Pass B: confinement from the gradient of |ω|. Reads |ω| of neighbours, writes its own v. */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
@@ -288,6 +290,7 @@ static void stage_vorticity(pbf_world *w, int nt) {
                      : pbf__conf_cells(P, &w->grid, p, omega_len, i, xi, wi);
         v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), P));
     }
+    if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_VORTICITY, p, v, NULL, NULL);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -362,6 +365,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf_status tool_st = pbf__tool_substep_begin(w, dt); /* tool: moves to the substep's end */
     if (tool_st != PBF_OK) return tool_st;
     stage_predict(w, nt);
+    if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_PREDICT, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_PREDICT] += t1 - t, t = t1;
 
     stage_grid(w, nt);
@@ -379,6 +383,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     int passes = solve_density(w, nt, &t, ms);
     w->substep_iterations += passes;
     if (passes > w->profile.max_iterations_used) w->profile.max_iterations_used = passes;
+    if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_PROJECT, w->p, NULL, w->x, NULL);
 
     stage_velocity(w, nt);
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
@@ -389,6 +394,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     t1 = now_ms(), ms[PBF_STAGE_VORTICITY] += t1 - t, t = t1;
 
     pbf__tool_substep_end(w, dt, nt); /* tool: adhesion, damping, force reduction */
+    if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_TOOL, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
     pbf_status wd = watchdog(w); /* the instability watchdog, every substep */
@@ -432,6 +438,7 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     if (w->cuda) return pbf__cuda_step(w, dt); /* cuda: the same step on the GPU */
     double t0 = now_ms();
     memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);
+    if (w->energy_audit) pbf__energy_begin_step(w);
     w->substep_iterations = 0;
     w->profile.max_iterations_used = 0;
     w->profile.chebyshev_restarts = 0;

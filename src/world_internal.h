@@ -49,6 +49,11 @@ struct pbf_world {
     int iteration_error_count;
     int substep_iterations; /* Δp passes over the current step's substeps */
 
+    /* The energy audit (src/energy_audit.c): the last step's, and the energy at the last mark. */
+    int energy_audit;
+    pbf_energy_audit audit;
+    double audit_mark;
+
     /* The tool (src/tool.c, src/tool.h, docs/tool.md): NULL when the world has none. */
     struct pbf_tool_body *tool;
 

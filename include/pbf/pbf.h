@@ -455,6 +455,29 @@ typedef struct pbf_stats {
 
 PBF_API pbf_stats pbf_world_get_stats(const pbf_world *world);
 
+/* Energy audit (docs/physics.md, "What dissipates energy"): kinetic plus potential energy,
+ * E = Σ m (|v|²/2 − g·x), before and after each stage of every substep, summed over the last
+ * step. The velocity between prediction and the velocity update is the one the positions imply,
+ * (p − x)/dt. Off by default (it adds serial passes over the particles); CPU only. */
+typedef enum pbf_energy_stage {
+    PBF_ENERGY_PREDICT = 0, /* gravity, the speed limit */
+    PBF_ENERGY_PROJECT,     /* the density solve with its collisions */
+    PBF_ENERGY_XSPH,        /* XSPH viscosity */
+    PBF_ENERGY_VORTICITY,   /* vorticity confinement */
+    PBF_ENERGY_TOOL,        /* the tool's adhesion and damping */
+    PBF_ENERGY_COUNT
+} pbf_energy_stage;
+
+typedef struct pbf_energy_audit {
+    double start, end;                /* J, at the start and the end of the step */
+    double change[PBF_ENERGY_COUNT];  /* J, each stage's change over the step's substeps */
+} pbf_energy_audit;
+
+/* Turns the audit on or off; PBF_ERR_UNSUPPORTED on the CUDA backend. */
+PBF_API pbf_status pbf_world_set_energy_audit(pbf_world *world, int on);
+/* The last step's audit (zeros before a step with the audit on). */
+PBF_API pbf_energy_audit pbf_world_get_energy_audit(const pbf_world *world);
+
 /* FNV-1a hash of positions and velocities in id order: equal hashes mean bit-identical states. */
 PBF_API uint64_t pbf_world_hash(const pbf_world *world);
 

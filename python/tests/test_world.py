@@ -1,6 +1,8 @@
 """Worlds through Python: read-back in id order, building worlds, profile, statistics, and the
 library's errors as exceptions, never a crash."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -137,7 +139,7 @@ def test_unstable_run_raises_with_the_library_message():
         for _ in range(20):
             world.step(scene.dt)
     assert e.value.status == "unstable"
-    assert "simulation unstable at step 6" in str(e.value)
+    assert re.search(r"simulation unstable at step \d+ ", str(e.value))
     assert "time.substeps" in str(e.value)
 
 

@@ -1,0 +1,125 @@
+/* The standing wave and the joined vessels of docs/physics.md ("What dissipates energy"), with
+ * their measures and the energy audit:
+ *   wave:    period against linear theory, the amplitude of each half swing, and where the
+ *            energy went (the stages' shares of the loss over the run, pbf_energy_audit);
+ *   vessels: the level difference every 0.25 s and its mean over the last second.
+ *
+ * usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] [--iterations N]
+ *                  [--target-error PERCENT] [--artificial on|off] [--threads T]
+ * bench/flows.sh runs the table of docs/physics.md. */
+#include <string.h>
+
+#include "../bench/flows_setup.h"
+
+static int usage(void) {
+    fprintf(stderr, "usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] "
+                    "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
+                    "[--threads T]\n");
+    return 2;
+}
+
+static int run_wave(const pbf_world_def *d, float r, double periods) {
+    int n = 0;
+    double depth = 0.0;
+    pbf_world *w = wave_create(d, r, &n, &depth);
+    if (w == NULL) return 1;
+    if (pbf_world_set_energy_audit(w, 1) != PBF_OK) {
+        fprintf(stderr, "pbf_flows: %s\n", pbf_world_error(w));
+        return 1;
+    }
+    const double s = 2.0 * r, volume = s * s * s, theory = wave_theory_period();
+    float *x = malloc(sizeof(float) * 3 * (size_t)n);
+    if (x == NULL) return 1;
+    pbf_world_get_positions(w, x);
+    wave_track k;
+    wave_track_start(&k, mode_amplitude(x, n, volume, depth));
+    double change[PBF_ENERGY_COUNT] = {0}, e0 = 0.0, e_end = 0.0, iterations = 0.0;
+    const int frames = (int)ceil(periods * theory * 60.0);
+    for (int f = 1; f <= frames; ++f) {
+        if (pbf_world_step(w, 1.0f / 60.0f) != PBF_OK) {
+            fprintf(stderr, "pbf_flows: %s\n", pbf_world_error(w));
+            return 1;
+        }
+        pbf_energy_audit a = pbf_world_get_energy_audit(w);
+        if (f == 1) e0 = a.start;
+        e_end = a.end;
+        for (int j = 0; j < PBF_ENERGY_COUNT; ++j) change[j] += a.change[j];
+        iterations += (double)pbf_world_get_profile(w).iterations / frames;
+        pbf_world_get_positions(w, x);
+        wave_track_add(&k, f / 60.0, mode_amplitude(x, n, volume, depth));
+    }
+    printf("particles %d, %.1f iterations per substep\n", n, iterations);
+    printf("period %.4f s, theory %.4f s (%+.1f %%)\n", k.period, theory,
+           100.0 * (k.period / theory - 1.0));
+    printf("amplitude per half swing (A/A0):");
+    for (int j = 0; j <= k.swings; ++j) printf(" %.3f", k.amp[j] / k.amp[0]);
+    double ratio = k.swings > 0 ? pow(k.amp[k.swings] / k.amp[0], 1.0 / k.swings) : 0.0;
+    printf("\nkept per half swing (geometric mean) %.3f\n", ratio);
+    const char *names[] = {"prediction", "projection", "XSPH", "vorticity", "tool"};
+    printf("energy: start %.5f J, end %.5f J, change %.5f J; by stage:\n", e0, e_end, e_end - e0);
+    for (int j = 0; j < PBF_ENERGY_COUNT; ++j)
+        printf("  %-11s %+.5f J\n", names[j], change[j]);
+    free(x);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+static int run_vessels(const pbf_world_def *d, float r, double seconds) {
+    int n = 0;
+    pbf_world *w = vessels_create(d, r, &n);
+    if (w == NULL) return 1;
+    const double s = 2.0 * r, volume = s * s * s;
+    float *x = malloc(sizeof(float) * 3 * (size_t)n);
+    if (x == NULL) return 1;
+    pbf_world_get_positions(w, x);
+    const double start = level_difference(x, n, volume);
+    printf("particles %d, level difference at 0 s: %.2f mm\n", n, 1e3 * start);
+    const int frames = (int)lround(seconds * 60.0);
+    double tail = 0.0;
+    for (int f = 1; f <= frames; ++f) {
+        if (pbf_world_step(w, 1.0f / 60.0f) != PBF_OK) {
+            fprintf(stderr, "pbf_flows: %s\n", pbf_world_error(w));
+            return 1;
+        }
+        pbf_world_get_positions(w, x);
+        double dh = level_difference(x, n, volume);
+        if (f % 15 == 0) printf("  %.2f s  %+.2f mm\n", f / 60.0, 1e3 * dh);
+        if (f > frames - 60) tail += dh / 60.0;
+    }
+    printf("mean over the last second: %+.2f mm (%.2f %% of the start)\n", 1e3 * tail,
+           100.0 * fabs(tail) / start);
+    free(x);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return usage();
+    const int wave = strcmp(argv[1], "wave") == 0;
+    if (!wave && strcmp(argv[1], "vessels") != 0) return usage();
+    pbf_world_def d = pbf_default_world_def();
+    float r = 0.005f;
+    double periods = 5.0, seconds = 3.0;
+    for (int i = 2; i < argc; i += 2) {
+        if (i + 1 >= argc) return usage();
+        const char *k = argv[i], *v = argv[i + 1];
+        if (strcmp(k, "--radius") == 0)
+            r = (float)atof(v);
+        else if (strcmp(k, "--periods") == 0)
+            periods = atof(v);
+        else if (strcmp(k, "--seconds") == 0)
+            seconds = atof(v);
+        else if (strcmp(k, "--iterations") == 0)
+            d.solver.iterations = atoi(v);
+        else if (strcmp(k, "--target-error") == 0)
+            d.solver.target_error = (float)atof(v);
+        else if (strcmp(k, "--threads") == 0)
+            d.threads = atoi(v);
+        else if (strcmp(k, "--artificial") == 0 && strcmp(v, "off") == 0)
+            d.solver.scorr_k = d.solver.xsph = d.solver.vorticity = 0.0f;
+        else if (strcmp(k, "--artificial") != 0 || strcmp(v, "on") != 0)
+            return usage();
+    }
+    if (!(r > 0.0f)) return usage();
+    return wave ? run_wave(&d, r, periods) : run_vessels(&d, r, seconds);
+}

@@ -1,0 +1,44 @@
+/* The energy audit: E = Σ m (|v|²/2 − g·x) at the boundaries of a substep's stages, summed in
+ * slot order (the same bits for any thread count). solver.c marks the stages; nothing here
+ * calls back into it. */
+#include "energy_audit.h"
+
+#include <string.h>
+
+/* Energy of positions pos and velocities: vel, or (pos − x_old)/dt when vel is NULL, plus
+ * dv when it is not NULL. */
+static double energy(const pbf_world *w, const float *pos, const float *vel, const float *x_old,
+                     const float *dv) {
+    const pbf_params *P = &w->params;
+    double ke = 0.0, pe = 0.0;
+    for (int i = 0; i < w->count; ++i) {
+        pbf_v3 x = v3_load(pos, i);
+        pbf_v3 v = vel ? v3_load(vel, i) : v3_scale(v3_sub(x, v3_load(x_old, i)), P->inv_dt);
+        if (dv) v = v3_add(v, v3_load(dv, i));
+        ke += 0.5 * (double)v3_dot(v, v);
+        pe -= (double)v3_dot(P->gravity, x);
+    }
+    return (double)P->mass * (ke + pe);
+}
+
+void pbf__energy_begin_step(pbf_world *w) {
+    memset(&w->audit, 0, sizeof w->audit);
+    w->audit.start = w->audit_mark = energy(w, w->x, w->v, NULL, NULL);
+}
+
+void pbf__energy_mark(pbf_world *w, pbf_energy_stage stage, const float *pos, const float *vel,
+                      const float *x_old, const float *dv) {
+    double e = energy(w, pos, vel, x_old, dv);
+    w->audit.change[stage] += e - w->audit_mark;
+    w->audit_mark = w->audit.end = e;
+}
+
+pbf_status pbf_world_set_energy_audit(pbf_world *w, int on) {
+    if (w->cuda != NULL)
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "the energy audit runs on the CPU backend only (backend cuda)");
+    w->energy_audit = on != 0;
+    return PBF_OK;
+}
+
+pbf_energy_audit pbf_world_get_energy_audit(const pbf_world *w) { return w->audit; }

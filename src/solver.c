@@ -9,6 +9,7 @@
 
 #include "tool.h" /* the tool (issue 5): hooks marked "tool" below */
 #include "probes.h" /* probes (issue 6): two hooks marked "probes" below */
+#include "geometry/meshes.h" /* mesh solids and bodies: hooks marked "meshes" below */
 #include "cuda/world_cuda.h" /* the CUDA backend (issue 4): one hook marked "cuda" below */
 #include "world_internal.h"
 #include "watchdog.h" /* its limits and report, shared with the CUDA step */
@@ -231,6 +232,7 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         }
         stage_delta(w, nt, omega);
         pbf__probes_after_delta(w, omega); /* probes: wall force patches (no-op without) */
+        pbf__meshes_after_delta(w, nt); /* meshes: the moving bodies' reactions */
         t1 = now_ms();
         ms[PBF_STAGE_DELTA] += t1 - *t, *t = t1;
     }
@@ -357,6 +359,8 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf_status tool_st = pbf__tool_substep_begin(w, dt); /* tool: moves to the substep's end */
     if (tool_st != PBF_OK) return tool_st;
     stage_predict(w, nt);
+    pbf_status mesh_st = pbf__meshes_substep_begin(w, dt, nt); /* meshes: move, sweep paths */
+    if (mesh_st != PBF_OK) return mesh_st;
     t1 = now_ms(), ms[PBF_STAGE_PREDICT] += t1 - t, t = t1;
 
     stage_grid(w, nt);
@@ -384,6 +388,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     t1 = now_ms(), ms[PBF_STAGE_VORTICITY] += t1 - t, t = t1;
 
     pbf__tool_substep_end(w, dt, nt); /* tool: adhesion, damping, force reduction */
+    pbf__meshes_substep_end(w, dt); /* meshes: the bodies' forces */
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
     pbf_status wd = watchdog(w); /* issue 7: the instability watchdog, every substep */
@@ -434,6 +439,7 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     const int substeps = w->def.substeps;
     const float dt_sub = dt / (float)substeps;
     pbf__tool_step_begin(w, dt); /* tool */
+    pbf__meshes_step_begin(w); /* meshes */
     if (w->count == 0) {
         w->time += dt;
     } else {
@@ -445,6 +451,7 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
         if (st != PBF_OK) return st;
     }
     pbf__tool_step_end(w); /* tool: the step's mean forces */
+    pbf__meshes_step_end(w); /* meshes: the step's mean forces, the published poses */
     pbf__probes_step_end(w); /* probes: the step's mean patch forces */
     w->profile.iterations = (w->substep_iterations + substeps - 1) / substeps;
     w->profile.substeps = substeps;

@@ -55,6 +55,9 @@ struct pbf_world {
     /* Probes (issue 6; src/probes.c, src/probes.h): NULL when the world has none. */
     struct pbf_probes *probes;
 
+    /* Mesh solids and bodies (src/geometry/meshes.h): NULL when the world has none. */
+    struct pbf_geometry *geometry;
+
     /* The CUDA backend (issue 4; src/cuda/world_cuda.h): NULL on the CPU. A CUDA world's
      * particle arrays above are a host cache of the device state. */
     struct pbf_cuda_world *cuda;

@@ -1,4 +1,4 @@
-/* `pbf bench --tool` (issue 5; docs/performance.md "Tool"): the rate the haptic loop can reach,
+/* `pbf bench --tool` (docs/cli.md; docs/performance.md "Tool"): the rate the haptic loop can reach,
  * steps of 1 ms with the tool moving through the water, at several particle counts. */
 #ifndef PBF_APP_BENCH_TOOL_H
 #define PBF_APP_BENCH_TOOL_H

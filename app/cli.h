@@ -27,9 +27,9 @@ typedef struct cli_command {
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
-int cmd_haptic(int argc, char **argv); /* the tool in real time (issue 5) */
-int cmd_resume(int argc, char **argv); /* issue 7: app/cmd_resume.c */
-int cmd_validate(int argc, char **argv); /* issue 6: app/cmd_validate.c */
+int cmd_haptic(int argc, char **argv); /* the tool in real time (docs/tool.md) */
+int cmd_resume(int argc, char **argv); /* app/cmd_resume.c */
+int cmd_validate(int argc, char **argv); /* app/cmd_validate.c */
 int cmd_mesh(int argc, char **argv);     /* surfaces from particles: app/cmd_mesh.c */
 /* Renderer commands (app/cmd_view.c, app/cmd_render.c), compiled in when the renderer is. */
 #ifdef PBF_APP_HAVE_VIEW
@@ -114,7 +114,7 @@ const char *cli_format_duration(double seconds, char *buf, size_t size);
 /* "1,234,567" into buf. */
 const char *cli_format_count(long long n, char *buf, size_t size);
 /* Prints "pbf: warning: ..." when `bytes` (what `frames` frames will write) exceed the free
- * space of the file system holding dir (or its nearest existing parent). Issue 7. */
+ * space of the file system holding dir (or its nearest existing parent). */
 void cli_warn_disk_space(const char *dir, double bytes, int frames);
 /* Prints the lines of pbf_scene_check's warnings as "pbf: warning: <line>". */
 void cli_print_warnings(const char *warnings);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_tool.h" /* --tool (issue 5) */
+#include "bench_tool.h" /* --tool */
 #include "cli.h"
 #include "pbf/export.h"
 #include "pbf/scene.h"
@@ -70,11 +70,11 @@ typedef struct bench_options {
     int threads;       /* < 0: the scene's world.threads */
     int threads_used;  /* what the runs get (0 resolved to the OpenMP default) */
     int neighbor_mode; /* < 0: the scene's */
-    int backend;       /* pbf_backend (issue 4); < 0: the scene's */
+    int backend;       /* pbf_backend (docs/cuda.md); < 0: the scene's */
     const char *csv;
     cli_overrides sets;
     int render_w, render_h; /* --render: the image size; 0 when not rendering */
-    int tool, sizes_given;  /* --tool (issue 5): app/bench_tool.c; --particles was given */
+    int tool, sizes_given;  /* --tool: app/bench_tool.c; --particles was given */
 } bench_options;
 
 typedef struct bench_result {
@@ -139,7 +139,7 @@ static int bench_one(const bench_options *o, int64_t target, bench_result *res) 
         if (!user_sets(&o->sets, "substeps")) scene->world.substeps = 1;
         if (o->threads >= 0) scene->world.threads = o->threads;
         if (o->neighbor_mode >= 0) scene->world.neighbor_mode = (pbf_neighbor_mode)o->neighbor_mode;
-        if (o->backend >= 0) scene->world.backend = (pbf_backend)o->backend; /* issue 4 */
+        if (o->backend >= 0) scene->world.backend = (pbf_backend)o->backend;
         rc = resize_scene(scene, target);
     }
     char err[PBF_ERROR_SIZE];
@@ -281,7 +281,7 @@ static int parse_args(int argc, char **argv, bench_options *o, int *help) {
             ok = cli_parse_int(&p, "--threads", v, 0, 4096, &o->threads);
         else if (cli_option(&p, "--csv", &v))
             o->csv = v;
-        else if (cli_flag(&p, "--tool", NULL)) /* issue 5 */
+        else if (cli_flag(&p, "--tool", NULL))
             o->tool = 1;
 #ifdef PBF_APP_HAVE_RENDER
         else if (cli_flag(&p, "--render", NULL)) {
@@ -293,7 +293,7 @@ static int parse_args(int argc, char **argv, bench_options *o, int *help) {
                 ok = !cli_usage_error(&p, "--resolution expects WxH between 16x16 and 8192x8192, got '%s'", v);
         }
 #endif
-        else if (cli_option(&p, "--backend", &v)) { /* issue 4 */
+        else if (cli_option(&p, "--backend", &v)) {
             if (strcmp(v, "cpu") == 0) o->backend = PBF_BACKEND_CPU;
             else if (strcmp(v, "cuda") == 0) o->backend = PBF_BACKEND_CUDA;
             else ok = !cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
@@ -330,7 +330,7 @@ int cmd_bench(int argc, char **argv) {
         cli_overrides_free(&o.sets);
         return CLI_EXIT_OK;
     }
-    if (rc == CLI_EXIT_OK && o.tool) { /* issue 5: the haptic loop's rate, app/bench_tool.c */
+    if (rc == CLI_EXIT_OK && o.tool) { /* the haptic loop's rate, app/bench_tool.c */
         bench_tool_options t = {o.sizes_given ? o.sizes : NULL, o.size_count, o.steps, o.warmup,
                                 o.threads, o.backend, &o.sets, o.csv};
         rc = bench_tool(&t);
@@ -354,7 +354,7 @@ int cmd_bench(int argc, char **argv) {
                (double)scene->fps, o.steps, o.warmup,
                o.threads_used,
                o.neighbor_mode == PBF_NEIGHBOR_CELLS ? "cells" : "list");
-        /* issue 4: where it runs; a backend that cannot run here stops the bench at once */
+        /* where it runs; a backend that cannot run here stops the bench at once */
         char device[PBF_ERROR_SIZE];
         pbf_backend backend = o.backend >= 0 ? (pbf_backend)o.backend : scene->world.backend;
         if (pbf_backend_info(backend, device, sizeof device) != PBF_OK) {

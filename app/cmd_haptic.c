@@ -1,4 +1,4 @@
-/* `pbf haptic SCENE`: the haptic loop of seed 004 (issue 5; docs/tool.md). The scene's tool is
+/* `pbf haptic SCENE`: the haptic loop of seed 004 (docs/tool.md). The scene's tool is
  * moved in real time with a fixed step of 1/rate, its pose taken from the scene's path, from
  * standard input or from a UDP socket on loopback (an external device driver), and the force on
  * it is written every step. At the end: the achieved rate and the deadline misses.

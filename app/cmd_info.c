@@ -42,7 +42,7 @@ static int print_info(const pbf_scene *scene) {
            cli_format_count(particles, count, sizeof count), scene->block_count,
            scene->block_count == 1 ? "" : "s", scene->collider_count,
            scene->collider_count == 1 ? "" : "s");
-    /* issue 7: the same limit `pbf run` refuses a scene against, before allocating */
+    /* the same limit `pbf run` refuses a scene against, before allocating */
     size_t limit = pbf_memory_limit();
     char lim[32];
     printf("memory           %s (estimate; this process may use %s)\n",
@@ -66,7 +66,7 @@ static int print_info(const pbf_scene *scene) {
            d->solver.iterations);
     printf("output           %s [%s]\n", scene->output_dir,
            cli_format_names(scene->formats, formats, sizeof formats));
-    if (scene->has_tool) { /* the tool (issue 5; docs/tool.md) */
+    if (scene->has_tool) { /* the tool (docs/tool.md) */
         const pbf_tool_def *t = &scene->tool;
         if (t->motion == PBF_TOOL_FREE)
             printf("tool             sphere R %g m, free, %g kg\n", (double)t->radius,

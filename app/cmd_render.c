@@ -215,7 +215,7 @@ struct render_run {
     const pbf_scene *scene;
     pbf_collider_def *colliders;
     int collider_count;
-    pbf_collider_def tool; /* the tool's sphere of the frame being drawn (issue 5) */
+    pbf_collider_def tool; /* the tool's sphere of the frame being drawn */
     int closed;
     int quiet;
 };
@@ -263,7 +263,7 @@ static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *sce
     pbf_world_get_domain(world, &s.domain_min, &s.domain_max);
     s.collider_count = collider_count;
     s.colliders = colliders;
-    if (tool != NULL && pbf_world_has_tool(world)) { /* the tool (issue 5), drawn solid */
+    if (tool != NULL && pbf_world_has_tool(world)) { /* the tool (docs/tool.md), drawn solid */
         pbf_tool_state ts = pbf_tool_get_state(world);
         *tool = pbf_default_collider_def();
         tool->type = PBF_COLLIDER_SPHERE;
@@ -382,7 +382,7 @@ static const char render_help[] =
     "  pbf render out/dam --video dam.mp4\n"
     "  pbf render out/dam --png frames --look spheres --color speed --resolution 640x360\n";
 
-/* The tool's centre per frame from DIR/forces.csv (issue 5: `pbf run` writes it for a scene with
+/* The tool's centre per frame from DIR/forces.csv (`pbf run` writes it for a scene with
  * a tool; columns frame,time,x,y,z,...). *out[f] is frame f's centre, *count the frames read;
  * NULL and 0 when there is no such file. */
 static void load_tool_track(const char *dir, pbf_vec3 **out, int *count) {
@@ -479,7 +479,7 @@ int cmd_render(int argc, char **argv) {
         return rc;
     }
     if (fps <= 0.0) fps = have_scene ? scene->fps : 60.0;
-    /* the tool (issue 5): its sphere from the scene, its track from forces.csv */
+    /* the tool: its sphere from the scene, its track from forces.csv */
     pbf_vec3 *tool_track = NULL;
     int tool_frames = 0;
     pbf_collider_def tool_shape = pbf_default_collider_def();
@@ -549,7 +549,7 @@ int cmd_render(int argc, char **argv) {
             rs.positions = parts.positions;
             rs.velocities = parts.velocities;
             rs.densities = parts.densities;
-            rs.tool = NULL; /* the tool (issue 5) where forces.csv has the frame */
+            rs.tool = NULL; /* the tool where forces.csv has the frame */
             if (tool_track != NULL && files[i].number < tool_frames) {
                 tool_shape.center = tool_track[files[i].number];
                 rs.tool = &tool_shape;

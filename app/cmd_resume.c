@@ -1,4 +1,4 @@
-/* `pbf resume DIR` (issue 7): goes on with a run from the checkpoint that
+/* `pbf resume DIR` (docs/cli.md): goes on with a run from the checkpoint that
  * `pbf run --checkpoint-every N` saved (app/run_checkpoint.h). It restores the world, keeps
  * frames 0..frame of the folder, removes later ones, and runs the same loop as `pbf run`
  * (run_world, app/run.c) from frame + 1: the files it writes are bit-identical to those of a

@@ -96,13 +96,13 @@ int cmd_run(int argc, char **argv) {
             o.formats = (int)f;
         } else if (cli_option(&p, "--threads", &v)) {
             if (!cli_parse_int(&p, "--threads", v, 0, 4096, &o.threads)) rc = CLI_EXIT_USAGE;
-        } else if (cli_option(&p, "--backend", &v)) { /* issue 4 */
+        } else if (cli_option(&p, "--backend", &v)) {
             if (strcmp(v, "cpu") == 0) o.backend = PBF_BACKEND_CPU;
             else if (strcmp(v, "cuda") == 0) o.backend = PBF_BACKEND_CUDA;
             else rc = cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
         } else if (cli_option(&p, "--set", &v)) {
             rc = cli_take_set(&p, v, &sets);
-        } else if (cli_option(&p, "--checkpoint-every", &v)) { /* issue 7 */
+        } else if (cli_option(&p, "--checkpoint-every", &v)) {
             if (!cli_parse_int(&p, "--checkpoint-every", v, 0, 100000000, &o.checkpoint_every))
                 rc = CLI_EXIT_USAGE;
         } else if (mesh_run_option(mesh, &p)) {

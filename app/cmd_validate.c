@@ -1,6 +1,6 @@
 /* `pbf validate spheric2|lobovsky`: runs a validation scene (scenes/validation/), compares its
  * probes (probes.csv) with the laboratory data (../shared/validation/, see its README) and writes
- * the metrics and the plots (issue 6; docs/validation.md).
+ * the metrics and the plots (docs/validation.md).
  *
  *   OUT/<resolution>/            the run: probes.csv, stats.csv, scene.json, metrics.csv
  *   OUT/metrics.md               the metrics of every resolution run so far, as Markdown tables

@@ -87,7 +87,7 @@ typedef struct sim_shared {
     double sim_time;
     pbf_profile profile;
     unsigned long version; /* bumps with every published state */
-    /* The tool (issue 5): its state as published, and the window's drag (under lock). */
+    /* The tool (docs/tool.md): its state as published, and the window's drag (under lock). */
     int has_tool, tool_drag;
     pbf_tool_state tool;
     pbf_vec3 tool_target;

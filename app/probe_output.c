@@ -1,4 +1,4 @@
-/* probes.csv of `pbf run` (issue 6; see probe_output.h). */
+/* probes.csv of `pbf run` (see probe_output.h). */
 #include "probe_output.h"
 
 #include <errno.h>

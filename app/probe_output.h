@@ -1,4 +1,4 @@
-/* probes.csv in the output folder of `pbf run` (issue 6; include/pbf/probes.h,
+/* probes.csv in the output folder of `pbf run` (docs/cli.md; include/pbf/probes.h,
  * docs/validation.md): one row per frame, written after the frame's stats row:
  *
  *   frame,time,H1_m,front_m,P1_N,P1_Pa,...
@@ -26,7 +26,7 @@ int probe_csv_header(char *buf, size_t size, const pbf_probe_def *probes, int co
 /* Opens DIR/probes.csv (header written atomically). *out is NULL (and 0 is returned) when the
  * scene has no probes. Prints the error and returns non-zero on failure. */
 int probe_output_open(probe_output **out, const char *dir, const pbf_scene *scene);
-/* Resuming at `frame` (issue 7): keeps the header and the rows of frames 0..frame. */
+/* Resuming at `frame` (pbf resume): keeps the header and the rows of frames 0..frame. */
 int probe_output_resume(probe_output **out, const char *dir, const pbf_scene *scene, int frame);
 /* Samples the world's probes and appends the row of `frame` (one write, flushed). Non-zero with
  * err set on failure. NULL is fine (no probes). */

@@ -75,7 +75,7 @@ static void summary_print(const run_summary *s, const pbf_world *world, const ru
 /* Command-line values win over the scene's; scene.json then documents what actually ran. */
 static int apply_options(const run_options *o, pbf_scene *scene) {
     if (o->threads >= 0) scene->world.threads = o->threads;
-    if (o->backend >= 0) scene->world.backend = (pbf_backend)o->backend; /* issue 4 */
+    if (o->backend >= 0) scene->world.backend = (pbf_backend)o->backend;
     if (o->formats >= 0) scene->formats = (unsigned)o->formats;
     if (o->frames >= 0) scene->frames = o->frames;
     if (o->time >= 0.0) {
@@ -147,7 +147,7 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                     scene->output_dir, cli_format_names(scene->formats, formats, sizeof formats));
     }
 
-    /* probes (issue 6): a world restored from a checkpoint comes without them */
+    /* probes: a world restored from a checkpoint comes without them */
     if (scene->probe_count > 0 && pbf_world_probe_count(world) == 0 &&
         pbf_world_set_probes(world, scene->probes, scene->probe_count) != PBF_OK) {
         cli_error("%s: %s", scene->source, pbf_world_error(world));
@@ -160,7 +160,7 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
              ? run_output_open(&out, scene->output_dir, scene->formats, scene)
              : run_output_resume(&out, scene->output_dir, scene->formats, scene, resume_frame);
     if (rc == 0) {
-        /* resources (issue 7): warn when the run's files will not fit on the disk */
+        /* resources (docs/robustness.md): warn when the run's files will not fit on the disk */
         double bytes = run_output_estimate(pbf_world_particle_count(world), scene->formats,
                                            frames - first + 1, o->checkpoint_every > 0);
         cli_warn_disk_space(scene->output_dir, bytes, frames - first + 1);
@@ -195,7 +195,7 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                 break;
             }
             summary.frames_done = frame + 1;
-            /* checkpoints (issue 7): every N frames, after the frame's files */
+            /* checkpoints (docs/robustness.md): every N frames, after the frame's files */
             if (o->checkpoint_every > 0 && frame > 0 && frame % o->checkpoint_every == 0) {
                 if (run_checkpoint_save(world, scene, frame, o->checkpoint_every) != 0) {
                     if (!o->quiet) progress_end(&bar);

@@ -29,7 +29,7 @@ typedef struct run_options {
     const char *out_dir;        /* NULL: the scene's output_dir */
     int formats;                /* pbf_format bits; < 0: the scene's */
     int threads;                /* < 0: the scene's */
-    int backend;                /* pbf_backend (--backend, issue 4); < 0: the scene's */
+    int backend;                /* pbf_backend (--backend, docs/cuda.md); < 0: the scene's */
     int quiet;                  /* no progress line, no summary */
     int checkpoint_every;       /* save DIR/checkpoint.pbfck every N frames; 0: never */
 } run_options;

@@ -11,8 +11,8 @@
 #include "cli.h"
 #include "csv_file.h"
 #include "run_checkpoint.h" /* RUN_CHECKPOINT_NAME */
-#include "tool_output.h" /* forces.csv (issue 5) */
-#include "probe_output.h" /* probes.csv (issue 6) */
+#include "tool_output.h" /* forces.csv */
+#include "probe_output.h" /* probes.csv */
 
 static const char stats_name[] = "stats.csv";
 
@@ -129,8 +129,8 @@ int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_
     char header[1024];
     int n = stats_header(header, sizeof header);
     if (csv_file_create(&o->stats, dir, stats_name, header, (size_t)n) != 0) return 1;
-    if (probe_output_open(&o->probes, dir, scene) != 0) return 1; /* probes (issue 6) */
-    return tool_output_open(&o->tool, dir, scene); /* tool (issue 5) */
+    if (probe_output_open(&o->probes, dir, scene) != 0) return 1; /* probes */
+    return tool_output_open(&o->tool, dir, scene); /* tool */
 }
 
 /* Per-frame failures go into o->error instead of stderr: the caller first clears its
@@ -211,7 +211,7 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
     return rc;
 }
 
-/* ---- resume (issue 7) ------------------------------------------------------------------------ */
+/* ---- resume (docs/robustness.md) ------------------------------------------------------------- */
 
 /* Removes frame files after `frame` and temporary files: the resumed run writes them again. */
 static int remove_after(const char *dir, int frame) {
@@ -243,8 +243,8 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
     if (write_scene_json(dir, scene) != 0) return 1;
     /* stats.csv must have the rows up to the checkpoint: its row is written first */
     if (csv_file_resume(&o->stats, dir, stats_name, frame, NULL, 0) != 0) return 1;
-    if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* issue 6 */
-    return tool_output_resume(&o->tool, dir, scene, frame); /* tool (issue 5) */
+    if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* probes */
+    return tool_output_resume(&o->tool, dir, scene, frame); /* tool */
 }
 
 double run_output_estimate(int particles, unsigned formats, int frames, int checkpoints) {
@@ -257,8 +257,8 @@ double run_output_estimate(int particles, unsigned formats, int frames, int chec
 void run_output_close(run_output *o) {
     csv_file_close(&o->stats);
     pbf_particles_free(&o->particles);
-    tool_output_close(o->tool); /* draws forces.png (issue 5) */
+    tool_output_close(o->tool); /* draws forces.png */
     o->tool = NULL;
-    probe_output_close(o->probes); /* issue 6 */
+    probe_output_close(o->probes);
     o->probes = NULL;
 }

@@ -26,9 +26,9 @@ typedef struct run_output {
     pbf_particles particles; /* readback buffer, reused every frame */
     int files_written;       /* particle files written by this run */
     char error[PBF_ERROR_SIZE]; /* why run_output_frame failed */
-    struct tool_output *tool;   /* forces.csv and its plot when the scene has a tool (issue 5,
+    struct tool_output *tool;   /* forces.csv and its plot when the scene has a tool (docs/tool.md,
                                  * app/tool_output.h); NULL otherwise */
-    struct probe_output *probes; /* probes.csv when the scene has probes (issue 6,
+    struct probe_output *probes; /* probes.csv when the scene has probes (docs/cli.md,
                                   * app/probe_output.h); NULL otherwise */
 } run_output;
 
@@ -39,7 +39,7 @@ int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_
  * with the message in o->error (not printed: the caller's progress line is on the terminal). */
 int run_output_frame(run_output *o, const pbf_world *world, int frame);
 void run_output_close(run_output *o);
-/* Resumes a run in its folder at `frame` (issue 7): keeps frames 0..frame and their stats rows,
+/* Resumes a run in its folder at `frame` (pbf resume): keeps frames 0..frame and their stats rows,
  * removes later frame files and temporary files, rewrites scene.json. Prints the error and
  * returns non-zero on failure. */
 int run_output_resume(run_output *o, const char *dir, unsigned formats, const pbf_scene *scene,

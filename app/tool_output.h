@@ -1,4 +1,4 @@
-/* The tool's files in the output folder of `pbf run` (issue 5; docs/tool.md):
+/* The tool's files in the output folder of `pbf run` (docs/tool.md):
  *
  *   forces.csv   one row per frame, written after the frame's stats row: the tool's pose and the
  *                force on it (total, reaction, adhesion, damping) in N, averaged over the step
@@ -24,7 +24,7 @@ int tool_csv_values(char *buf, size_t size, const pbf_tool_state *s);
 /* Opens DIR/forces.csv (header written atomically) and DIR/forces.gp. *out is NULL (and 0 is
  * returned) when the scene has no tool. Prints the error and returns non-zero on failure. */
 int tool_output_open(tool_output **out, const char *dir, const pbf_scene *scene);
-/* Resuming at `frame` (issue 7): keeps the header and the rows of frames 0..frame. */
+/* Resuming at `frame` (pbf resume): keeps the header and the rows of frames 0..frame. */
 int tool_output_resume(tool_output **out, const char *dir, const pbf_scene *scene, int frame);
 /* Appends the row of `frame` (one write, flushed). Non-zero with err set on failure. */
 int tool_output_row(tool_output *o, const pbf_world *world, int frame, char *err,

@@ -81,7 +81,8 @@ int cli_load_scene(const char *path, const char *const *sets, int set_count, pbf
                        ? pbf_scene_load(path, sets, set_count, out, err, sizeof err)
                        : pbf_scene_default(sets, set_count, out, err, sizeof err);
     if (s != PBF_OK) return cli_error("%s", err);
-    /* Issue 7: values legal one by one that cannot give a useful simulation together. */
+    /* Values legal one by one that cannot give a useful simulation together
+     * (docs/robustness.md, "Scene files"). */
     char *warnings = malloc(8192);
     int count = 0;
     s = pbf_scene_check(out, warnings, warnings ? 8192 : 0, &count, err, sizeof err);

@@ -1,5 +1,5 @@
 /* Density error against iteration for plain Jacobi and the Chebyshev-accelerated solve, on the
- * same state (issue 8; docs/performance.md "Converging faster"). Runs the built-in dam break
+ * same state (docs/performance.md "Converging faster"). Runs the built-in dam break
  * (or a scene file) for FRAMES frames with the scene's solver, then solves one substep of that
  * state with each solver for exactly ITERATIONS iterations and prints CSV:
  *   iteration,jacobi,chebyshev        (average density error in percent after k Δp passes)

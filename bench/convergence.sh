@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 8's figures (docs/performance.md, "Converging faster"):
+# The figures of docs/performance.md, "Converging faster":
 #  1. density error against iteration, plain Jacobi and Chebyshev, on the same dam-break state
 #     -> docs/img/convergence.png (+ the CSV next to it, in out/bench/)
 #  2. ms per step against the target error, error-controlled and accelerated, 50k particles,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUDA backend on a GPU machine, in one call (issue 4; docs/cuda.md, docs/performance.md):
+# The CUDA backend on a GPU machine, in one call (docs/cuda.md, docs/performance.md):
 #   1. builds the project with the backend (build-gpu/, Release, -DPBF_CUDA=ON);
 #   2. runs the GPU tests: test_cuda (CPU/CUDA parity: grid, one step, 50 steps, determinism,
 #      watchdog) must PASS here, a skip is a failure; then the backend's API and CLI tests;
@@ -7,7 +7,7 @@
 #      1 substep, the dam break resized) with each grid sort (PBF_CUDA_SORT=counting, radix)
 #      and both neighbour schemes, stages timed with CUDA events;
 #   4. prints one table (markdown, ready for docs/performance.md) with the device name, and
-#      checks the issue's bars on an H100: 10k particles <= 0.5 ms per step, 1M <= 10 ms.
+#      checks the targets on an H100: 10k particles <= 0.5 ms per step, 1M <= 10 ms.
 #
 # Usage: bash bench/gpu.sh [OUT_DIR]        (default out/gpu; CSV files and table.md go there)
 # Environment: PARTICLES (default 10000,100000,1000000,4000000), STEPS (20), WARMUP (3),
@@ -88,7 +88,7 @@ echo "== table ($out/table.md)"
     table_rows "$cpu_csv" cpu - list
 } | tee "$out/table.md"
 
-# The issue's bars (H100): 10k particles <= 0.5 ms per step, 1M <= 10 ms (the fastest of the
+# The targets (H100): 10k particles <= 0.5 ms per step, 1M <= 10 ms (the fastest of the
 # four variants).
 echo "== bars"
 status=0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The performance report's figures (issue 6; docs/performance.md): `pbf bench` over particle
+# The performance report's figures (docs/performance.md, "Scaling"): `pbf bench` over particle
 # counts from 10k to 1M and over 1 and 2 threads, with
 #   - ms per step and per stage (the model: table 4.3 of the thesis in the seeds),
 #   - the thread scaling 1 -> 2 (speed-up and parallel efficiency at each count),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the scene loader with libFuzzer (issue 7, docs/robustness.md): builds build-fuzz/ with
+# Fuzzes the scene loader with libFuzzer (docs/robustness.md): builds build-fuzz/ with
 # clang, ASan and UBSan, replays the saved corpus and the shipped scenes, then fuzzes for a
 # bounded time. A crash fails with the input saved in build-fuzz/tests/fuzz/artifacts/.
 # Usage: bash scripts/fuzz.sh [SECONDS]     (default 20; scripts/test.sh runs it)

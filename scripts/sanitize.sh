@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test suite under AddressSanitizer + UndefinedBehaviorSanitizer, no recovery (issue 7,
-# docs/robustness.md), in its own build folder build-asan/. scripts/test.sh runs it.
+# The test suite under AddressSanitizer + UndefinedBehaviorSanitizer, no recovery
+# (docs/robustness.md), in its own build folder build-asan/. scripts/test.sh runs it.
 # Usage: bash scripts/sanitize.sh [ctest arguments...]   (default: all but the "slow" tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."

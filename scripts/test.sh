@@ -10,7 +10,7 @@ cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure --timeout 900
 # The Python package (docs/python.md): pip install into a venv, then its pytest suite.
 bash scripts/test_python.sh
-# Robustness (issue 7, docs/robustness.md): the suite again under ASan + UBSan (build-asan/),
+# Robustness (docs/robustness.md): the suite again under ASan + UBSan (build-asan/),
 # then the scene loader under libFuzzer for 20 s with the saved corpus (build-fuzz/, clang).
 bash scripts/sanitize.sh
 bash scripts/fuzz.sh 20

@@ -65,14 +65,14 @@ static inline void pbf__lambda_groups(pbf_lambda_lanes *PBF_RESTRICT L,
 
 static inline void pbf__delta_groups(pbf_delta_lanes *PBF_RESTRICT L, const float *PBF_RESTRICT dx,
                                      const float *PBF_RESTRICT dy, const float *PBF_RESTRICT dz,
-                                     float li, const float *PBF_RESTRICT lj,
-                                     const float *PBF_RESTRICT gs, int padded, int scorr_n,
-                                     const pbf_params *PBF_RESTRICT P) {
+                                     float li, const float *PBF_RESTRICT lj, float wi,
+                                     const float *PBF_RESTRICT rj, const float *PBF_RESTRICT gs,
+                                     int padded, int scorr_n, const pbf_params *PBF_RESTRICT P) {
     for (int c = 0; c < padded; c += PBF_LANES) {
 #pragma omp simd
         for (int l = 0; l < PBF_LANES; ++l)
-            pbf_delta_lane(L, l, dx[c + l], dy[c + l], dz[c + l], li, lj[c + l], gs[c + l],
-                           scorr_n, P);
+            pbf_delta_lane(L, l, dx[c + l], dy[c + l], dz[c + l], li, lj[c + l], wi, rj[c + l],
+                           gs[c + l], scorr_n, P);
     }
 }
 
@@ -117,23 +117,32 @@ static inline pbf_lambda_acc pbf__lambda_list(const pbf_params *P, const float *
     return pbf_lambda_lanes_end(&L, P);
 }
 
-/* Δp pass: the fluid sum of particle i, with the gradient factors of this iteration's λ pass.
- * scorr_n is P->scorr_n, passed apart so that pbf__delta_list_of can make it a constant. */
+/* Δp pass: the fluid sum of particle i, with the gradient factors of this iteration's λ pass
+ * and the densities ρ_j of its λ pass (s_corr's weights). scorr_n is P->scorr_n, passed apart so
+ * that pbf__delta_list_of can make it a constant. Without s_corr (k = 0) the densities are not
+ * gathered: their weight multiplies zero. */
 static inline pbf_delta_acc pbf__delta_list(const pbf_params *P, const float *p,
-                                            const float *lambda, pbf_v3 xi, float li,
-                                            const uint32_t *nb, uint32_t start, uint32_t end,
-                                            const float *pair_g, int scorr_n) {
-    float dx[PBF_CHUNK], dy[PBF_CHUNK], dz[PBF_CHUNK], lj[PBF_CHUNK], gs[PBF_CHUNK];
+                                            const float *lambda, const float *density, pbf_v3 xi,
+                                            float li, float wi, const uint32_t *nb, uint32_t start,
+                                            uint32_t end, const float *pair_g, int scorr_n) {
+    float dx[PBF_CHUNK], dy[PBF_CHUNK], dz[PBF_CHUNK], lj[PBF_CHUNK], rj[PBF_CHUNK],
+        gs[PBF_CHUNK];
+    const int scorr = P->scorr_scale != 0.0f;
     pbf_delta_lanes L;
     memset(&L, 0, sizeof L);
     for (uint32_t k0 = start; k0 < end; k0 += PBF_CHUNK) {
         int padded, m = pbf__chunk(k0, end, &padded);
         pbf__gather_d(p, xi, nb, k0, m, padded, P->h, dx, dy, dz);
         for (int c = 0; c < m; ++c) lj[c] = lambda[nb[k0 + c]];
+        if (scorr)
+            for (int c = 0; c < m; ++c) rj[c] = density[nb[k0 + c]];
+        else
+            for (int c = 0; c < m; ++c) rj[c] = P->rest_density;
         for (int c = 0; c < m; ++c) gs[c] = pair_g[k0 + c];
         pbf__pad_zero(lj, m, padded);
+        for (int c = m; c < padded; ++c) rj[c] = P->rest_density;
         pbf__pad_zero(gs, m, padded);
-        pbf__delta_groups(&L, dx, dy, dz, li, lj, gs, padded, scorr_n, P);
+        pbf__delta_groups(&L, dx, dy, dz, li, lj, wi, rj, gs, padded, scorr_n, P);
     }
     return pbf_delta_lanes_end(&L);
 }
@@ -141,12 +150,14 @@ static inline pbf_delta_acc pbf__delta_list(const pbf_params *P, const float *p,
 /* pbf__delta_list with the default s_corr exponent n = 4 as a constant: its power is then two
  * products instead of four vector selects per pair (a third of the pass). Same floats. */
 static inline pbf_delta_acc pbf__delta_list_of(const pbf_params *P, const float *p,
-                                               const float *lambda, pbf_v3 xi, float li,
-                                               const uint32_t *nb, uint32_t start, uint32_t end,
+                                               const float *lambda, const float *density,
+                                               pbf_v3 xi, float li, float wi, const uint32_t *nb,
+                                               uint32_t start, uint32_t end,
                                                const float *pair_g) {
     if (P->scorr_n == 4)
-        return pbf__delta_list(P, p, lambda, xi, li, nb, start, end, pair_g, 4);
-    return pbf__delta_list(P, p, lambda, xi, li, nb, start, end, pair_g, P->scorr_n);
+        return pbf__delta_list(P, p, lambda, density, xi, li, wi, nb, start, end, pair_g, 4);
+    return pbf__delta_list(P, p, lambda, density, xi, li, wi, nb, start, end, pair_g,
+                           P->scorr_n);
 }
 
 /* Vorticity pass A: ω, XSPH and the density of particle i; stores each pair's gradient factor
@@ -227,14 +238,15 @@ static inline pbf_lambda_acc pbf__lambda_cells(const pbf_params *P, const pbf_gr
 }
 
 static inline pbf_delta_acc pbf__delta_cells(const pbf_params *P, const pbf_grid *g,
-                                             const float *p, const float *lambda, int i,
-                                             pbf_v3 xi, float li) {
+                                             const float *p, const float *lambda,
+                                             const float *density, int i, pbf_v3 xi, float li,
+                                             float wi) {
     pbf_delta_lanes L;
     memset(&L, 0, sizeof L);
     PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
         pbf_v3 d = v3_sub(xi, v3_load(p, j));
         float gm, gf = pbf_spiky_factor(v3_dot(d, d), P, &gm);
-        pbf_delta_lane(&L, l, d.x, d.y, d.z, li, lambda[j], gf, P->scorr_n, P);
+        pbf_delta_lane(&L, l, d.x, d.y, d.z, li, lambda[j], wi, density[j], gf, P->scorr_n, P);
     });
     return pbf_delta_lanes_end(&L);
 }

@@ -105,6 +105,8 @@ typedef struct pbf_params {
     float scorr_scale;  /* k / S0: s_corr in the units of λ */
     float scorr_inv_q;  /* 1 / (h² − Δq²): W(r)/W(Δq) = ((h² − r²) · this)³ */
     int scorr_n;
+    float scorr_inv_deficit; /* 1/δ: s_corr's weight grows from 0 at ρ0 to 1 at (1 − δ) ρ0; 0:
+                                weight 1 everywhere (pbf_scorr_weight) */
     /* velocity passes */
     float vorticity;
     float xsph;
@@ -177,17 +179,31 @@ PBF_KERNEL_INLINE float pbf_ipow(float x, int n) {
     return r;
 }
 
+/* s_corr's weight for a particle of density rho: 0 at or above rest density, rising linearly to
+ * 1 at (1 − δ) ρ0 (δ = solver.scorr.deficit) and 1 below. s_corr exists to keep particles from
+ * pairing up where a neighbourhood is deficient (the free surface, splashes); in fluid at rest
+ * density it would act as a pairwise repulsion that the density solve has to balance, and once
+ * the solve converges that balance holds shear stress like a packing with friction (two joined
+ * vessels stop short of level). With δ = 0 the weight is 1 everywhere (the paper's s_corr). */
+PBF_KERNEL_INLINE float pbf_scorr_weight(float rho, const pbf_params *p) {
+    float w = (1.0f - rho * p->inv_rest_density) * p->scorr_inv_deficit;
+    w = w < 1.0f ? w : 1.0f;
+    w = w > 0.0f ? w : 0.0f;
+    return p->scorr_inv_deficit > 0.0f ? w : 1.0f;
+}
+
 /* The Δp coefficient of a pair (Algorithm 1 line 13): λ_i + λ_j + s_corr, with
- * s_corr = −k (W_ij / W(Δq))^n in the units of λ, W(r)/W(Δq) = ((h² − r²)/(h² − Δq²))³ for
- * poly6. Below x = 1e-3 the term (< 1e-36 k) is set to zero: its powers would be denormal
- * numbers, which cost a hundred cycles each on x86 and occur for every pair near h (in the
- * rest lattice, every pair at r = 2s = h). n is p->scorr_n; a loop may pass it as a constant
- * so that pbf_ipow folds to its products (src/cpu_passes.h). */
-PBF_KERNEL_INLINE float pbf_delta_coef(float r2, float lambda_i, float lambda_j, int n,
-                                       const pbf_params *p) {
+ * s_corr = −k w_ij (W_ij / W(Δq))^n in the units of λ, W(r)/W(Δq) = ((h² − r²)/(h² − Δq²))³ for
+ * poly6, and w_ij = (w_i + w_j)/2 the pair's mean pbf_scorr_weight (symmetric, so the pair's
+ * corrections stay equal and opposite). Below x = 1e-3 the term (< 1e-36 k) is set to zero: its
+ * powers would be denormal numbers, which cost a hundred cycles each on x86 and occur for every
+ * pair near h (in the rest lattice, every pair at r = 2s = h). n is p->scorr_n; a loop may pass
+ * it as a constant so that pbf_ipow folds to its products (src/cpu_passes.h). */
+PBF_KERNEL_INLINE float pbf_delta_coef(float r2, float lambda_i, float lambda_j, float weight_ij,
+                                       int n, const pbf_params *p) {
     float x = pbf_pos(p->h2 - r2) * p->scorr_inv_q;
     x = x > 1e-3f ? x : 0.0f;
-    return lambda_i + lambda_j - p->scorr_scale * pbf_ipow(x * x * x, n);
+    return lambda_i + lambda_j - p->scorr_scale * weight_ij * pbf_ipow(x * x * x, n);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -811,12 +827,14 @@ PBF_KERNEL_INLINE pbf_lambda_acc pbf_lambda_lanes_end(const pbf_lambda_lanes *L,
     return a;
 }
 
-/* Δp pass: pair d with λ_j and its gradient factor g at these positions (from the λ pass, or
- * pbf_spiky_factor); n is p->scorr_n (see pbf_delta_coef). */
+/* Δp pass: pair d with λ_j, the s_corr weights w_i (pbf_scorr_weight of ρ_i) and of ρ_j, and
+ * the pair's gradient factor g at these positions (from the λ pass, or pbf_spiky_factor); n is
+ * p->scorr_n (see pbf_delta_coef). */
 PBF_KERNEL_INLINE void pbf_delta_lane(pbf_delta_lanes *L, int l, float dx, float dy, float dz,
-                                      float lambda_i, float lambda_j, float g, int n,
-                                      const pbf_params *p) {
-    float f = pbf_delta_coef(dx * dx + dy * dy + dz * dz, lambda_i, lambda_j, n, p) * g;
+                                      float lambda_i, float lambda_j, float weight_i, float rho_j,
+                                      float g, int n, const pbf_params *p) {
+    float w = 0.5f * (weight_i + pbf_scorr_weight(rho_j, p));
+    float f = pbf_delta_coef(dx * dx + dy * dy + dz * dz, lambda_i, lambda_j, w, n, p) * g;
     L->x[l] += dx * f;
     L->y[l] += dy * f;
     L->z[l] += dz * f;
@@ -869,7 +887,7 @@ PBF_KERNEL_INLINE pbf_conf_acc pbf_conf_lanes_end(const pbf_conf_lanes *L) {
 }
 
 /* =============================================================================================
- * The tool (issue 5; docs/tool.md). A rigid sphere of centre c and radius R moving at v_t through
+ * The tool (docs/tool.md). A rigid sphere of centre c and radius R moving at v_t through
  * the fluid, after seed 004 (Wang, Yu, Liang & Guo 2018, "Real-time interaction simulation with
  * position-based fluid"). Everything the solver does with it per particle is here; src/tool.c
  * moves the sphere and reduces the per-particle forces in slot order.

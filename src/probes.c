@@ -1,4 +1,4 @@
-/* Probes (issue 6; include/pbf/probes.h, docs/validation.md): water height at a point, the
+/* Probes (include/pbf/probes.h, docs/validation.md): water height at a point, the
  * front of the fluid, and the force on a wall patch from the constraint reaction.
  *
  * Height and front are read from the positions when sampled, on bins 2r wide along the probe's
@@ -349,13 +349,13 @@ void pbf__probes_force_pass(pbf_world *w, float omega) {
         }
         if (nhit == 0 && !carry) continue;
         /* The pass's fluid–fluid correction of i, exactly as stage_delta summed it. */
-        float li = lambda[i];
+        float li = lambda[i], wi = pbf_scorr_weight(w->density[i], P);
         pbf_delta_acc a =
             w->def.neighbor_mode == PBF_NEIGHBOR_LIST /* the λ pass's factors still hold */
-                ? pbf__delta_list_of(P, x_old, lambda, xi, li, w->neighbors.index,
-                                     w->neighbors.start[i], w->neighbors.start[i + 1],
-                                     w->neighbors.pair_g)
-                : pbf__delta_cells(P, &w->grid, x_old, lambda, i, xi, li);
+                ? pbf__delta_list_of(P, x_old, lambda, w->density, xi, li, wi,
+                                     w->neighbors.index, w->neighbors.start[i],
+                                     w->neighbors.start[i + 1], w->neighbors.pair_g)
+                : pbf__delta_cells(P, &w->grid, x_old, lambda, w->density, i, xi, li, wi);
         pbf_v3 fluid = v3_add(xi, v3_scale(a.dp, P->volume));
         if (omega != 1.0f) fluid = pbf_chebyshev(fluid, xi, v3_load(x_back, i), omega, gamma);
         pbf_v3 moved = v3_sub(v3_load(x_new, i), fluid);

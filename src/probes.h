@@ -1,4 +1,4 @@
-/* Probes inside the library (issue 6; include/pbf/probes.h, docs/validation.md): the world's
+/* Probes inside the library (include/pbf/probes.h, docs/validation.md): the world's
  * probe set and the two hooks the step calls for force probes (solver.c, marked "probes").
  * Heights and fronts need no hook: they are read from the positions when sampled. */
 #ifndef PBF_PROBES_INTERNAL_H

@@ -1,4 +1,4 @@
-/* Resource checks before allocating (issue 7, docs/robustness.md).
+/* Resource checks before allocating (docs/robustness.md).
  *
  * Linux overcommits: a malloc of more memory than the machine has usually succeeds, and the
  * process is killed later, when the pages are touched, with no message at all. So every large

@@ -1,4 +1,4 @@
-/* Resource checks before allocating (issue 7, docs/robustness.md): how much memory this
+/* Resource checks before allocating (docs/robustness.md): how much memory this
  * process may use, and the message when a world would need more. Never installed. */
 #ifndef PBF_RESOURCES_H
 #define PBF_RESOURCES_H

@@ -7,10 +7,10 @@
 #include <omp.h>
 #include <string.h>
 
-#include "tool.h" /* the tool (issue 5): hooks marked "tool" below */
-#include "probes.h" /* probes (issue 6): two hooks marked "probes" below */
+#include "tool.h" /* the tool (docs/tool.md): hooks marked "tool" below */
+#include "probes.h" /* probes (docs/validation.md): two hooks marked "probes" below */
 #include "geometry/meshes.h" /* mesh solids and bodies: hooks marked "meshes" below */
-#include "cuda/world_cuda.h" /* the CUDA backend (issue 4): one hook marked "cuda" below */
+#include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): one hook marked "cuda" below */
 #include "world_internal.h"
 #include "watchdog.h" /* its limits and report, shared with the CUDA step */
 #include "cpu_passes.h" /* the vectorized list passes */
@@ -59,6 +59,7 @@ void pbf__init_params(pbf_world *w) {
     float dq = sd->scorr_dq * p->h;
     p->scorr_inv_q = 1.0f / (p->h2 - dq * dq);
     p->scorr_n = sd->scorr_n;
+    p->scorr_inv_deficit = sd->scorr_deficit > 0.0f ? 1.0f / sd->scorr_deficit : 0.0f;
     p->vorticity = sd->vorticity;
     p->xsph = sd->xsph;
     p->gravity = v3(d->gravity.x, d->gravity.y, d->gravity.z);
@@ -140,7 +141,7 @@ static void stage_delta(pbf_world *w, int nt, float omega) {
     const pbf_params *P = &w->params;
     const pbf_solid *S = w->solids;
     const int n = w->count;
-    const float *p = w->p, *lambda = w->lambda, *p_prev = w->p_prev;
+    const float *p = w->p, *lambda = w->lambda, *p_prev = w->p_prev, *density = w->density;
     const float gamma = w->def.solver.chebyshev_gamma;
     const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
     const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
@@ -151,11 +152,11 @@ static void stage_delta(pbf_world *w, int nt, float omega) {
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i);
-        float li = lambda[i];
+        float li = lambda[i], wi = pbf_scorr_weight(density[i], P);
         pbf_delta_acc a = /* the positions are the λ pass's: its gradient factors still hold */
-            list ? pbf__delta_list_of(P, p, lambda, xi, li, nb, nb_start[i], nb_start[i + 1],
-                                      pair_g)
-                 : pbf__delta_cells(P, &w->grid, p, lambda, i, xi, li);
+            list ? pbf__delta_list_of(P, p, lambda, density, xi, li, wi, nb, nb_start[i],
+                                      nb_start[i + 1], pair_g)
+                 : pbf__delta_cells(P, &w->grid, p, lambda, density, i, xi, li, wi);
         pbf_v3 xn = pbf_delta_end(&a, xi, li, P, S);
         if (omega != 1.0f) /* accelerated: the extrapolated position must obey the solids too */
             xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), P, S);
@@ -288,7 +289,7 @@ static void stage_vorticity(pbf_world *w, int nt) {
 }
 
 /* ---------------------------------------------------------------------------------------------
- * The instability watchdog (issue 7, docs/robustness.md). At the end of every substep it stops
+ * The instability watchdog (docs/robustness.md). At the end of every substep it stops
  * the step when a particle has a non-finite position, velocity or constraint multiplier λ, or
  * moves "far beyond the CFL limit", defined as WATCHDOG_CFL_FACTOR times cfl·h/dt_substep with
  * cfl taken as at least WATCHDOG_MIN_CFL (so a disabled limit, cfl = 0, still has a watchdog):
@@ -391,7 +392,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf__meshes_substep_end(w, dt); /* meshes: the bodies' forces */
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
-    pbf_status wd = watchdog(w); /* issue 7: the instability watchdog, every substep */
+    pbf_status wd = watchdog(w); /* the instability watchdog, every substep */
     if (wd != PBF_OK) return wd;
 
     /* the corrected positions become the state */

@@ -1,5 +1,5 @@
 /* The tool: a rigid sphere in the fluid, two-way coupled, with the force on it every step
- * (issue 5; seed 004; docs/tool.md).
+ * (seed 004; docs/tool.md).
  *
  * Per substep: substep_begin moves the sphere to where it is at the end of the substep (path,
  * external pose or free-body integration) and fills the kernels' view; the solver's λ and Δp

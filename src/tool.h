@@ -1,4 +1,4 @@
-/* The tool inside the library (issue 5; docs/tool.md): the sphere's motion, its per-particle
+/* The tool inside the library (docs/tool.md): the sphere's motion, its per-particle
  * scratch arrays and the hooks the step calls (solver.c). The per-particle math is in kernels.h
  * (the tool section); this file and tool.c hold only the loops, the reductions and the body. */
 #ifndef PBF_TOOL_H

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resources.h" /* memory checks before allocating (issue 7) */
-#include "tool.h" /* the tool (issue 5): freed and counted here */
-#include "probes.h" /* probes (issue 6): freed here */
+#include "resources.h" /* memory checks before allocating */
+#include "tool.h" /* the tool: freed and counted here */
+#include "probes.h" /* probes: freed here */
 #include "geometry/meshes.h" /* mesh solids: freed, counted and kept after the colliders */
-#include "cuda/world_cuda.h" /* the CUDA backend (issue 4): hooks marked "cuda" below */
+#include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
 #include "world_internal.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -82,6 +82,8 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
     CHECK_RANGE(s->scorr_n >= 1 && s->scorr_n <= 8, "solver.scorr_n", "in [1, 8]", s->scorr_n);
     CHECK_RANGE(s->scorr_dq >= 0.0f && s->scorr_dq < 1.0f, "solver.scorr_dq", "in [0, 1)",
                 s->scorr_dq);
+    CHECK_RANGE(s->scorr_deficit >= 0.0f && s->scorr_deficit <= 1.0f, "solver.scorr_deficit",
+                "in [0, 1]", s->scorr_deficit);
     CHECK_RANGE(s->vorticity >= 0.0f && s->vorticity <= 10.0f, "solver.vorticity",
                 "in [0, 10] m/s", s->vorticity);
     CHECK_RANGE(s->xsph >= 0.0f && s->xsph <= 1.0f, "solver.xsph", "in [0, 1]", s->xsph);
@@ -142,7 +144,7 @@ void pbf_world_destroy(pbf_world *w) {
     pbf__cuda_detach(w); /* cuda */
     free_particles(w);
     pbf__tool_free(w);
-    pbf__probes_free(w); /* probes (issue 6) */
+    pbf__probes_free(w); /* probes */
     pbf__meshes_free(w);
     free(w->grid.cell_start);
     free(w->grid.cursor);
@@ -192,7 +194,7 @@ pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err
         pbf_world_destroy(w);
         return PBF_ERR_INVALID_ARG;
     }
-    /* Resources (issue 7): refuse a grid the machine cannot hold before allocating it. */
+    /* Resources: refuse a grid the machine cannot hold before allocating it. */
     char why[PBF_ERROR_SIZE];
     if (pbf__check_memory(((double)cells * 2.0 + 1.0) * sizeof(uint32_t), "the grid", why,
                           sizeof why) != 0) {
@@ -265,7 +267,7 @@ oom:
                      cap, (double)c * (double)bytes_per_particle() / 1e6);
 }
 
-/* Resources (issue 7): a world of `total` particles must fit in memory, refused before anything
+/* Resources: a world of `total` particles must fit in memory, refused before anything
  * is allocated (Linux would grant the allocation and kill the process later). */
 static pbf_status check_memory_for(pbf_world *w, int64_t total) {
     char why[PBF_ERROR_SIZE];
@@ -278,7 +280,7 @@ static pbf_status check_memory_for(pbf_world *w, int64_t total) {
                      (long long)total, why);
 }
 
-/* Checkpoint restore (issue 7, src/io/checkpoint.c): room for count particles, count set; the
+/* Checkpoint restore (src/io/checkpoint.c): room for count particles, count set; the
  * caller fills slots [0, count) of every per-particle array. */
 pbf_status pbf__world_resize(pbf_world *w, int count) {
     pbf__cuda_touch(w); /* cuda: the caller rewrites the host arrays */
@@ -312,7 +314,7 @@ static int inside_domain(const pbf_world *w, pbf_v3 x) {
 /* Lattice cells along one axis of a block: floor(extent / spacing), tolerant of round-off.
  * Saturates at LATTICE_MAX, and the product at LATTICE_PRODUCT_MAX: both are far more particles
  * than a world holds, so an absurd size (a radius of 1e-45 m, found by the scene fuzzer) gives
- * a count that is refused instead of an integer overflow (issue 7). */
+ * a count that is refused instead of an integer overflow. */
 #define LATTICE_MAX ((int64_t)1 << 31)
 #define LATTICE_PRODUCT_MAX ((int64_t)1 << 56) /* a sum over 64 blocks stays in int64 */
 static int64_t lattice_count(float lo, float hi, float spacing) {
@@ -522,7 +524,7 @@ pbf_particle_view pbf_world_view(const pbf_world *w) {
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Changing the solver of a live world (issue 8: compare solvers on the same state). */
+ * Changing the solver of a live world (to compare solvers on the same state). */
 
 pbf_status pbf_world_set_solver(pbf_world *w, const pbf_solver_def *solver) {
     if (!w || !solver) return PBF_ERR_INVALID_ARG;
@@ -550,7 +552,7 @@ pbf_status pbf_world_set_solver(pbf_world *w, const pbf_solver_def *solver) {
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Backends (issue 4) */
+ * Backends (docs/cuda.md) */
 
 pbf_status pbf_backend_info(pbf_backend backend, char *buf, size_t size) {
     if (backend == PBF_BACKEND_CPU) {

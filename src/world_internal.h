@@ -52,13 +52,13 @@ struct pbf_world {
     /* The tool (src/tool.c, src/tool.h, docs/tool.md): NULL when the world has none. */
     struct pbf_tool_body *tool;
 
-    /* Probes (issue 6; src/probes.c, src/probes.h): NULL when the world has none. */
+    /* Probes (src/probes.c, src/probes.h): NULL when the world has none. */
     struct pbf_probes *probes;
 
     /* Mesh solids and bodies (src/geometry/meshes.h): NULL when the world has none. */
     struct pbf_geometry *geometry;
 
-    /* The CUDA backend (issue 4; src/cuda/world_cuda.h): NULL on the CPU. A CUDA world's
+    /* The CUDA backend (src/cuda/world_cuda.h, docs/cuda.md): NULL on the CPU. A CUDA world's
      * particle arrays above are a host cache of the device state. */
     struct pbf_cuda_world *cuda;
 };
@@ -76,7 +76,7 @@ void pbf__walls_envelope(const pbf_world_def *def, pbf_v3 *lo, pbf_v3 *hi);
 void pbf__init_params(pbf_world *w);
 /* Converts a collider def into the kernels' form. */
 pbf_solid pbf__solid_from_def(const pbf_collider_def *c);
-/* Checkpoint restore (issue 7, src/io/checkpoint.c; world.c): makes room for count particles
+/* Checkpoint restore (src/io/checkpoint.c; world.c): makes room for count particles
  * (after the memory check) and sets the count; the caller fills every per-particle array. */
 pbf_status pbf__world_resize(pbf_world *w, int count);
 

@@ -1,5 +1,5 @@
-/* Checkpoints (issue 7): a resumed world is bit-identical to one that never stopped, with
- * colliders, moving walls, both neighbour schemes, another thread count and the tool; corrupt,
+/* Checkpoints (docs/robustness.md): a resumed world is bit-identical to one that never stopped,
+ * with colliders, moving walls, both neighbour schemes, another thread count and the tool; corrupt,
  * truncated, foreign and newer files are refused with a message that names the file and the
  * problem; a failed save leaves the previous checkpoint and no temporary file. */
 #include <signal.h>
@@ -333,6 +333,54 @@ static void fix_crc(unsigned char *d, size_t at) {
 
 static void fix_header_crc(unsigned char *d) { wr32(d + 28, (uint32_t)crc32(0L, d, 28)); }
 
+/* A version-1 file (no scorr_deficit in WORLDDEF) is read with deficit 0, the s_corr it ran
+ * with. The test makes one from a version-2 file by cutting the field out of the payload; the
+ * field is found by its distinctive value rather than by a hard-coded offset. */
+static int reads_version_1(void) {
+    pbf_world *w = make_world(1, PBF_NEIGHBOR_LIST);
+    ENSURE(w != NULL);
+    ENSURE(step_n(w, 2) == 0);
+    pbf_world_def def = *pbf_world_get_def(w);
+    def.solver.scorr_deficit = 0.0371f;
+    char err[PBF_ERROR_SIZE];
+    const char *path = tmp_path("v2.pbfck"), *old = tmp_path("v1.pbfck");
+    pbf_world *r = round_trip(w, path, &def); /* a world with the marked def, saved again */
+    ENSURE(r != NULL);
+    ENSURE(pbf_checkpoint_save(r, path, NULL, 0, err, sizeof err) == PBF_OK);
+    pbf_world_destroy(r);
+    size_t size = 0;
+    unsigned char *d = read_file(path, &size);
+    ENSURE(d != NULL);
+    size_t at = find_section(d, size, "WORLDDEF");
+    ENSURE(at > 0 && rd32(d + at + 16) == 204);
+    unsigned char mark[4];
+    memcpy(mark, &def.solver.scorr_deficit, 4);
+    size_t field = 0;
+    for (size_t k = at + 24; k + 4 <= at + 24 + 204; k += 4)
+        if (memcmp(d + k, mark, 4) == 0) field = k;
+    ENSURE(field > 0);
+    unsigned char *e = malloc(size);
+    ENSURE(e != NULL);
+    memcpy(e, d, field);
+    memcpy(e + field, d + field + 4, size - field - 4);
+    wr32(e + 8, 1);
+    fix_header_crc(e);
+    wr32(e + at + 16, 200);
+    fix_crc(e, at);
+    ENSURE(write_file(old, e, size - 4) == 0);
+    pbf_checkpoint *ck = NULL;
+    ENSURE(pbf_checkpoint_open(old, &ck, err, sizeof err) == PBF_OK);
+    const pbf_world_def *got = pbf_checkpoint_def(ck);
+    ENSURE(got->solver.scorr_deficit == 0.0f);
+    ENSURE(got->solver.scorr_k == def.solver.scorr_k && got->solver.vorticity == def.solver.vorticity);
+    ENSURE(got->solver.xsph == def.solver.xsph && got->solver.cfl == def.solver.cfl);
+    pbf_checkpoint_close(ck);
+    free(e);
+    free(d);
+    pbf_world_destroy(w);
+    return 0;
+}
+
 static int damaged_files_are_refused(void) {
     pbf_world *w = make_world(1, PBF_NEIGHBOR_LIST);
     ENSURE(w != NULL);
@@ -396,10 +444,13 @@ static int damaged_files_are_refused(void) {
 
     /* a newer format version */
     memcpy(e, d, size);
-    wr32(e + 8, 2);
+    wr32(e + 8, PBF_CHECKPOINT_VERSION + 1);
     fix_header_crc(e);
     ENSURE(write_file(bad, e, size) == 0);
-    ENSURE(expect_refused(bad, PBF_ERR_UNSUPPORTED, "version 2", "reads version 1") == 0);
+    char newer[64], reads[64];
+    snprintf(newer, sizeof newer, "version %d", PBF_CHECKPOINT_VERSION + 1);
+    snprintf(reads, sizeof reads, "reads version %d", PBF_CHECKPOINT_VERSION);
+    ENSURE(expect_refused(bad, PBF_ERR_UNSUPPORTED, newer, reads) == 0);
 
     /* a later version's sections: an optional one is skipped, a required one refused */
     for (int required = 0; required < 2; ++required) {
@@ -560,6 +611,7 @@ TEST_MAIN_BEGIN
     RUN_TEST(resume_with_tool);
     RUN_TEST(app_data_round_trip);
     RUN_TEST(changed_def);
+    RUN_TEST(reads_version_1);
     RUN_TEST(damaged_files_are_refused);
     RUN_TEST(failed_save_keeps_previous);
     RUN_TEST(empty_world);

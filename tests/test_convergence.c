@@ -1,4 +1,4 @@
-/* The error-controlled solver and its Chebyshev acceleration (issue 8, docs/physics.md):
+/* The error-controlled solver and its Chebyshev acceleration (docs/physics.md):
  * on the same state the accelerated solve reaches the target in fewer iterations than plain
  * Jacobi; the error control stops at the target and records what it did; the accelerated
  * solve does not diverge on the shipped scenes. */
@@ -65,7 +65,8 @@ static int solve_once(int chebyshev, float target_percent, const float *x, const
 }
 
 /* The same states, once with plain Jacobi and once accelerated: the accelerated solve must
- * reach the target (0.01 % average compression, the issue's bar) in clearly fewer iterations. */
+ * reach the target (0.01 % average compression, docs/performance.md) in clearly fewer
+ * iterations. */
 static int chebyshev_needs_fewer_iterations(void) {
     pbf_world_def d = small_def();
     d.substeps = 2;
@@ -158,7 +159,7 @@ static int fixed_iterations_history(void) {
     return 0;
 }
 
-/* Every shipped scene, accelerated and error-controlled at the issue's 0.01 %: the start of each
+/* Every shipped scene, accelerated and error-controlled at the target's 0.01 %: the start of each
  * (8 frames; 3 for the 127k double dam break; 28 for the cube drop, which falls for 23 frames
  * before it hits the floor): no divergence, every substep reaches the target well before the
  * cap. */

@@ -1,4 +1,4 @@
-/* CPU/CUDA parity of the CUDA backend (issue 4; docs/cuda.md). Needs an NVIDIA GPU: where none
+/* CPU/CUDA parity of the CUDA backend (docs/cuda.md). Needs an NVIDIA GPU: where none
  * can be used it prints why and exits 77, which CTest reports as a skip (SKIP_RETURN_CODE),
  * never as a pass.
  *

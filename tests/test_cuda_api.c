@@ -1,4 +1,4 @@
-/* The CUDA backend's behaviour on any machine where it is built (issue 4; docs/cuda.md): a
+/* The CUDA backend's behaviour on any machine where it is built (docs/cuda.md): a
  * CUDA world either runs (a usable GPU) or fails at creation with PBF_ERR_NO_DEVICE and a
  * message that says why and what to use instead. The GPU-only parity checks are in
  * test_cuda.c (a skip without a GPU). */

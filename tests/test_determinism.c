@@ -6,7 +6,7 @@
 #include "test.h"
 
 /* A small dam break with a collider and a moving wall, stepped 30 frames; returns the hash.
- * target_error > 0: the error-controlled, Chebyshev-accelerated solve (issue 8). */
+ * target_error > 0: the error-controlled, Chebyshev-accelerated solve (docs/physics.md). */
 static uint64_t run_solver(int threads, pbf_neighbor_mode mode, float target_error) {
     pbf_world_def d = pbf_default_world_def();
     d.solver.target_error = target_error;

@@ -1,4 +1,4 @@
-/* The hydrostatic check of issue 6 (docs/validation.md): a resting column in a closed tank.
+/* The hydrostatic check (docs/validation.md): a resting column in a closed tank.
  *  - The floor force probe (constraint reaction, src/probes.c) carries the fluid's weight within
  *    2 %, and a patch in the middle of the floor reads ρ0 g H.
  *  - The side wall carries the hydrostatic load ½ ρ0 g H² per unit width.
@@ -106,7 +106,7 @@ static int resting_column_floor_carries_its_weight(void) {
     printf("  surface %.5f m (mean of %d probes), at rest density %.5f m (%+.3f %%); mean "
            "density error %.3f %%\n",
            height, HEIGHTS, h0, 100.0 * (height / h0 - 1.0), 100.0 * err);
-    ENSURE(fabs(floor_f / weight - 1.0) < 0.02); /* issue 6: within 2 % */
+    ENSURE(fabs(floor_f / weight - 1.0) < 0.02); /* within 2 % */
     /* The stated density error (docs/physics.md: < 1 % with the defaults), and the surface
      * within that error of where the mass at rest density puts it. */
     ENSURE(err < 0.01);

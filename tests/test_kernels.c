@@ -177,7 +177,7 @@ static int collider_distances(void) {
 static int vector_passes_equal_scalar_lanes(void) {
     pbf_params P = make_params(0.01f, 4.0f);
     enum { N = 200 };
-    float x[3 * N], lambda[N], v[3 * N], wlen[N], g_vec[N], g_ref[N];
+    float x[3 * N], lambda[N], rho[N], v[3 * N], wlen[N], g_vec[N], g_ref[N];
     uint32_t nb[N];
     srand(7);
     for (int i = 0; i < 3 * N; ++i) {
@@ -186,10 +186,12 @@ static int vector_passes_equal_scalar_lanes(void) {
     }
     for (int i = 0; i < N; ++i) {
         lambda[i] = -1e-4f * (float)rand() / (float)RAND_MAX;
+        rho[i] = 900.0f + 150.0f * (float)rand() / (float)RAND_MAX; /* s_corr weights 0 to 1 */
         wlen[i] = (float)rand() / (float)RAND_MAX;
         nb[i] = (uint32_t)(1 + i % (N - 1)); /* particle 0's "list": every other particle */
     }
     pbf_v3 xi = v3_load(x, 0), vi = v3_load(v, 0);
+    const float w0 = pbf_scorr_weight(rho[0], &P);
     for (uint32_t len = 0; len <= 2 * PBF_CHUNK + 7; ++len) {
         pbf_lambda_lanes lr;
         pbf_delta_lanes dr;
@@ -202,8 +204,8 @@ static int vector_passes_equal_scalar_lanes(void) {
             pbf_v3 d = v3_sub(xi, v3_load(x, (int)nb[k]));
             pbf_v3 u = v3_sub(v3_load(v, (int)nb[k]), vi);
             g_ref[k] = pbf_lambda_lane(&lr, l, d.x, d.y, d.z, &P);
-            pbf_delta_lane(&dr, l, d.x, d.y, d.z, lambda[0], lambda[nb[k]], g_ref[k], P.scorr_n,
-                           &P);
+            pbf_delta_lane(&dr, l, d.x, d.y, d.z, lambda[0], lambda[nb[k]], w0, rho[nb[k]],
+                           g_ref[k], P.scorr_n, &P);
             (void)pbf_vort_lane(&vr, l, d.x, d.y, d.z, u.x, u.y, u.z, &P);
             pbf_conf_lane(&cr, l, d.x, d.y, d.z, wlen[nb[k]] - wlen[0], g_ref[k]);
         }
@@ -211,7 +213,8 @@ static int vector_passes_equal_scalar_lanes(void) {
         pbf_lambda_acc lb = pbf_lambda_lanes_end(&lr, &P);
         ENSURE(memcmp(g_vec, g_ref, len * sizeof *g_vec) == 0);
         ENSURE(memcmp(&la, &lb, sizeof la) == 0);
-        pbf_delta_acc da = pbf__delta_list_of(&P, x, lambda, xi, lambda[0], nb, 0, len, g_ref);
+        pbf_delta_acc da =
+            pbf__delta_list_of(&P, x, lambda, rho, xi, lambda[0], w0, nb, 0, len, g_ref);
         pbf_delta_acc db = pbf_delta_lanes_end(&dr);
         ENSURE(memcmp(&da, &db, sizeof da) == 0);
         pbf_vort_acc va = pbf__vort_list(&P, x, v, xi, vi, nb, 0, len, g_vec);

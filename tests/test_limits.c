@@ -1,4 +1,4 @@
-/* Robustness limits (issue 7, docs/robustness.md): the instability watchdog, absurd parameters
+/* Robustness limits (docs/robustness.md): the instability watchdog, absurd parameters
  * (errors and warnings that name the field), and memory checks before allocating. */
 #include <math.h>
 #include <stdlib.h>

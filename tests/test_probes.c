@@ -1,4 +1,4 @@
-/* Probes (issue 6, include/pbf/probes.h): the scene section (defaults, round trip, errors that
+/* Probes (include/pbf/probes.h): the scene section (defaults, round trip, errors that
  * name the file, the key and what was expected), the height and front readings on states built
  * by hand (splash is ignored), force patches (they tile a wall, they work on a box collider's
  * face) and determinism over thread counts. The resting column's floor force is in

@@ -1,4 +1,4 @@
-/* The tool (issue 5; docs/tool.md): its kernels, its path, its API and scene section, and the
+/* The tool (docs/tool.md): its kernels, its path, its API and scene section, and the
  * physics of a sphere at rest in water: the buoyancy of a held sphere and the float line of a
  * free one (Archimedes). The seed-004 experiment and determinism are in test_tool_experiment.c. */
 #include <math.h>

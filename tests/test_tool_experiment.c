@@ -1,4 +1,4 @@
-/* The experiment of seed 004 (issue 5; docs/tool.md), scaled down to about 3,000 particles so it
+/* The experiment of seed 004 (docs/tool.md), scaled down to about 3,000 particles so it
  * runs in seconds: a sphere goes down into a tank at 0.1 m/s, waits, moves along −x to 2 cm
  * from the wall, comes back to the middle, waits, and rises out. The force on it must have the
  * paper's shape: growing while it submerges, a plateau near ρ0 g V, a steady drag opposite to the

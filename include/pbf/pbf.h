@@ -111,6 +111,11 @@ typedef struct pbf_solver_def {
     int scorr_n;
     /* s_corr reference distance Δq as a fraction of h. Default 0.2, range [0, 1). */
     float scorr_dq;
+    /* Where s_corr acts: on particles below rest density, with a weight rising from 0 at ρ0 to 1
+     * at (1 − scorr_deficit) ρ0 (the free surface, splashes), and not in fluid at rest density,
+     * where it would resist shear once the solve converges (docs/physics.md, "s_corr").
+     * 0 applies it everywhere, as the paper does. Default 0.05, range [0, 1]. */
+    float scorr_deficit;
     /* Vorticity confinement ε in m/s: acceleration = ε (N × ω). Default 0.02, range [0, 10]. */
     float vorticity;
     /* XSPH viscosity c (dimensionless): v += c Σ (m/ρ0)(v_j − v_i) W. Default 0.01, range [0, 1]. */
@@ -205,7 +210,7 @@ PBF_API pbf_world_def pbf_default_world_def(void);
 PBF_API pbf_block_def pbf_default_block_def(void);
 PBF_API pbf_collider_def pbf_default_collider_def(void);
 
-/* Whether a backend can run here, and on what (issue 4; docs/cuda.md). PBF_OK with a
+/* Whether a backend can run here, and on what (docs/cuda.md). PBF_OK with a
  * description in buf ("CPU (OpenMP, 16 threads)", "NVIDIA H100 80GB HBM3 (device 0, sm_90,
  * 132 SMs, 79.1 GiB)"), or the status pbf_world_create would fail with for that backend
  * (PBF_ERR_NO_DEVICE: no usable GPU; PBF_ERR_UNSUPPORTED: not built in) with the reason.
@@ -283,7 +288,7 @@ typedef struct pbf_particle_view {
 PBF_API pbf_particle_view pbf_world_view(const pbf_world *world);
 
 /* ---------------------------------------------------------------------------------------------
- * Tool (issue 5; docs/tool.md): one rigid sphere in the fluid, two-way coupled, with the force
+ * Tool (docs/tool.md): one rigid sphere in the fluid, two-way coupled, with the force
  * on it in newtons every step (the haptic loop of seed 004).
  *
  *     pbf_tool_def tool = pbf_default_tool_def();

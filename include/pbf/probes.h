@@ -1,4 +1,4 @@
-/* pbf — probes (issue 6, docs/validation.md): what a laboratory measures, read from a running
+/* pbf — probes (docs/validation.md): what a laboratory measures, read from a running
  * world. Three kinds:
  *
  *   height  the water height at a point: the top of the highest particle in a thin vertical

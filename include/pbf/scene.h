@@ -6,7 +6,7 @@
 
 #include "geometry.h" /* the "meshes" section */
 #include "pbf.h"
-#include "probes.h" /* issue 6: the "probes" section */
+#include "probes.h" /* the "probes" section */
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,7 +51,7 @@ typedef struct pbf_scene {
     /* The "tool" section (docs/tool.md): a rigid sphere in the fluid. has_tool 0: none. */
     int has_tool;
     pbf_tool_def tool;
-    /* The "probes" section (issue 6, docs/scenes.md, include/pbf/probes.h): water height, front
+    /* The "probes" section (docs/scenes.md, include/pbf/probes.h): water height, front
      * and wall force probes, written to probes.csv next to stats.csv. */
     int probe_count;
     pbf_probe_def probes[PBF_MAX_PROBES];
@@ -89,7 +89,7 @@ PBF_API pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **ou
                                           size_t err_size);
 /* Particles the scene's blocks will hold: the sum of pbf_block_particle_count. */
 PBF_API int64_t pbf_scene_particle_count(const pbf_scene *scene);
-/* Checks beyond the loader's ranges (issue 7, docs/robustness.md): values each legal that
+/* Checks beyond the loader's ranges (docs/robustness.md): values each legal that
  * together cannot give a useful simulation. Returns PBF_ERR_INVALID_ARG, with err naming the
  * fields, for a time step in which gravity alone moves a particle more than the kernel radius.
  * Warnings (the run can go on): a time step too coarse for the fastest expected particle,

@@ -1,4 +1,4 @@
-/* The CUDA backend (issue 4; docs/cuda.md): the PBF step of src/solver.c with every stage on the
+/* The CUDA backend (docs/cuda.md): the PBF step of src/solver.c with every stage on the
  * GPU and the particle data resident in device memory.
  *
  * One copy of the math: each __global__ kernel below is a thin loop body around the PBF_HD
@@ -335,6 +335,7 @@ __global__ void __launch_bounds__(BLOCK) k_error_final(int nparts, const Acc *pa
 __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *S, Nb nb,
                                                  const float *__restrict__ p,
                                                  const float *__restrict__ lambda,
+                                                 const float *__restrict__ density,
                                                  const float *__restrict__ p_prev,
                                                  float *__restrict__ out, float omega,
                                                  float gamma) {
@@ -342,12 +343,12 @@ __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *
     if (i >= n) return;
     const pbf_params P = S->params;
     pbf_v3 xi = v3_load(p, i);
-    float li = lambda[i];
+    float li = lambda[i], wi = pbf_scorr_weight(density[i], &P);
     pbf_delta_lanes L = {};
     for_each_neighbor(nb, p, i, xi, P.h2, [&](int j, int l) {
         pbf_v3 d = v3_sub(xi, v3_load(p, j)); /* g recomputed: the CPU's cached g has its bits */
         float gm, g = pbf_spiky_factor(v3_dot(d, d), &P, &gm);
-        pbf_delta_lane(&L, l, d.x, d.y, d.z, li, lambda[j], g, P.scorr_n, &P);
+        pbf_delta_lane(&L, l, d.x, d.y, d.z, li, lambda[j], wi, density[j], g, P.scorr_n, &P);
     });
     pbf_delta_acc a = pbf_delta_lanes_end(&L);
     pbf_v3 xn = pbf_delta_end(&a, xi, li, &P, c_solids);
@@ -916,7 +917,8 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, floa
     const int n = c->count;
     k_delta<<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub,
                                                     neighbors(c, in->neighbor_mode), buf(c, R_P),
-                                                    c->lambda, buf(c, R_P_PREV), buf(c, R_P_TMP),
+                                                    c->lambda, c->density, buf(c, R_P_PREV),
+                                                    buf(c, R_P_TMP),
                                                     omega, in->chebyshev_gamma);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];

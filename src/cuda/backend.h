@@ -1,4 +1,4 @@
-/* The CUDA backend's plain C ABI (issue 4; docs/cuda.md).
+/* The CUDA backend's plain C ABI (docs/cuda.md).
  *
  * src/cuda/backend.cu implements it: particle data lives in device memory, every stage of the
  * step runs as a thin __global__ wrapper around the PBF_HD functions of src/kernels.h (the same

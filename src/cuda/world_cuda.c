@@ -1,4 +1,4 @@
-/* The world's glue to the CUDA backend (issue 4; world_cuda.h, docs/cuda.md): creation, the
+/* The world's glue to the CUDA backend (world_cuda.h, docs/cuda.md): creation, the
  * host cache of the particle arrays, and pbf_world_step for a CUDA world. Host-side control
  * only: the step itself is src/cuda/backend.cu, and its math is src/kernels.h.
  *
@@ -152,7 +152,7 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
                          "scenes with a tool on the CPU (--backend cpu)");
     if (w->probes != NULL)
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "the CUDA backend does not measure probes (issue 6) yet; run scenes "
+                         "the CUDA backend does not measure probes yet; run scenes "
                          "with probes on the CPU (--backend cpu)");
     double t0 = omp_get_wtime() * 1000.0;
     memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);

@@ -1,4 +1,4 @@
-/* The world's hooks into the CUDA backend (issue 4; docs/cuda.md), for world.c, solver.c,
+/* The world's hooks into the CUDA backend (docs/cuda.md), for world.c, solver.c,
  * stats.c and io/checkpoint.c. Implemented in src/cuda/world_cuda.c when the backend is built
  * (PBF_HAVE_CUDA); otherwise the stubs below, and a CUDA world is never created.
  *

@@ -1,4 +1,4 @@
-/* Checkpoints (issue 7; the format is described in include/pbf/checkpoint.h and
+/* Checkpoints (the format is described in include/pbf/checkpoint.h and
  * docs/robustness.md).
  *
  * The whole file is built in memory (about 36 bytes per particle, a fraction of what the world
@@ -22,7 +22,7 @@
 #include "pbf/export.h"
 #include "resources.h"
 #include "tool.h"
-#include "cuda/world_cuda.h" /* cuda (issue 4): a CUDA world's state is read back first */
+#include "cuda/world_cuda.h" /* cuda: a CUDA world's state is read back first */
 #include "world_internal.h"
 
 #define MAGIC "PBFCKPT\n"
@@ -30,7 +30,8 @@
 #define SECTION_HEADER_SIZE 24u
 #define MAX_PARTICLES (INT32_MAX / 4) /* pbf_world_add_block's limit */
 
-/* The sections of version 1. */
+/* The sections. Version 2 added solver.scorr_deficit to WORLDDEF; a version-1 file is read with
+ * deficit 0, the s_corr it was run with, so an old run resumes as it would have gone on. */
 #define TAG_DEF "WORLDDEF"
 #define TAG_STATE "STATE"
 #define TAG_COLLIDER "COLLIDER"
@@ -40,7 +41,8 @@
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
-#define DEF_BYTES 200u
+#define DEF_BYTES 204u
+#define DEF_BYTES_V1 200u
 #define STATE_BYTES 40u
 #define COLLIDER_BYTES 56u
 _Static_assert(sizeof(pbf_world_def) == DEF_BYTES,
@@ -196,6 +198,7 @@ static void put_def(out_buf *b, const pbf_world_def *d) {
     put_f32(b, s->scorr_k);
     put_i32(b, s->scorr_n);
     put_f32(b, s->scorr_dq);
+    put_f32(b, s->scorr_deficit);
     put_f32(b, s->vorticity);
     put_f32(b, s->xsph);
     put_f32(b, s->cfl);
@@ -220,7 +223,7 @@ static void put_collider(out_buf *b, const pbf_collider_def *c) {
     put_vec3(b, c->b);
 }
 
-/* ---- the tool (issue 5) -------------------------------------------------------------------- *
+/* ---- the tool (docs/tool.md) ---------------------------------------------------------------- *
  * Its def and the state that carries from one step to the next (tool.h): where it is, how it
  * moves, the pose it is being carried to, the free body's lagged force and acceleration, and the
  * published state. k and the per-particle scratch arrays are rebuilt every substep. A new field
@@ -369,6 +372,7 @@ struct pbf_checkpoint {
     float avg_density_error, max_density_error, avg_neighbors;
     int count;
     uint64_t hash;
+    uint32_t version;               /* the file's format version */
     int collider_count;
     pbf_collider_def colliders[PBF_MAX_SOLIDS];
     const unsigned char *particles; /* the PARTICLE payload after its count */
@@ -443,7 +447,7 @@ static float f32_at(const unsigned char *p, size_t i) {
     return f;
 }
 
-static void get_def(in_buf *b, pbf_world_def *d) {
+static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
     d->particle_radius = get_f32(b);
     d->kernel_scale = get_f32(b);
     d->rest_density = get_f32(b);
@@ -463,6 +467,7 @@ static void get_def(in_buf *b, pbf_world_def *d) {
     s->scorr_k = get_f32(b);
     s->scorr_n = get_i32(b);
     s->scorr_dq = get_f32(b);
+    s->scorr_deficit = version >= 2 ? get_f32(b) : 0.0f;
     s->vorticity = get_f32(b);
     s->xsph = get_f32(b);
     s->cfl = get_f32(b);
@@ -604,14 +609,13 @@ void pbf_checkpoint_close(pbf_checkpoint *ck) {
 
 /* The fixed-size sections: a payload of another size is refused (a file of another version
  * that kept the version number, or a crafted one). */
-static int payload_size_ok(const char *path, const char *tag, uint64_t size, uint64_t want,
-                           char *err, size_t err_size) {
+static int payload_size_ok(const char *path, uint32_t version, const char *tag, uint64_t size,
+                           uint64_t want, char *err, size_t err_size) {
     if (size == want) return 1;
     set_error(err, err_size,
               "%s: section '%s' holds %llu bytes, version %d has %llu: not a checkpoint this pbf "
               "can read",
-              path, tag, (unsigned long long)size, PBF_CHECKPOINT_VERSION,
-              (unsigned long long)want);
+              path, tag, (unsigned long long)size, (int)version, (unsigned long long)want);
     return 0;
 }
 
@@ -621,10 +625,11 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     const char *path = ck->path;
     in_buf b = {p, p + size, 0};
     if (strcmp(tag, TAG_DEF) == 0) {
-        if (!payload_size_ok(path, tag, size, DEF_BYTES, err, err_size)) return PBF_ERR_PARSE;
-        get_def(&b, &ck->def);
+        uint64_t want = ck->version >= 2 ? DEF_BYTES : DEF_BYTES_V1;
+        if (!payload_size_ok(path, ck->version, tag, size, want, err, err_size)) return PBF_ERR_PARSE;
+        get_def(&b, &ck->def, ck->version);
     } else if (strcmp(tag, TAG_STATE) == 0) {
-        if (!payload_size_ok(path, tag, size, STATE_BYTES, err, err_size)) return PBF_ERR_PARSE;
+        if (!payload_size_ok(path, ck->version, tag, size, STATE_BYTES, err, err_size)) return PBF_ERR_PARSE;
         ck->time = get_f64(&b);
         ck->steps = (int64_t)get_u64(&b);
         ck->avg_density_error = get_f32(&b);
@@ -642,7 +647,7 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     } else if (strcmp(tag, TAG_COLLIDER) == 0) {
         uint32_t n = get_u32(&b);
         if (b.short_read || n > PBF_MAX_SOLIDS ||
-            !payload_size_ok(path, tag, size, 4 + (uint64_t)n * COLLIDER_BYTES, err, err_size)) {
+            !payload_size_ok(path, ck->version, tag, size, 4 + (uint64_t)n * COLLIDER_BYTES, err, err_size)) {
             if (n > PBF_MAX_SOLIDS)
                 set_error(err, err_size, "%s: section 'COLLIDER' has %u colliders, at most %d",
                           path, n, PBF_MAX_SOLIDS);
@@ -657,7 +662,7 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
                       n);
             return PBF_ERR_PARSE;
         }
-        if (!payload_size_ok(path, tag, size, 4 + 32 * (uint64_t)n, err, err_size))
+        if (!payload_size_ok(path, ck->version, tag, size, 4 + 32 * (uint64_t)n, err, err_size))
             return PBF_ERR_PARSE;
         ck->particles = p + 4;
         /* The count must agree with STATE's (checked after all sections are read). */
@@ -677,7 +682,7 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
         if (b.short_read || b.p != b.end) {
             set_error(err, err_size,
                       "%s: section 'TOOL' holds %llu bytes, which is not what version %d writes",
-                      path, (unsigned long long)size, PBF_CHECKPOINT_VERSION);
+                      path, (unsigned long long)size, (int)ck->version);
             return PBF_ERR_PARSE;
         }
         ck->has_tool = 1;
@@ -773,6 +778,7 @@ static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
         set_error(err, err_size, "%s: header size %u is not valid", path, header_size);
         return PBF_ERR_PARSE;
     }
+    ck->version = version;
     size_t at = header_size;
     int seen_def = 0, seen_state = 0, seen_coll = 0, seen_part = 0;
     ck->count = -1;

@@ -219,7 +219,7 @@ pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char 
             return status;
         }
     }
-    if (scene->has_tool) { /* the tool (issue 5), after the particles it may start among */
+    if (scene->has_tool) { /* the tool, after the particles it may start among */
         status = pbf_world_set_tool(world, &scene->tool);
         if (status != PBF_OK) {
             scene_set_message(err, err_size, "%s: tool: %s", scene->source, pbf_world_error(world));
@@ -227,7 +227,7 @@ pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char 
             return status;
         }
     }
-    if (scene->probe_count > 0) { /* probes (issue 6), after the colliders they may lie on */
+    if (scene->probe_count > 0) { /* probes, after the colliders they may lie on */
         status = pbf_world_set_probes(world, scene->probes, scene->probe_count);
         if (status != PBF_OK) {
             scene_set_message(err, err_size, "%s: %s", scene->source, pbf_world_error(world));

@@ -1,4 +1,4 @@
-/* Scene checks beyond the loader's ranges (issue 7, docs/robustness.md): values that are each
+/* Scene checks beyond the loader's ranges (docs/robustness.md): values that are each
  * legal but together cannot give a useful simulation.
  *
  *   error    a substep in which gravity alone moves a resting particle more than the kernel
@@ -243,7 +243,7 @@ static void check_overlaps(report *r) {
                      n >= 1000.0 ? "about " : "", n, b, c, COLLIDER_TYPES[col->type]);
         }
     }
-    if (s->has_tool) { /* the tool (issue 5) where it starts: the same check as a sphere */
+    if (s->has_tool) { /* the tool where it starts: the same check as a sphere */
         pbf_collider_def col = pbf_default_collider_def();
         col.type = PBF_COLLIDER_SPHERE;
         col.center = s->tool.position;

@@ -242,6 +242,8 @@ static const scene_key SCORR_KEYS[] = {
     KEY_INT("n", pbf_scene, world.solver.scorr_n, CLOSED(1.0, 8.0), "exponent of s_corr"),
     KEY_FLOAT("dq", pbf_scene, world.solver.scorr_dq, HALF_OPEN(0.0, 1.0), "h",
               "reference distance Δq of s_corr, as a fraction of h"),
+    KEY_FLOAT("deficit", pbf_scene, world.solver.scorr_deficit, CLOSED(0.0, 1.0), "",
+              "s_corr acts below rest density, fully at (1 - deficit) rest density; 0: everywhere"),
 };
 static const scene_table SCORR_TABLE = {TABLE(SCORR_KEYS)};
 

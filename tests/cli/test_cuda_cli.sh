@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `pbf run/bench --backend cuda` and the scene's solver.backend (issue 4; docs/cuda.md).
+# `pbf run/bench --backend cuda` and the scene's solver.backend (docs/cuda.md).
 # Usage: test_cuda_cli.sh PBF_BINARY SOURCE_DIR CASE
 #
 # Where a GPU is usable (nvidia-smi lists one and the backend is built) the runs must succeed.

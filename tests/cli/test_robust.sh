@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Robustness of the `pbf` command (issue 7, docs/robustness.md): checkpoints and `pbf resume`,
+# Robustness of the `pbf` command (docs/robustness.md): checkpoints and `pbf resume`,
 # the instability watchdog, absurd parameters, memory and disk limits.
 # Usage: test_robust.sh PBF_BINARY SOURCE_DIR CASE   (CTest runs each case as its own test;
 # exit 77 is a skip). Runs use the coarse dam break of test_cli.sh: 1500 particles.

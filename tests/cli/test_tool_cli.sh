@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Command-line tests of the tool (issue 5; docs/tool.md): forces.csv and its plot from `pbf run`
+# Command-line tests of the tool (docs/tool.md): forces.csv and its plot from `pbf run`
 # (the shipped scene, a few frames), `pbf haptic` with each pose source, `pbf bench --tool`.
 # Usage: test_tool_cli.sh PBF_BINARY SOURCE_DIR CASE [UDP_SEND]. Short runs only: no timing is asserted.
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probes and `pbf validate` from the command line (issue 6). Usage:
+# Probes and `pbf validate` from the command line (docs/validation.md). Usage:
 #   test_validate.sh PBF_BINARY SOURCE_DIR CASE
 # Runs use coarse particles (r = 1 cm, a few thousand particles) so that each case takes
 # seconds: they check that the pipeline works and that its numbers are sane, not the physics

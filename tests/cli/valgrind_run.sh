@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A short `pbf` session under valgrind memcheck (issue 7): a run with a checkpoint, a resume,
-# a refused corrupt checkpoint and `pbf info`. Any memory error or a definite/indirect leak
-# fails the test (valgrind's exit status 99).
+# A short `pbf` session under valgrind memcheck (docs/robustness.md): a run with a checkpoint,
+# a resume, a refused corrupt checkpoint and `pbf info`. Any memory error or a definite/indirect
+# leak fails the test (valgrind's exit status 99).
 # Usage: valgrind_run.sh VALGRIND PBF_BINARY SOURCE_DIR
 set -u
 VALGRIND=${1:?usage: valgrind_run.sh VALGRIND PBF_BINARY SOURCE_DIR}

@@ -149,6 +149,7 @@ static void stage_delta(pbf_world *w, int nt, float omega) {
     float *out = w->p_tmp;
     const pbf_tool_params *T = pbf__tool_kernel(w);  /* tool */
     float *tool_dx = T ? w->tool->dx : NULL;
+    float *mesh_target = pbf__meshes_target(w); /* meshes: their forces */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i);
@@ -158,6 +159,7 @@ static void stage_delta(pbf_world *w, int nt, float omega) {
                                       nb_start[i + 1], pair_g)
                  : pbf__delta_cells(P, &w->grid, p, lambda, density, i, xi, li, wi);
         pbf_v3 xn = pbf_delta_end(&a, xi, li, P, S);
+        if (mesh_target) v3_store(mesh_target, i, v3_add(xi, v3_scale(a.dp, P->volume)));
         if (omega != 1.0f) /* accelerated: the extrapolated position must obey the solids too */
             xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), P, S);
         if (T) { /* tool: its boundary term and projection; the displacement is its reaction */

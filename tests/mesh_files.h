@@ -15,14 +15,14 @@ typedef struct test_mesh {
     int *t;    /* 3 nt */
 } test_mesh;
 
-static void test_mesh_free(test_mesh *m) {
+static inline void test_mesh_free(test_mesh *m) {
     free(m->v);
     free(m->t);
     memset(m, 0, sizeof *m);
 }
 
 /* An axis-aligned box lo..hi, 8 vertices, 12 triangles. */
-static test_mesh test_mesh_box(const float lo[3], const float hi[3]) {
+static inline test_mesh test_mesh_box(const float lo[3], const float hi[3]) {
     test_mesh m;
     m.nv = 8;
     m.nt = 12;
@@ -45,7 +45,7 @@ static test_mesh test_mesh_box(const float lo[3], const float hi[3]) {
 }
 
 /* An icosphere: the icosahedron subdivided `levels` times (20·4^levels triangles). */
-static test_mesh test_mesh_sphere(const float c[3], float radius, int levels) {
+static inline test_mesh test_mesh_sphere(const float c[3], float radius, int levels) {
     const double g = (1.0 + sqrt(5.0)) / 2.0;
     const double base[12][3] = {{-1, g, 0}, {1, g, 0}, {-1, -g, 0}, {1, -g, 0},
                                 {0, -1, g}, {0, 1, g}, {0, -1, -g}, {0, 1, -g},
@@ -95,7 +95,7 @@ static test_mesh test_mesh_sphere(const float c[3], float radius, int levels) {
     return m;
 }
 
-static int test_mesh_write_obj(const char *path, const test_mesh *m) {
+static inline int test_mesh_write_obj(const char *path, const test_mesh *m) {
     FILE *f = fopen(path, "w");
     if (f == NULL) return -1;
     fprintf(f, "# written by the pbf tests\n");
@@ -106,7 +106,7 @@ static int test_mesh_write_obj(const char *path, const test_mesh *m) {
     return fclose(f);
 }
 
-static void test_mesh_normal(const test_mesh *m, int t, float n[3]) {
+static inline void test_mesh_normal(const test_mesh *m, int t, float n[3]) {
     const float *a = m->v + 3 * m->t[3 * t], *b = m->v + 3 * m->t[3 * t + 1],
                 *c = m->v + 3 * m->t[3 * t + 2];
     float u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
@@ -117,7 +117,7 @@ static void test_mesh_normal(const test_mesh *m, int t, float n[3]) {
     for (int k = 0; k < 3; ++k) n[k] = len > 0 ? n[k] / len : 0;
 }
 
-static int test_mesh_write_stl_ascii(const char *path, const test_mesh *m) {
+static inline int test_mesh_write_stl_ascii(const char *path, const test_mesh *m) {
     FILE *f = fopen(path, "w");
     if (f == NULL) return -1;
     fprintf(f, "solid test\n");
@@ -135,7 +135,7 @@ static int test_mesh_write_stl_ascii(const char *path, const test_mesh *m) {
     return fclose(f);
 }
 
-static int test_mesh_write_stl_binary(const char *path, const test_mesh *m) {
+static inline int test_mesh_write_stl_binary(const char *path, const test_mesh *m) {
     FILE *f = fopen(path, "wb");
     if (f == NULL) return -1;
     char header[80];
@@ -155,7 +155,7 @@ static int test_mesh_write_stl_binary(const char *path, const test_mesh *m) {
     return fclose(f);
 }
 
-static int test_mesh_write_ply(const char *path, const test_mesh *m) {
+static inline int test_mesh_write_ply(const char *path, const test_mesh *m) {
     FILE *f = fopen(path, "wb");
     if (f == NULL) return -1;
     fprintf(f,

@@ -104,8 +104,9 @@ void pbf__meshes_free(pbf_world *w) {
     pbf_geometry *g = w->geometry;
     if (g == NULL) return;
     for (int i = 0; i < g->count; ++i) body_free(g->body[i]);
-    free(g->share_body);
+    free(g->target);
     free(g->share);
+    free(g->share_body);
     free(g);
     w->geometry = NULL;
 }
@@ -113,7 +114,7 @@ void pbf__meshes_free(pbf_world *w) {
 size_t pbf__meshes_memory_bytes(const pbf_world *w) {
     const pbf_geometry *g = w->geometry;
     if (g == NULL) return 0;
-    size_t bytes = sizeof *g + (size_t)g->capacity * PBF_BODY_SHARES * 4 * sizeof(float);
+    size_t bytes = sizeof *g + (size_t)g->capacity * 7 * sizeof(float);
     for (int i = 0; i < g->count; ++i) {
         const pbf_mesh_body *b = g->body[i];
         bytes += sizeof *b + b->field.bytes + (size_t)b->mesh.vertex_count * 12 +
@@ -241,6 +242,11 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     if (def == NULL) return pbf__fail(w, PBF_ERR_INVALID_ARG, "mesh def: NULL");
     pbf_status st = validate(w, def);
     if (st != PBF_OK) return st;
+    if (def->motion == PBF_MESH_FLOATING)
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "mesh '%s': floating meshes are not implemented yet (static and "
+                         "kinematic ones are)",
+                         def->path);
     if (w->cuda != NULL)
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
                          "mesh '%s': the CUDA backend does not support mesh solids yet; run "
@@ -322,9 +328,11 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
                           "its field", why, sizeof why) != 0) {
         if (bytes < 0.0) pbf__format(why, sizeof why, "has more than 2^31 nodes");
         pbf__format(err, sizeof err,
-                    "mesh '%s': the field of %d x %d x %d nodes at a cell of %g m %s: the field "
-                    "is too large for the memory; give the mesh a larger 'cell' or scale it down",
-                    name, layout.nx, layout.ny, layout.nz, (double)bd.cell, why);
+                    "mesh '%s': the field of about %.0f x %.0f x %.0f nodes at a cell of %g m %s: "
+                    "the field is too large for the memory; give the mesh a larger 'cell' or "
+                    "scale it down",
+                    name, (bhi[0] - blo[0]) / bd.cell, (bhi[1] - blo[1]) / bd.cell,
+                    (bhi[2] - blo[2]) / bd.cell, (double)bd.cell, why);
         return fail_mesh(w, b, PBF_ERR_OUT_OF_MEMORY, err);
     }
     uint64_t key = pbf__bake_key(&b->mesh, &bd);
@@ -443,10 +451,6 @@ void pbf__meshes_step_begin(pbf_world *w) {
 static void advance(pbf_world *w, pbf_mesh_body *b, float dt) {
     memcpy(b->position_start, b->position, sizeof b->position);
     memcpy(b->R_start, b->R, sizeof b->R);
-    if (b->def.motion == PBF_MESH_FLOATING) {
-        pbf__bodies_advance(w, b, dt);
-        return;
-    }
     if (b->def.motion != PBF_MESH_KINEMATIC || b->def.key_count == 0) return;
     pbf__mesh_body_pose_at(b, w->time + dt, b->position, b->R);
     for (int k = 0; k < 3; ++k) b->velocity[k] = (b->position[k] - b->position_start[k]) / dt;
@@ -461,9 +465,28 @@ static void advance(pbf_world *w, pbf_mesh_body *b, float dt) {
     pbf__quat_from_mat(b->R, b->q);
 }
 
+/* The force scratch for n particles. */
+static int reserve(pbf_geometry *g, int n) {
+    if (n <= g->capacity) return 1;
+    size_t cap = (size_t)n + (size_t)n / 4 + 64;
+    float *t = realloc(g->target, cap * 3 * sizeof *t);
+    if (t != NULL) g->target = t;
+    float *s = realloc(g->share, cap * 3 * sizeof *s);
+    if (s != NULL) g->share = s;
+    int32_t *k = realloc(g->share_body, cap * sizeof *k);
+    if (k != NULL) g->share_body = k;
+    if (t == NULL || s == NULL || k == NULL) return 0;
+    g->capacity = (int)cap;
+    return 1;
+}
+
 pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
     pbf_geometry *g = w->geometry;
     if (g == NULL) return PBF_OK;
+    if (!reserve(g, w->count))
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
+                         "out of memory for the mesh solids' force scratch (%d particles)",
+                         w->count);
     if (g->moving > 0) {
         for (int i = 0; i < g->count; ++i) advance(w, g->body[i], dt);
         pbf__meshes_sync(w);
@@ -498,15 +521,79 @@ pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
     return PBF_OK;
 }
 
+/* The force on each mesh: after a Δp pass a particle's displacement beyond its fluid–fluid
+ * target (stage_delta wrote it) is what the solids gave it, λ_i ∇C_solid plus the collision
+ * clamp: the impulse m Δx / dt of the solids on it. It goes to the nearest solid within h, when
+ * that is a mesh (a domain wall or collider nearer keeps it). Over a substep the mesh's force is
+ * −(m/dt²) Σ Δx; as for the wall probes (src/probes.c) the fluid–fluid terms cancel, so a resting
+ * fluid's solids carry exactly its weight. With Chebyshev acceleration (solver.target_error > 0)
+ * a pass also carries part of the previous one's displacement: the force is then approximate.
+ * Per particle in parallel, summed serially in slot order: the same for any thread count. */
 void pbf__meshes_after_delta(pbf_world *w, int nt) {
-    if (w->geometry == NULL || w->geometry->moving == 0) return;
-    pbf__bodies_after_delta(w, nt);
+    pbf_geometry *g = w->geometry;
+    if (g == NULL) return;
+    const pbf_params *P = &w->params;
+    const int n = w->count, m = g->count, colliders = w->collider_count;
+    const float *x_old = w->p_prev, *x_new = w->p, *target = g->target;
+    float *share = g->share;
+    int32_t *share_body = g->share_body;
+    const pbf_solid *S = w->solids;
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int i = 0; i < n; ++i) {
+        pbf_v3 xo = v3_load(x_old, i);
+        int best = -1;
+        float nearest = P->h;
+        for (int k = 0; k < m; ++k) {
+            const pbf_solid *s = &S[colliders + k];
+            pbf_v3 xl = pbf_mesh_local(s, xo);
+            if (pbf_field_far(s->field, xl)) continue;
+            pbf_field_cell c = pbf_field_locate(s->field, xl);
+            float phi = pbf_field_phi(s->field, &c);
+            if (phi < nearest) nearest = phi, best = k;
+        }
+        if (best >= 0) {
+            float wall = pbf_minf(pbf_minf(pbf_minf(xo.x - P->wall_lo.x, P->wall_hi.x - xo.x),
+                                           pbf_minf(xo.y - P->wall_lo.y, P->wall_hi.y - xo.y)),
+                                  pbf_minf(xo.z - P->wall_lo.z, P->wall_hi.z - xo.z));
+            if (wall < nearest) best = -1;
+            for (int c = 0; c < colliders && best >= 0; ++c) {
+                pbf_v3 nrm;
+                if (pbf_solid_sdf(&S[c], xo, &nrm) < nearest) best = -1;
+            }
+        }
+        share_body[i] = best;
+        if (best >= 0) v3_store(share, i, v3_sub(v3_load(x_new, i), v3_load(target, i)));
+    }
+    double f[PBF_MAX_MESHES][3], t[PBF_MAX_MESHES][3];
+    memset(f, 0, sizeof f);
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < n; ++i) {
+        const int k = share_body[i];
+        if (k < 0) continue;
+        const pbf_mesh_body *b = g->body[k];
+        const double d[3] = {share[3 * i], share[3 * i + 1], share[3 * i + 2]};
+        const double r[3] = {x_old[3 * i] - b->position[0], x_old[3 * i + 1] - b->position[1],
+                             x_old[3 * i + 2] - b->position[2]};
+        for (int q = 0; q < 3; ++q) f[k][q] += d[q];
+        t[k][0] += r[1] * d[2] - r[2] * d[1];
+        t[k][1] += r[2] * d[0] - r[0] * d[2];
+        t[k][2] += r[0] * d[1] - r[1] * d[0];
+    }
+    const double scale = -(double)P->mass * (double)P->inv_dt * (double)P->inv_dt;
+    for (int k = 0; k < m; ++k) {
+        pbf_mesh_body *b = g->body[k];
+        for (int q = 0; q < 3; ++q) {
+            b->sum_force[q] += scale * f[k][q];
+            b->sum_torque[q] += scale * t[k][q];
+        }
+    }
 }
 
 void pbf__meshes_substep_end(pbf_world *w, float dt) {
     pbf_geometry *g = w->geometry;
+    (void)dt;
     if (g == NULL) return;
-    if (g->moving > 0) pbf__bodies_substep_end(w, dt);
+    for (int i = 0; i < g->count; ++i) g->body[i]->substeps_done++;
 }
 
 void pbf__meshes_step_end(pbf_world *w) {

@@ -3,7 +3,9 @@
  *    the domain's box loads the domain's floor: within 0.5 %;
  *  - a held mesh sphere (an icosphere of 20480 triangles) feels the buoyancy of the analytic
  *    sphere (the tool, held): within 2 %;
- *  - a plate thinner than two particle radii holds water: none passes it.
+ *  - a plate thinner than two particle radii holds water: none passes it;
+ *  - in the corner, on an edge and on a face of a mesh box the fluid at rest has its rest
+ *    density (the density map), within 1 %.
  * Mesh files are written by the test; the field cache is a temporary folder. About a minute
  * in all: labelled "slow" (not run again under the sanitizers). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv */
@@ -192,6 +194,110 @@ static int mesh_sphere_buoyancy_as_analytic(void) {
     return 0;
 }
 
+/* A plate 6 mm thick (less than 2r = 2 cm) across a tank, hit by a dam break:
+ * no particle gets to the other side. */
+static int thin_plate_holds_water(void) {
+    const float lo[3] = {-0.003f, -0.01f, -0.01f}, hi[3] = {0.003f, 0.31f, 0.11f};
+    test_mesh plate = test_mesh_box(lo, hi);
+    ENSURE(test_mesh_write_obj(path_of("plate.obj"), &plate) == 0);
+    test_mesh_free(&plate);
+    pbf_world_def d = pbf_default_world_def();
+    d.threads = 1;
+    d.domain_max = (pbf_vec3){0.5f, 0.3f, 0.1f};
+    pbf_world *w = make_world(&d);
+    ENSURE(w != NULL);
+    pbf_block_def b = pbf_default_block_def();
+    b.max = (pbf_vec3){0.16f, 0.28f, 0.1f};
+    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
+    const float wall = 0.3f;
+    ENSURE(add_mesh(w, "plate.obj", PBF_MESH_OBSTACLE, (pbf_vec3){wall, 0.0f, 0.0f}) == 0);
+    const int n = pbf_world_particle_count(w);
+    float *x = malloc((size_t)n * 3 * sizeof *x), *v = malloc((size_t)n * 3 * sizeof *v);
+    ENSURE(x != NULL && v != NULL);
+    float nearest = 1e30f, fastest = 0.0f;
+    for (int f = 0; f < 90; ++f) {
+        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        pbf_world_get_positions(w, x);
+        pbf_world_get_velocities(w, v);
+        for (int i = 0; i < n; ++i) {
+            if (!(x[3 * i] < wall)) {
+                fprintf(stderr, "  frame %d: particle %d at x = %g, beyond the plate at %g\n", f,
+                        i, (double)x[3 * i], (double)wall);
+                return 1;
+            }
+            float gap = wall - 0.003f - x[3 * i];
+            nearest = gap < nearest ? gap : nearest;
+            if (v[3 * i] > fastest) fastest = v[3 * i];
+        }
+    }
+    printf("  %d particles against a 6 mm plate (r = 1 cm), up to %.2f m/s: none passed; the "
+           "closest %.4f m from its face\n",
+           n, (double)fastest, (double)nearest);
+    ENSURE(fastest > 1.0f); /* it was hit */
+    free(x);
+    free(v);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+/* The density at rest in the corner, on an edge and on a face of a box: the mesh container's
+ * density map against the domain box's planes, particles on the rest lattice (no gravity, one
+ * short step; the densities of its first λ pass). */
+static int corner_density(int mesh, float out[4]) {
+    pbf_world_def d = pbf_default_world_def();
+    d.threads = 1;
+    d.gravity = (pbf_vec3){0, 0, 0};
+    d.substeps = 1;
+    d.solver.iterations = 1;
+    const float pad = mesh ? 0.1f : 0.0f, L = 0.2f, r = d.particle_radius;
+    d.domain_min = (pbf_vec3){-pad, -pad, -pad};
+    d.domain_max = (pbf_vec3){L + pad, L + pad, L + pad};
+    pbf_world *w = make_world(&d);
+    ENSURE(w != NULL);
+    pbf_block_def b = pbf_default_block_def();
+    b.max = (pbf_vec3){L, L, L};
+    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
+    if (mesh) ENSURE(add_mesh(w, "cube.stl", PBF_MESH_CONTAINER, (pbf_vec3){0, 0, 0}) == 0);
+    const int n = pbf_world_particle_count(w);
+    float *x = malloc((size_t)n * 3 * sizeof *x), *rho = malloc((size_t)n * sizeof *rho);
+    ENSURE(x != NULL && rho != NULL);
+    pbf_world_get_positions(w, x);
+    ENSURE(pbf_world_step(w, 1e-5f) == PBF_OK);
+    pbf_world_get_densities(w, rho);
+    /* the first particle of the lattice at the corner, on an edge, on a face and inside */
+    const float at[4][3] = {{r, r, r}, {r, r, 0.5f * L + r}, {r, 0.5f * L + r, 0.5f * L + r},
+                            {0.5f * L + r, 0.5f * L + r, 0.5f * L + r}};
+    for (int q = 0; q < 4; ++q) {
+        out[q] = -1.0f;
+        for (int i = 0; i < n; ++i)
+            if (fabsf(x[3 * i] - at[q][0]) < 0.1f * r && fabsf(x[3 * i + 1] - at[q][1]) < 0.1f * r &&
+                fabsf(x[3 * i + 2] - at[q][2]) < 0.1f * r)
+                out[q] = rho[i];
+        ENSURE(out[q] > 0.0f);
+    }
+    free(x);
+    free(rho);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+static int corner_of_a_box_feels_rest_density(void) {
+    const float lo[3] = {0, 0, 0}, hi[3] = {0.2f, 0.2f, 0.2f};
+    test_mesh box = test_mesh_box(lo, hi);
+    ENSURE(test_mesh_write_stl_ascii(path_of("cube.stl"), &box) == 0);
+    test_mesh_free(&box);
+    float planes[4], map[4];
+    ENSURE(corner_density(0, planes) == 0);
+    ENSURE(corner_density(1, map) == 0);
+    const char *names[4] = {"corner", "edge", "face", "inside"};
+    for (int q = 0; q < 4; ++q)
+        printf("  %-6s  domain planes %7.2f kg/m^3 (%+.2f %%), mesh density map %7.2f (%+.2f %%)\n",
+               names[q], (double)planes[q], 100.0 * (planes[q] / 1000.0 - 1.0), (double)map[q],
+               100.0 * (map[q] / 1000.0 - 1.0));
+    for (int q = 0; q < 4; ++q) ENSURE(fabs(map[q] / 1000.0 - 1.0) < 0.01);
+    return 0;
+}
+
 TEST_MAIN_BEGIN
 if (!pbf_mesh_import_available()) {
     printf("mesh import not built (PBF_MESH=OFF): skipped\n");
@@ -203,6 +309,8 @@ if (mkdtemp(dir) == NULL) return 1;
 setenv("PBF_CACHE_DIR", dir, 1);
 RUN_TEST(mesh_box_floor_as_analytic);
 RUN_TEST(mesh_sphere_buoyancy_as_analytic);
+RUN_TEST(thin_plate_holds_water);
+RUN_TEST(corner_of_a_box_feels_rest_density);
 char cmd[600];
 snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -552,20 +552,14 @@ pbf_status pbf__field_bake(const pbf_trimesh *m, const pbf_bake_def *d, pbf_bake
                   f.nz);
         return PBF_ERR_OUT_OF_MEMORY;
     }
-    double T0 = omp_get_wtime();
     signed_distance(&bvh, &adj, &f, d, data, wedge, nearest, nt);
-    double T1 = omp_get_wtime();
     thin_parts(&bvh, &f, data, mark, nt);
-    double T2 = omp_get_wtime();
-    if (getenv("PBF_BAKE_DEBUG")) fprintf(stderr, "sdf %.3f thin %.3f\n", T1 - T0, T2 - T1);
     pbf__bvh_free(&bvh);
     adjacency_free(&adj);
     free(nearest);
     free(mark);
     f.node = data;
-    double T3 = omp_get_wtime();
     int maps = boundary_maps(&f, d, data, wedge, weight, nt);
-    if (getenv("PBF_BAKE_DEBUG")) fprintf(stderr, "maps %.3f\n", omp_get_wtime() - T3);
     free(weight);
     free(wedge);
     if (maps != 0) {

@@ -2,8 +2,9 @@
  * a pier, meshes made by scripts/make_scene_meshes.py):
  *   test_mesh_scene          it loads; 1 and 2 threads give the same bits; a checkpoint resumes
  *                            bit-identically (a few seconds, at twice the particle radius);
- *   test_mesh_scene long     1000 steps at twice the particle radius: after every 50 no particle
- *                            is inside a solid (labelled "slow": not run under the sanitizers).
+ *   test_mesh_scene long     1000 steps at 2.5 times the particle radius: after every 50 no
+ *                            particle is inside a solid (labelled "slow": not run under the
+ *                            sanitizers).
  * The field cache is a temporary folder. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv */
 #include <stdio.h>
@@ -117,7 +118,8 @@ static int checkpoint_resumes_bit_identically(void) {
  * band is r, so a particle is at least about r from each surface) and every particle is in the
  * domain. */
 static int no_particle_inside_a_solid(void) {
-    pbf_world *w = load(0.02f, 0);
+    const float r = 0.025f;
+    pbf_world *w = load(r, 0);
     ENSURE(w != NULL);
     const int n = pbf_world_particle_count(w), meshes = pbf_world_mesh_count(w);
     float *x = malloc((size_t)n * 3 * sizeof *x);
@@ -144,8 +146,8 @@ static int no_particle_inside_a_solid(void) {
             }
         }
     }
-    printf("  %d particles, 1000 steps: the closest to a mesh surface %.4f m (r = 0.02 m)\n", n,
-           (double)closest);
+    printf("  %d particles, 1000 steps: the closest to a mesh surface %.4f m (r = %g m)\n", n,
+           (double)closest, (double)r);
     free(x);
     pbf_world_destroy(w);
     return 0;

@@ -3,7 +3,7 @@
  * obstacle against the same obstacle as an analytic box collider.
  *
  *   pbf_mesh_bench bake [threads]               bake and cache load of the torus
- *   pbf_mesh_bench step [particles] [steps]     ms per step: analytic box vs mesh box
+ *   pbf_mesh_bench step [particles] [steps] [threads]   ms per step: analytic vs mesh box
  *
  * Writes its files into a temporary folder (also the field cache). Timings only: no pass/fail. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv */
@@ -98,7 +98,7 @@ static int bake(int threads) {
 /* The dam break of `pbf bench` (a block of 0.4 x 0.6 x 0.4 m in 1.6 x 0.8 x 0.4 m), the radius
  * scaled to about n particles, with a box 0.2 x 0.3 x 0.2 m standing in the water's way: an
  * analytic box collider or the same box as a mesh. */
-static int step_cost(int n, int steps) {
+static int step_cost(int n, int steps, int threads) {
     char path[512];
     snprintf(path, sizeof path, "%s/block.obj", dir);
     const float lo[3] = {-0.1f, -0.15f, -0.1f}, hi[3] = {0.1f, 0.15f, 0.1f};
@@ -109,7 +109,7 @@ static int step_cost(int n, int steps) {
     const pbf_vec3 centre = {0.8f, 0.15f, 0.2f};
     double ms[2];
     for (int mesh = 0; mesh < 2; ++mesh) {
-        pbf_world *w = world(r, (pbf_vec3){0, 0, 0}, (pbf_vec3){1.6f, 0.8f, 0.4f}, 0);
+        pbf_world *w = world(r, (pbf_vec3){0, 0, 0}, (pbf_vec3){1.6f, 0.8f, 0.4f}, threads);
         if (w == NULL) return 1;
         pbf_block_def b = pbf_default_block_def();
         b.max = (pbf_vec3){0.4f, 0.6f, 0.4f};
@@ -130,11 +130,17 @@ static int step_cost(int n, int steps) {
             if (pbf_world_add_collider(w, &c) != PBF_OK) return 1;
         }
         for (int i = 0; i < 3; ++i) pbf_world_step(w, 1.0f / 60.0f);
-        double t0 = now();
-        for (int i = 0; i < steps; ++i) pbf_world_step(w, 1.0f / 60.0f);
+        double t0 = now(), stage[PBF_STAGE_COUNT] = {0};
+        for (int i = 0; i < steps; ++i) {
+            pbf_world_step(w, 1.0f / 60.0f);
+            pbf_profile p = pbf_world_get_profile(w);
+            for (int k = 0; k < PBF_STAGE_COUNT; ++k) stage[k] += p.stage_ms[k] / steps;
+        }
         ms[mesh] = 1e3 * (now() - t0) / steps;
-        printf("  %d particles, %s: %.1f ms per step (mean of %d)\n",
-               pbf_world_particle_count(w), mesh ? "mesh box" : "analytic box", ms[mesh], steps);
+        printf("  %d particles, %s: %.1f ms per step (mean of %d); stages predict %.1f, grid "
+               "%.1f, neighbours %.1f, lambda %.1f, delta %.1f, velocity %.1f, vorticity %.1f\n",
+               pbf_world_particle_count(w), mesh ? "mesh box" : "analytic box", ms[mesh], steps,
+               stage[0], stage[1], stage[2], stage[3], stage[4], stage[5], stage[6]);
         pbf_world_destroy(w);
     }
     printf("  mesh / analytic: %.3f\n", ms[1] / ms[0]);
@@ -143,7 +149,7 @@ static int step_cost(int n, int steps) {
 
 int main(int argc, char **argv) {
     if (argc < 2 || (strcmp(argv[1], "bake") != 0 && strcmp(argv[1], "step") != 0)) {
-        fprintf(stderr, "usage: pbf_mesh_bench bake [threads] | step [particles] [steps]\n");
+        fprintf(stderr, "usage: pbf_mesh_bench bake [threads] | step [particles] [steps] [threads]\n");
         return 2;
     }
     const char *tmp = getenv("TMPDIR");
@@ -152,7 +158,8 @@ int main(int argc, char **argv) {
     setenv("PBF_CACHE_DIR", dir, 1);
     int rc = strcmp(argv[1], "bake") == 0
                  ? bake(argc > 2 ? atoi(argv[2]) : 2)
-                 : step_cost(argc > 2 ? atoi(argv[2]) : 50000, argc > 3 ? atoi(argv[3]) : 20);
+                 : step_cost(argc > 2 ? atoi(argv[2]) : 50000, argc > 3 ? atoi(argv[3]) : 20,
+                             argc > 4 ? atoi(argv[4]) : 0);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

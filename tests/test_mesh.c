@@ -12,6 +12,7 @@
 
 #include "mesh_files.h"
 #include "pbf/geometry.h"
+#include "pbf/scene.h"
 #include "test.h"
 
 static char dir[256];
@@ -231,6 +232,49 @@ static int bad_input(void) {
     return 0;
 }
 
+/* Through a scene file: a relative file name is taken from the scene's folder, and an error
+ * names the scene, the mesh entry and the file, when the scene is loaded. */
+static int scene_entries(void) {
+    char scene_path[512];
+    snprintf(scene_path, sizeof scene_path, "%s", path_of("scene.json"));
+    ENSURE(write_text("scene.json",
+                      "{\"domain\": {\"max\": [0.6, 0.6, 0.6]},\n"
+                      " \"fluid\": {\"blocks\": [{\"max\": [0.1, 0.1, 0.1]}]},\n"
+                      " \"meshes\": [{\"file\": \"box.obj\", \"position\": [0.3, 0.3, 0.3],\n"
+                      "              \"rotation\": [0, 90, 0], \"scale\": [2, 1, 1]},\n"
+                      "             {\"file\": \"tank.stl\", \"role\": \"container\",\n"
+                      "              \"position\": [0.1, 0.1, 0.1], \"cache\": false}]}\n") == 0);
+    static pbf_scene sc;
+    char err[PBF_ERROR_SIZE];
+    if (pbf_scene_load(scene_path, NULL, 0, &sc, err, sizeof err) != PBF_OK) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    ENSURE(sc.mesh_count == 2);
+    ENSURE(strcmp(sc.meshes[0].path, path_of("box.obj")) == 0);
+    ENSURE(sc.meshes[1].role == PBF_MESH_CONTAINER && sc.meshes[1].cache == 0);
+    pbf_world *w = NULL;
+    if (pbf_scene_create_world(&sc, &w, err, sizeof err) != PBF_OK) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    ENSURE(pbf_world_mesh_count(w) == 2 && !pbf_world_mesh_info(w, 1).from_cache);
+    pbf_world_destroy(w);
+    /* the same scene with a missing file */
+    ENSURE(write_text("scene.json",
+                      "{\"meshes\": [{\"file\": \"box.obj\", \"position\": [0.5, 0.3, 0.2]},\n"
+                      "             {\"file\": \"missing.stl\"}]}\n") == 0);
+    ENSURE(pbf_scene_load(scene_path, NULL, 0, &sc, err, sizeof err) != PBF_OK);
+    printf("  %s\n", err);
+    ENSURE(strstr(err, "scene.json: 'meshes[1].file'") != NULL && strstr(err, "missing.stl"));
+    /* a key of another motion is refused by name */
+    ENSURE(write_text("scene.json", "{\"meshes\": [{\"file\": \"box.obj\", \"mass\": 3}]}\n") == 0);
+    ENSURE(pbf_scene_load(scene_path, NULL, 0, &sc, err, sizeof err) != PBF_OK);
+    printf("  %s\n", err);
+    ENSURE(strstr(err, "meshes[0]") != NULL && strstr(err, "mass") != NULL);
+    return 0;
+}
+
 /* A keyframed paddle pushed through water along x at 0.4 m/s while turning 30° about y: it is
  * where its keys put it, it drags the water in front of it along, the water pushes back, and no
  * particle gets inside it. */
@@ -312,6 +356,7 @@ setenv("PBF_CACHE_DIR", dir, 1);
 RUN_TEST(formats_and_placement);
 RUN_TEST(container_and_cache);
 RUN_TEST(bad_input);
+RUN_TEST(scene_entries);
 RUN_TEST(kinematic_paddle_drags_water);
 char cmd[600];
 snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

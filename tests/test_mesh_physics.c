@@ -298,6 +298,60 @@ static int corner_of_a_box_feels_rest_density(void) {
     return 0;
 }
 
+/* Archimedes for a floating mesh: a cube of 500 kg/m³ dropped onto water settles half
+ * submerged, its centre at the water level (from the volumes): the "draft" level − (centre −
+ * side/2) is half its side within 5 %. A cube of half the water's density is unstable upright
+ * (a homogeneous cube floats upright only below 0.21 or above 0.79 of it): it rolls onto an
+ * edge, turned 45° about a horizontal axis, which is checked too (within 10°). */
+static int floating_cube_draft(void) {
+    const float side = 0.1f, L = 0.3f, depth = 0.14f;
+    const float lo[3] = {-0.5f * side, -0.5f * side, -0.5f * side},
+                hi[3] = {0.5f * side, 0.5f * side, 0.5f * side};
+    test_mesh box = test_mesh_box(lo, hi);
+    ENSURE(test_mesh_write_obj(path_of("cube.obj"), &box) == 0);
+    test_mesh_free(&box);
+    pbf_world_def d = pbf_default_world_def();
+    d.threads = 1;
+    d.domain_max = (pbf_vec3){L, 0.35f, L};
+    pbf_world *w = make_world(&d);
+    ENSURE(w != NULL);
+    pbf_block_def b = pbf_default_block_def();
+    b.max = (pbf_vec3){L, depth, L};
+    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
+    pbf_mesh_def m = pbf_default_mesh_def();
+    snprintf(m.path, sizeof m.path, "%s", path_of("cube.obj"));
+    m.motion = PBF_MESH_FLOATING;
+    m.density = 500.0f;
+    m.position = (pbf_vec3){0.5f * L, depth + 0.5f * side + 0.01f, 0.5f * L};
+    if (pbf_world_add_mesh(w, &m) != PBF_OK) {
+        fprintf(stderr, "cube: %s\n", pbf_world_error(w));
+        return 1;
+    }
+    ENSURE_NEAR(pbf_world_mesh_info(w, 0).mass, 0.5, 1e-4);
+    double y = 0.0, tilt = 0.0;
+    const int frames = 150, last = 30;
+    for (int f = 0; f < frames; ++f) {
+        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        if (f < frames - last) continue;
+        pbf_mesh_solid_state s = pbf_world_mesh_state(w, 0);
+        y += s.position.y / last;
+        float qx = s.orientation[1], qz = s.orientation[3];
+        tilt += 2.0 * asin(fmin(sqrt(qx * qx + qz * qz), 1.0)) * 180.0 / 3.14159265 / last;
+    }
+    const int n = pbf_world_particle_count(w);
+    const double water = n * 8.0 * 0.01 * 0.01 * 0.01; /* the rest lattice's volume */
+    const double draft_want = 0.5 * side;
+    const double level = (water + draft_want * side * side) / (L * L);
+    const double draft = level - (y - 0.5 * side);
+    printf("  %d particles: cube centre %.4f m, water level %.4f m: draft %.4f m (half the side "
+           "%.4f m, %+.1f %%), tilted %.1f deg\n",
+           n, y, level, draft, draft_want, 100.0 * (draft / draft_want - 1.0), tilt);
+    ENSURE(fabs(draft / draft_want - 1.0) < 0.05);
+    ENSURE(fabs(tilt - 45.0) < 10.0);
+    pbf_world_destroy(w);
+    return 0;
+}
+
 TEST_MAIN_BEGIN
 if (!pbf_mesh_import_available()) {
     printf("mesh import not built (PBF_MESH=OFF): skipped\n");
@@ -311,6 +365,7 @@ RUN_TEST(mesh_box_floor_as_analytic);
 RUN_TEST(mesh_sphere_buoyancy_as_analytic);
 RUN_TEST(thin_plate_holds_water);
 RUN_TEST(corner_of_a_box_feels_rest_density);
+RUN_TEST(floating_cube_draft);
 char cmd[600];
 snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -242,11 +242,6 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     if (def == NULL) return pbf__fail(w, PBF_ERR_INVALID_ARG, "mesh def: NULL");
     pbf_status st = validate(w, def);
     if (st != PBF_OK) return st;
-    if (def->motion == PBF_MESH_FLOATING)
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "mesh '%s': floating meshes are not implemented yet (static and "
-                         "kinematic ones are)",
-                         def->path);
     if (w->cuda != NULL)
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
                          "mesh '%s': the CUDA backend does not support mesh solids yet; run "
@@ -276,6 +271,8 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
         const float one[3] = {1, 1, 1}, identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
         pbf__trimesh_transform(&b->mesh, one, identity, shift);
         b->mass = d->mass > 0.0f ? d->mass : (float)(d->density * b->props.volume);
+        const double density = b->mass / b->props.volume; /* props are per unit density */
+        for (int k = 0; k < 9; ++k) b->inertia[k] = density * b->props.inertia[k];
     }
     pbf__mesh_body_pose_at(b, w->time, b->position, b->R);
     pbf__quat_from_mat(b->R, b->q);
@@ -451,6 +448,10 @@ void pbf__meshes_step_begin(pbf_world *w) {
 static void advance(pbf_world *w, pbf_mesh_body *b, float dt) {
     memcpy(b->position_start, b->position, sizeof b->position);
     memcpy(b->R_start, b->R, sizeof b->R);
+    if (b->def.motion == PBF_MESH_FLOATING) {
+        pbf__bodies_advance(w, b, dt);
+        return;
+    }
     if (b->def.motion != PBF_MESH_KINEMATIC || b->def.key_count == 0) return;
     pbf__mesh_body_pose_at(b, w->time + dt, b->position, b->R);
     for (int k = 0; k < 3; ++k) b->velocity[k] = (b->position[k] - b->position_start[k]) / dt;
@@ -487,6 +488,8 @@ pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
         return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
                          "out of memory for the mesh solids' force scratch (%d particles)",
                          w->count);
+    for (int i = 0; i < g->count; ++i)
+        for (int k = 0; k < 3; ++k) g->body[i]->sub_force[k] = g->body[i]->sub_torque[k] = 0.0;
     if (g->moving > 0) {
         for (int i = 0; i < g->count; ++i) advance(w, g->body[i], dt);
         pbf__meshes_sync(w);
@@ -585,6 +588,8 @@ void pbf__meshes_after_delta(pbf_world *w, int nt) {
         for (int q = 0; q < 3; ++q) {
             b->sum_force[q] += scale * f[k][q];
             b->sum_torque[q] += scale * t[k][q];
+            b->sub_force[q] += scale * f[k][q];
+            b->sub_torque[q] += scale * t[k][q];
         }
     }
 }
@@ -593,7 +598,34 @@ void pbf__meshes_substep_end(pbf_world *w, float dt) {
     pbf_geometry *g = w->geometry;
     (void)dt;
     if (g == NULL) return;
-    for (int i = 0; i < g->count; ++i) g->body[i]->substeps_done++;
+    for (int i = 0; i < g->count; ++i) {
+        pbf_mesh_body *b = g->body[i];
+        b->substeps_done++;
+        if (b->def.motion == PBF_MESH_FLOATING) pbf__bodies_substep_end(b);
+    }
+}
+
+/* The carried state: pose, velocities, the last substep's force and torque and the
+ * accelerations used; the rest is rebuilt (the pose's matrix from the quaternion). */
+void pbf__mesh_body_save(const pbf_mesh_body *b, double out[PBF_BODY_STATE]) {
+    const double *parts[7] = {b->position, b->velocity, b->omega, b->force_prev,
+                              b->torque_prev, b->accel_prev, b->alpha_prev};
+    for (int p = 0; p < 7; ++p) memcpy(out + 3 * p, parts[p], 3 * sizeof(double));
+    memcpy(out + 21, b->q, 4 * sizeof(double));
+    for (int k = 0; k < 3; ++k) out[25 + k] = 0.0;
+}
+
+void pbf__mesh_body_restore(pbf_world *w, int index, const double in[PBF_BODY_STATE]) {
+    pbf_mesh_body *b = w->geometry->body[index];
+    double *parts[7] = {b->position, b->velocity, b->omega, b->force_prev,
+                        b->torque_prev, b->accel_prev, b->alpha_prev};
+    for (int p = 0; p < 7; ++p) memcpy(parts[p], in + 3 * p, 3 * sizeof(double));
+    memcpy(b->q, in + 21, 4 * sizeof(double));
+    pbf__mat_from_quat(b->q, b->R);
+    memcpy(b->position_start, b->position, sizeof b->position);
+    memcpy(b->R_start, b->R, sizeof b->R);
+    publish(w, b);
+    pbf__meshes_sync(w);
 }
 
 void pbf__meshes_step_end(pbf_world *w) {

@@ -25,6 +25,13 @@ typedef struct pbf_mesh_body {
     double position_start[3], R_start[9];
     double velocity[3], omega[3]; /* m/s, rad/s (world) over the last substep */
 
+    /* Floating bodies (bodies.c): inertia about the centre in the local frame (kg m²), the
+     * fluid's force and torque of the substep in progress and of the last one, and the
+     * accelerations used (the added-mass compensation, as the tool's). */
+    double inertia[9];
+    double sub_force[3], sub_torque[3];
+    double force_prev[3], torque_prev[3], accel_prev[3], alpha_prev[3];
+
     /* The step in progress: sums over its substeps; the published state. */
     double sum_force[3], sum_torque[3];
     int substeps_done;
@@ -57,6 +64,18 @@ size_t pbf__meshes_memory_bytes(const pbf_world *w);
 void pbf__mesh_body_solid(const pbf_mesh_body *b, pbf_solid *s);
 /* The kinematic pose at time t: position and rotation matrix of the local frame. */
 void pbf__mesh_body_pose_at(const pbf_mesh_body *b, double t, double position[3], double R[9]);
+
+/* bodies.c: a floating body's motion over one substep of dt (before the particles move): the
+ * end-of-substep pose and velocities from gravity and the last substep's fluid force, stopped by
+ * the domain's walls; and, at the substep's end, the force it then felt. */
+void pbf__bodies_advance(const pbf_world *w, pbf_mesh_body *b, float dt);
+void pbf__bodies_substep_end(pbf_mesh_body *b);
+
+/* The state of a body that carries from one step to the next (checkpoints): PBF_BODY_STATE
+ * doubles. */
+#define PBF_BODY_STATE 28
+void pbf__mesh_body_save(const pbf_mesh_body *b, double out[PBF_BODY_STATE]);
+void pbf__mesh_body_restore(pbf_world *w, int index, const double in[PBF_BODY_STATE]);
 
 /* Hooks of pbf_world_step (solver.c), in this order:
  *   step_begin; per substep { predict; substep_begin (moves the bodies to the end of the

@@ -21,6 +21,7 @@
 #include "cuda/world_cuda.h" /* a CUDA world's host arrays are a cache: pulled before reading */
 #include "pbf/export.h"
 #include "pbf/geometry.h"
+#include "geometry/meshes.h" /* a floating body's carried state */
 #include "resources.h"
 #include "tool.h"
 #include "cuda/world_cuda.h" /* cuda: a CUDA world's state is read back first */
@@ -226,9 +227,11 @@ static void put_collider(out_buf *b, const pbf_collider_def *c) {
 }
 
 /* ---- mesh solids (include/pbf/geometry.h) ------------------------------------------------------ *
- * Their defs: a resumed world imports them again (the field comes from the disk cache, or is
- * baked again to the same floats). Static and keyframed meshes carry no other state: their pose
- * is a function of the time. A new field of pbf_mesh_def must be added here and to get_mesh. */
+ * Their defs, then the state each body carries from step to step (meshes.h: pose, velocities,
+ * the last substep's force; a floating body needs it, the others' is a function of the time). A
+ * resumed world imports the meshes again (the field comes from the disk cache, or is baked again
+ * to the same floats) and restores the state. A new field of pbf_mesh_def must be added here and
+ * to get_mesh. */
 _Static_assert(sizeof(pbf_mesh_def) == 2908,
                "pbf_mesh_def changed: update put_mesh/get_mesh in src/io/checkpoint.c");
 
@@ -379,7 +382,12 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
     if (meshes > 0) {
         begin_section(&b, TAG_MESHES, PBF_CHECKPOINT_REQUIRED);
         put_u32(&b, (uint32_t)meshes);
-        for (int i = 0; i < meshes; ++i) put_mesh(&b, pbf_world_get_mesh_def(w, i));
+        for (int i = 0; i < meshes; ++i) {
+            put_mesh(&b, pbf_world_get_mesh_def(w, i));
+            double state[PBF_BODY_STATE];
+            pbf__mesh_body_save(w->geometry->body[i], state);
+            for (int k = 0; k < PBF_BODY_STATE; ++k) put_f64(&b, state[k]);
+        }
         end_section(&b);
     }
     if (app_data != NULL) {
@@ -419,8 +427,9 @@ struct pbf_checkpoint {
     const unsigned char *particles; /* the PARTICLE payload after its count */
     int has_tool;
     pbf_tool_body tool;             /* def and carried state only (no scratch) */
-    int mesh_count;                 /* -1: no MESHES section */
+    int mesh_count;
     pbf_mesh_def *meshes;
+    double (*mesh_state)[PBF_BODY_STATE];
     char *app;                      /* copy with a NUL after it */
     size_t app_size;
 };
@@ -678,6 +687,7 @@ void pbf_checkpoint_close(pbf_checkpoint *ck) {
     free(ck->file);
     free(ck->app);
     free(ck->meshes);
+    free(ck->mesh_state);
     free(ck);
 }
 
@@ -768,13 +778,19 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
             return PBF_ERR_PARSE;
         }
         ck->meshes = calloc(n > 0 ? n : 1, sizeof *ck->meshes);
-        if (ck->meshes == NULL) {
+        ck->mesh_state = calloc(n > 0 ? n : 1, sizeof *ck->mesh_state);
+        if (ck->meshes == NULL || ck->mesh_state == NULL) {
             set_error(err, err_size, "%s: out of memory", path);
             return PBF_ERR_OUT_OF_MEMORY;
         }
         ck->mesh_count = (int)n;
         for (uint32_t i = 0; i < n; ++i) {
-            if (get_mesh(&b, &ck->meshes[i]) != 0 || b.short_read) {
+            int bad = get_mesh(&b, &ck->meshes[i]);
+            for (int k = 0; k < PBF_BODY_STATE; ++k) {
+                ck->mesh_state[i][k] = get_f64(&b);
+                if (!isfinite(ck->mesh_state[i][k])) bad = 1;
+            }
+            if (bad || b.short_read) {
                 set_error(err, err_size, "%s: section 'MESHES': mesh %u is not valid", path, i);
                 return PBF_ERR_PARSE;
             }
@@ -1077,7 +1093,10 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
     /* the meshes after the time: a keyframed one is placed where it is then */
     for (int i = 0; st == PBF_OK && i < ck->mesh_count; ++i) {
         st = pbf_world_add_mesh(w, &ck->meshes[i]);
-        if (st != PBF_OK) set_error(err, err_size, "%s: mesh %d: %s", path, i, pbf_world_error(w));
+        if (st != PBF_OK)
+            set_error(err, err_size, "%s: mesh %d: %s", path, i, pbf_world_error(w));
+        else
+            pbf__mesh_body_restore(w, i, ck->mesh_state[i]);
     }
     if (st == PBF_OK && ck->has_tool) {
         st = pbf_world_set_tool(w, &ck->tool.def);

@@ -411,9 +411,8 @@ static const scene_table MESH_KEY_TABLE = {TABLE(MESH_KEY_KEYS), .check = scene_
 #define MESH_MOTION_KEY                                                                            \
     KEY_CHOICE("motion", pbf_mesh_def, motion, MESH_MOTION_NAMES,                                  \
                "\"static\"; \"kinematic\": moved by its keys (forces are measured, they do not "     \
-               "move it); \"floating\": a rigid body under gravity and the fluid's force (not "      \
-               "implemented yet: refused when the world is made). It decides which other keys "   \
-               "are allowed")
+               "move it); \"floating\": a rigid body under gravity and the fluid's force. It "       \
+               "decides which other keys are allowed")
 #define MESH_FILE_KEY                                                                              \
     KEY_STRING("file", pbf_mesh_def, path,                                                         \
                ".obj, .stl (ASCII or binary) or .ply; relative to the scene file's folder",        \

@@ -5,6 +5,9 @@
                to 30 cm, a cone to 42 cm, closed at the bottom (96 triangles, outward faces)
   baffle.stl   a plate 8 mm thick (thinner than two particle radii of scenes/obstacle.json),
                25 cm wide and 20 cm high, as an ASCII STL (12 triangles)
+  crate.obj    a box 12 x 8 x 12 cm (12 triangles)
+  hull.obj     a barge's hull: a flat bottom 24 x 6 cm widening to a deck 30 x 12 cm, 6 cm
+               high (12 triangles)
 
 Usage: python3 scripts/make_scene_meshes.py [out_dir]     (default scenes/meshes)
 The files are in the repository; run this again only to change them.
@@ -47,6 +50,15 @@ def box(lo, hi):
         t.append((q[0], q[1], q[2]))
         t.append((q[0], q[2], q[3]))
     return v, t
+
+
+def hexahedron(bottom, top):
+    """Corners in the order of box(): bottom (y = 0) and top faces, each (x0, x1, z0, z1, y)."""
+    v = []
+    for c in range(8):
+        x0, x1, z0, z1, y = top if c & 2 else bottom
+        v.append((x1 if c & 1 else x0, y, z1 if c & 4 else z0))
+    return v, box((0, 0, 0), (1, 1, 1))[1]
 
 
 def signed_volume(v, t):
@@ -96,6 +108,10 @@ def main():
     write_obj(os.path.join(out, "pier.obj"), v, outward(v, t), "a round pier with a conical top")
     v, t = box((-0.125, 0.0, -0.004), (0.125, 0.2, 0.004))
     write_stl(os.path.join(out, "baffle.stl"), v, outward(v, t), "baffle")
+    v, t = box((-0.06, -0.04, -0.06), (0.06, 0.04, 0.06))
+    write_obj(os.path.join(out, "crate.obj"), v, outward(v, t), "a crate")
+    v, t = hexahedron((-0.12, 0.12, -0.03, 0.03, -0.03), (-0.15, 0.15, -0.06, 0.06, 0.03))
+    write_obj(os.path.join(out, "hull.obj"), v, outward(v, t), "a barge's hull")
 
 
 if __name__ == "__main__":

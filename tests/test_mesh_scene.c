@@ -1,7 +1,8 @@
 /* The shipped scene with mesh solids, scenes/obstacle.json (a dam break against a thin baffle and
  * a pier, meshes made by scripts/make_scene_meshes.py):
  *   test_mesh_scene          it loads; 1 and 2 threads give the same bits; a checkpoint resumes
- *                            bit-identically (a few seconds, at twice the particle radius);
+ *                            bit-identically (a few seconds, at twice the particle radius); and
+ *                            scenes/floating.json floats;
  *   test_mesh_scene long     1000 steps at 2.5 times the particle radius: after every 50 no
  *                            particle is inside a solid (labelled "slow": not run under the
  *                            sanitizers).
@@ -20,10 +21,10 @@ static char dir[256];
 static pbf_scene scene;
 
 /* scenes/obstacle.json at particle radius r, with `threads` threads. */
-static pbf_world *load(float r, int threads) {
+static pbf_world *load_scene(const char *name, float r, int threads) {
     const char *root = getenv("PBF_SOURCE_DIR");
     char path[1024], err[PBF_ERROR_SIZE], o1[64], o2[64];
-    snprintf(path, sizeof path, "%s/scenes/obstacle.json", root ? root : ".");
+    snprintf(path, sizeof path, "%s/scenes/%s", root ? root : ".", name);
     snprintf(o1, sizeof o1, "fluid.particle_radius=%g", (double)r);
     snprintf(o2, sizeof o2, "solver.threads=%d", threads);
     const char *overrides[2] = {o1, o2};
@@ -38,6 +39,8 @@ static pbf_world *load(float r, int threads) {
     }
     return w;
 }
+
+static pbf_world *load(float r, int threads) { return load_scene("obstacle.json", r, threads); }
 
 static int steps(pbf_world *w, int n) {
     for (int i = 0; i < n; ++i) ENSURE(pbf_world_step(w, 1.0f / scene.fps) == PBF_OK);
@@ -59,6 +62,23 @@ static int scene_loads(void) {
     /* the baffle is thinner than two particle radii: 8 mm, its middle 4 mm deep */
     ENSURE(pbf_world_mesh_distance(w, 0, (pbf_vec3){0.65f, 0.1f, 0.1f}) < 0.0f);
     ENSURE(pbf_world_mesh_distance(w, 0, (pbf_vec3){0.65f, 0.1f, 0.3f}) > 0.02f);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+/* scenes/floating.json: two crates and a hull float in the wave tank; after 30 steps (at twice
+ * the radius) each is still at the water's surface, 0.2 m. */
+static int floating_scene_floats(void) {
+    pbf_world *w = load_scene("floating.json", 0.02f, 0);
+    ENSURE(w != NULL);
+    ENSURE(pbf_world_mesh_count(w) == 3);
+    ENSURE(steps(w, 30) == 0);
+    for (int k = 0; k < 3; ++k) {
+        pbf_mesh_solid_state s = pbf_world_mesh_state(w, k);
+        printf("  body %d: centre (%.3f, %.3f, %.3f) m\n", k, (double)s.position.x,
+               (double)s.position.y, (double)s.position.z);
+        ENSURE(s.position.y > 0.12f && s.position.y < 0.26f);
+    }
     pbf_world_destroy(w);
     return 0;
 }
@@ -167,6 +187,7 @@ int main(int argc, char **argv) {
         RUN_TEST(no_particle_inside_a_solid);
     } else {
         RUN_TEST(scene_loads);
+        RUN_TEST(floating_scene_floats);
         RUN_TEST(threads_give_the_same_bits);
         RUN_TEST(checkpoint_resumes_bit_identically);
     }

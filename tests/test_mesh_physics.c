@@ -352,6 +352,45 @@ static int floating_cube_draft(void) {
     return 0;
 }
 
+/* A long box (16 x 5 x 5 cm, 500 kg/m³) put into the water on its narrow end, tipped by 5°,
+ * rolls over to its stable orientation: lying, its long axis within 20° of horizontal. */
+static int long_box_rolls_over(void) {
+    const float lo[3] = {-0.025f, -0.08f, -0.025f}, hi[3] = {0.025f, 0.08f, 0.025f};
+    test_mesh box = test_mesh_box(lo, hi);
+    ENSURE(test_mesh_write_obj(path_of("long.obj"), &box) == 0);
+    test_mesh_free(&box);
+    pbf_world_def d = pbf_default_world_def();
+    d.threads = 1;
+    d.domain_max = (pbf_vec3){0.4f, 0.4f, 0.3f};
+    pbf_world *w = make_world(&d);
+    ENSURE(w != NULL);
+    pbf_block_def b = pbf_default_block_def();
+    b.max = (pbf_vec3){0.4f, 0.16f, 0.3f};
+    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
+    pbf_mesh_def m = pbf_default_mesh_def();
+    snprintf(m.path, sizeof m.path, "%s", path_of("long.obj"));
+    m.motion = PBF_MESH_FLOATING;
+    m.density = 500.0f;
+    m.position = (pbf_vec3){0.2f, 0.16f + 0.085f, 0.15f};
+    m.rotation = (pbf_vec3){0.0f, 0.0f, 5.0f};
+    if (pbf_world_add_mesh(w, &m) != PBF_OK) {
+        fprintf(stderr, "long box: %s\n", pbf_world_error(w));
+        return 1;
+    }
+    double up = 0.0;
+    for (int f = 0; f < 150; ++f) {
+        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        float T[12];
+        pbf_world_mesh_transform(w, 0, T);
+        up = fabs(T[5]); /* the long (local y) axis' vertical component: R[1][1] */
+    }
+    double angle = acos(fmin(up, 1.0)) * 180.0 / 3.14159265;
+    printf("  after 2.5 s its long axis is %.1f deg from vertical\n", angle);
+    ENSURE(angle > 70.0);
+    pbf_world_destroy(w);
+    return 0;
+}
+
 TEST_MAIN_BEGIN
 if (!pbf_mesh_import_available()) {
     printf("mesh import not built (PBF_MESH=OFF): skipped\n");
@@ -366,6 +405,7 @@ RUN_TEST(mesh_sphere_buoyancy_as_analytic);
 RUN_TEST(thin_plate_holds_water);
 RUN_TEST(corner_of_a_box_feels_rest_density);
 RUN_TEST(floating_cube_draft);
+RUN_TEST(long_box_rolls_over);
 char cmd[600];
 snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

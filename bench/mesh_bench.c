@@ -97,7 +97,40 @@ static int bake(int threads) {
 
 /* The dam break of `pbf bench` (a block of 0.4 x 0.6 x 0.4 m in 1.6 x 0.8 x 0.4 m), the radius
  * scaled to about n particles, with a box 0.2 x 0.3 x 0.2 m standing in the water's way: an
- * analytic box collider or the same box as a mesh. */
+ * analytic box collider in one world, the same box as a mesh in the other. The two worlds step
+ * in turn, so a machine shared with other work slows both alike; the ratio is of the medians. */
+static pbf_world *bench_world(int mesh, float r, int threads, const char *path) {
+    const pbf_vec3 centre = {0.8f, 0.15f, 0.2f};
+    pbf_world *w = world(r, (pbf_vec3){0, 0, 0}, (pbf_vec3){1.6f, 0.8f, 0.4f}, threads);
+    if (w == NULL) return NULL;
+    pbf_block_def b = pbf_default_block_def();
+    b.max = (pbf_vec3){0.4f, 0.6f, 0.4f};
+    pbf_status st = pbf_world_add_block(w, &b);
+    if (st == PBF_OK && mesh) {
+        pbf_mesh_def d = pbf_default_mesh_def();
+        snprintf(d.path, sizeof d.path, "%s", path);
+        d.position = centre;
+        st = pbf_world_add_mesh(w, &d);
+    } else if (st == PBF_OK) {
+        pbf_collider_def c = pbf_default_collider_def();
+        c.type = PBF_COLLIDER_BOX;
+        c.center = centre;
+        c.half_extents = (pbf_vec3){0.1f, 0.15f, 0.1f};
+        st = pbf_world_add_collider(w, &c);
+    }
+    if (st != PBF_OK) {
+        fprintf(stderr, "%s\n", pbf_world_error(w));
+        pbf_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int step_cost(int n, int steps, int threads) {
     char path[512];
     snprintf(path, sizeof path, "%s/block.obj", dir);
@@ -106,44 +139,33 @@ static int step_cost(int n, int steps, int threads) {
     if (test_mesh_write_obj(path, &m) != 0) return 1;
     test_mesh_free(&m);
     const float r = cbrtf(0.4f * 0.6f * 0.4f / (float)n) * 0.5f;
-    const pbf_vec3 centre = {0.8f, 0.15f, 0.2f};
-    double ms[2];
-    for (int mesh = 0; mesh < 2; ++mesh) {
-        pbf_world *w = world(r, (pbf_vec3){0, 0, 0}, (pbf_vec3){1.6f, 0.8f, 0.4f}, threads);
-        if (w == NULL) return 1;
-        pbf_block_def b = pbf_default_block_def();
-        b.max = (pbf_vec3){0.4f, 0.6f, 0.4f};
-        if (pbf_world_add_block(w, &b) != PBF_OK) return 1;
-        if (mesh) {
-            pbf_mesh_def d = pbf_default_mesh_def();
-            snprintf(d.path, sizeof d.path, "%s", path);
-            d.position = centre;
-            if (pbf_world_add_mesh(w, &d) != PBF_OK) {
-                fprintf(stderr, "%s\n", pbf_world_error(w));
-                return 1;
-            }
-        } else {
-            pbf_collider_def c = pbf_default_collider_def();
-            c.type = PBF_COLLIDER_BOX;
-            c.center = centre;
-            c.half_extents = (pbf_vec3){0.1f, 0.15f, 0.1f};
-            if (pbf_world_add_collider(w, &c) != PBF_OK) return 1;
+    pbf_world *w[2] = {bench_world(0, r, threads, path), bench_world(1, r, threads, path)};
+    double *ms = calloc(2 * (size_t)steps, sizeof *ms), stage[2][PBF_STAGE_COUNT] = {{0}};
+    if (w[0] == NULL || w[1] == NULL || ms == NULL) return 1;
+    for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 2; ++k) pbf_world_step(w[k], 1.0f / 60.0f);
+    for (int i = 0; i < steps; ++i)
+        for (int k = 0; k < 2; ++k) {
+            double t0 = now();
+            pbf_world_step(w[k], 1.0f / 60.0f);
+            ms[k * steps + i] = 1e3 * (now() - t0);
+            pbf_profile p = pbf_world_get_profile(w[k]);
+            for (int q = 0; q < PBF_STAGE_COUNT; ++q) stage[k][q] += p.stage_ms[q] / steps;
         }
-        for (int i = 0; i < 3; ++i) pbf_world_step(w, 1.0f / 60.0f);
-        double t0 = now(), stage[PBF_STAGE_COUNT] = {0};
-        for (int i = 0; i < steps; ++i) {
-            pbf_world_step(w, 1.0f / 60.0f);
-            pbf_profile p = pbf_world_get_profile(w);
-            for (int k = 0; k < PBF_STAGE_COUNT; ++k) stage[k] += p.stage_ms[k] / steps;
-        }
-        ms[mesh] = 1e3 * (now() - t0) / steps;
-        printf("  %d particles, %s: %.1f ms per step (mean of %d); stages predict %.1f, grid "
-               "%.1f, neighbours %.1f, lambda %.1f, delta %.1f, velocity %.1f, vorticity %.1f\n",
-               pbf_world_particle_count(w), mesh ? "mesh box" : "analytic box", ms[mesh], steps,
-               stage[0], stage[1], stage[2], stage[3], stage[4], stage[5], stage[6]);
-        pbf_world_destroy(w);
+    double median[2];
+    for (int k = 0; k < 2; ++k) {
+        qsort(ms + k * steps, (size_t)steps, sizeof *ms, cmp_double);
+        median[k] = ms[k * steps + steps / 2];
+        printf("  %d particles, %s: %.1f ms per step (median of %d, in turn with the other); "
+               "stage means: predict %.1f, grid %.1f, neighbours %.1f, lambda %.1f, delta %.1f, "
+               "velocity %.1f, vorticity %.1f\n",
+               pbf_world_particle_count(w[k]), k ? "mesh box" : "analytic box", median[k], steps,
+               stage[k][0], stage[k][1], stage[k][2], stage[k][3], stage[k][4], stage[k][5],
+               stage[k][6]);
+        pbf_world_destroy(w[k]);
     }
-    printf("  mesh / analytic: %.3f\n", ms[1] / ms[0]);
+    printf("  mesh / analytic: %.3f\n", median[1] / median[0]);
+    free(ms);
     return 0;
 }
 

@@ -41,7 +41,7 @@ typedef struct pbf_mesh_body {
 typedef struct pbf_geometry {
     int count;
     pbf_mesh_body *body[PBF_MAX_MESHES];
-    int moving;              /* kinematic bodies */
+    int moving;              /* kinematic and floating bodies */
     /* Scratch of the force measurement, capacity particles: the fluid–fluid target of each
      * particle in the last Δp pass (written by stage_delta), and which mesh took the rest of
      * its displacement (-1: none) and how much. */

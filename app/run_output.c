@@ -12,6 +12,7 @@
 #include "csv_file.h"
 #include "run_checkpoint.h" /* RUN_CHECKPOINT_NAME */
 #include "tool_output.h" /* forces.csv */
+#include "solid_output.h" /* solids.csv */
 #include "probe_output.h" /* probes.csv */
 
 static const char stats_name[] = "stats.csv";
@@ -130,6 +131,7 @@ int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_
     int n = stats_header(header, sizeof header);
     if (csv_file_create(&o->stats, dir, stats_name, header, (size_t)n) != 0) return 1;
     if (probe_output_open(&o->probes, dir, scene) != 0) return 1; /* probes */
+    if (solid_output_open(&o->solids, dir, scene) != 0) return 1; /* meshes */
     return tool_output_open(&o->tool, dir, scene); /* tool */
 }
 
@@ -206,6 +208,7 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
     if (rc == 0) rc = write_stats_row(o, world, frame);
     if (rc == 0) rc = tool_output_row(o->tool, world, frame, o->error, sizeof o->error);
     if (rc == 0) rc = probe_output_row(o->probes, world, frame, o->error, sizeof o->error);
+    if (rc == 0) rc = solid_output_row(o->solids, world, frame, o->error, sizeof o->error);
     if (rc != 0) remove_frame_files(o, written);
     for (size_t f = 0; f < FORMAT_COUNT; ++f) free(written[f]);
     return rc;
@@ -244,6 +247,7 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
     /* stats.csv must have the rows up to the checkpoint: its row is written first */
     if (csv_file_resume(&o->stats, dir, stats_name, frame, NULL, 0) != 0) return 1;
     if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* probes */
+    if (solid_output_resume(&o->solids, dir, scene, frame) != 0) return 1; /* meshes */
     return tool_output_resume(&o->tool, dir, scene, frame); /* tool */
 }
 
@@ -261,4 +265,6 @@ void run_output_close(run_output *o) {
     o->tool = NULL;
     probe_output_close(o->probes);
     o->probes = NULL;
+    solid_output_close(o->solids);
+    o->solids = NULL;
 }

@@ -30,6 +30,8 @@ typedef struct run_output {
                                  * app/tool_output.h); NULL otherwise */
     struct probe_output *probes; /* probes.csv when the scene has probes (docs/cli.md,
                                   * app/probe_output.h); NULL otherwise */
+    struct solid_output *solids; /* solids.csv when the scene has meshes (app/solid_output.h);
+                                  * NULL otherwise */
 } run_output;
 
 /* Creates the folder, removes an earlier run's frame files, writes scene.json and the stats

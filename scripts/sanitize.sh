@@ -8,6 +8,8 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DPBF_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$(nproc)"
 # abort on the first report, with a stack; leaks are reported at exit (LeakSanitizer)
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
+# a leak inside Assimp on a broken STL file is not ours (tests/lsan.supp)
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # By default the tests labelled "slow" are left out (tests/CMakeLists.txt): test_scenes runs the
 # four shipped scenes at full resolution (50k-127k particles) for physics checks,

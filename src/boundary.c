@@ -1,4 +1,6 @@
 /* Domain walls with scripted motion, and colliders in the kernels' form. */
+#include <string.h>
+
 #include "world_internal.h"
 
 static float wall_offset(const pbf_wall_motion *m, double t) {
@@ -29,6 +31,7 @@ void pbf__walls_envelope(const pbf_world_def *def, pbf_v3 *lo, pbf_v3 *hi) {
 
 pbf_solid pbf__solid_from_def(const pbf_collider_def *c) {
     pbf_solid s;
+    memset(&s, 0, sizeof s); /* no mesh field, identity rotation unused */
     s.radius = c->radius;
     switch (c->type) {
     case PBF_COLLIDER_SPHERE:

@@ -72,14 +72,18 @@ PBF_KERNEL_INLINE float pbf_minf(float a, float b) { return a < b ? a : b; }
 
 #define PBF_MAX_SOLIDS 64
 
-enum { PBF_SOLID_SPHERE = 0, PBF_SOLID_BOX = 1, PBF_SOLID_CAPSULE = 2 };
+enum { PBF_SOLID_SPHERE = 0, PBF_SOLID_BOX = 1, PBF_SOLID_CAPSULE = 2, PBF_SOLID_MESH = 3 };
 
 /* A collider in the form the kernels use (same layout on host and device). */
 typedef struct pbf_solid {
     int type;
-    pbf_v3 a;     /* sphere/box centre, capsule end a */
+    pbf_v3 a;     /* sphere/box centre, capsule end a; a mesh's position */
     pbf_v3 b;     /* box half extents, capsule end b */
     float radius; /* sphere/capsule radius */
+    /* PBF_SOLID_MESH ("Mesh solids" below): x_world = R x_local + a, R row-major, and the
+     * field baked in the local frame. NULL for the analytic solids. */
+    float rot[9];
+    const struct pbf_field *field;
 } pbf_solid;
 
 /* Everything a pass needs besides the particle arrays. Plain old data: it is copied as is into
@@ -243,9 +247,246 @@ PBF_KERNEL_INLINE void pbf_ghost_surface(float d, pbf_v3 n, const pbf_params *p,
     for (float z = d + p->radius; z < p->h; z += 2.0f * p->radius) pbf_ghost_plane(z, n, p, w_sum, grad);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Mesh solids (src/geometry/, docs/physics.md "Mesh solids"). A triangle mesh becomes a field on
+ * a regular grid in the solid's own frame, baked once (src/geometry/bake.c): per node the signed
+ * distance φ (positive in the fluid) and what the tangent plane misses of the boundary's density
+ * and ∇C. The boundary is the walls' ghost layers, generalised to any shape: sheets of ghosts
+ * parallel to the surface at depths r, 3r, 5r, ... (the level sets φ = −r, −3r, ...), areal
+ * density 1/(2r)². Their kernel integral at each node is a density map (Koschier & Bender 2017,
+ * with the walls' layered mass instead of a uniform one, so that a flat mesh wall and a domain
+ * wall agree): it is right in concave corners, beside edges and on curved parts, where one
+ * tangent plane is not. A lookup adds the plane's closed form at the interpolated distance (the
+ * walls' pbf_ghost_surface) and the baked residual, map − plane, interpolated trilinearly: ~0 on
+ * flat parts, the corners' and curves' share elsewhere. One lookup reads 8 nodes of 5 floats;
+ * the field is one flat float array (the layout of a GPU texture). */
+
+#define PBF_FIELD_STRIDE 5 /* floats per node: φ, Δw, Δg (x, y, z) */
+
+typedef struct pbf_field {
+    pbf_v3 origin;     /* local coordinates of node (0, 0, 0), m */
+    float cell;        /* node spacing, m */
+    float inv_cell;
+    int nx, ny, nz;    /* nodes per axis, each at least 2 */
+    float outside;     /* sign of φ beyond the grid: +1 an obstacle (fluid), −1 a container */
+    const float *node; /* nx·ny·nz records of PBF_FIELD_STRIDE floats, x fastest */
+} pbf_field;
+
+typedef struct pbf_field_sample {
+    float phi;   /* signed distance to the surface, m, positive in the fluid */
+    pbf_v3 grad; /* ∇φ in the local frame, not normalised */
+    float dw;    /* density residual (×m: kg/m³), 1/m³ */
+    pbf_v3 dg;   /* ∇C residual (×V), 1/m⁴, local frame */
+} pbf_field_sample;
+
+/* The cell of local x and the weights in it; beyond the grid box the nearest point of the box,
+ * with the distance to it in *beyond (0 inside). */
+typedef struct pbf_field_cell {
+    const float *c000; /* the cell's first node */
+    float t[3];        /* position in the cell, 0..1 per axis */
+    pbf_v3 excess;     /* x minus the nearest point of the box */
+    float beyond;      /* |excess| */
+} pbf_field_cell;
+
+PBF_KERNEL_INLINE pbf_field_cell pbf_field_locate(const pbf_field *f, pbf_v3 x) {
+    const float rel[3] = {x.x - f->origin.x, x.y - f->origin.y, x.z - f->origin.z};
+    const int n[3] = {f->nx, f->ny, f->nz};
+    float excess[3];
+    int i[3];
+    pbf_field_cell c;
+    for (int k = 0; k < 3; ++k) {
+        float g = rel[k] * f->inv_cell;
+        float cl = pbf_minf(pbf_maxf(g, 0.0f), (float)(n[k] - 1)); /* NaN becomes 0 */
+        excess[k] = (g - cl) * f->cell;
+        int ik = (int)cl;
+        ik = ik < n[k] - 2 ? ik : n[k] - 2;
+        i[k] = ik;
+        c.t[k] = cl - (float)ik;
+    }
+    c.c000 = f->node + ((size_t)i[2] * (size_t)n[1] + (size_t)i[1]) * (size_t)n[0] * PBF_FIELD_STRIDE +
+             (size_t)i[0] * PBF_FIELD_STRIDE;
+    c.excess = v3(excess[0], excess[1], excess[2]);
+    float out2 = v3_dot(c.excess, c.excess);
+    c.beyond = out2 > 0.0f ? sqrtf(out2) : 0.0f;
+    return c;
+}
+
+/* Component q of the records, interpolated in the cell. */
+PBF_KERNEL_INLINE float pbf_field_interp(const pbf_field *f, const pbf_field_cell *c, int q) {
+    const size_t sx = PBF_FIELD_STRIDE, sy = sx * (size_t)f->nx, sz = sy * (size_t)f->ny;
+    const float *p = c->c000 + q;
+    const float tx = c->t[0], ty = c->t[1], tz = c->t[2], ux = 1.0f - tx, uy = 1.0f - ty,
+                uz = 1.0f - tz;
+    float a0 = p[0] * ux + p[sx] * tx, a1 = p[sy] * ux + p[sy + sx] * tx;
+    float b0 = p[sz] * ux + p[sz + sx] * tx, b1 = p[sz + sy] * ux + p[sz + sy + sx] * tx;
+    return (a0 * uy + a1 * ty) * uz + (b0 * uy + b1 * ty) * tz;
+}
+
+/* φ at local x: trilinear inside the grid box, continued by outside × the distance beyond it
+ * (far from an obstacle is fluid; far outside a container's inside is deep in its solid). */
+PBF_KERNEL_INLINE float pbf_field_phi(const pbf_field *f, const pbf_field_cell *c) {
+    return pbf_field_interp(f, c, 0) + f->outside * c->beyond;
+}
+
+/* The rest of a sample at a located point: ∇φ (the interpolant's own gradient) and the
+ * residuals (none beyond the box). */
+PBF_KERNEL_INLINE pbf_field_sample pbf_field_complete(const pbf_field *f, const pbf_field_cell *c,
+                                                      float phi) {
+    const size_t sx = PBF_FIELD_STRIDE, sy = sx * (size_t)f->nx, sz = sy * (size_t)f->ny;
+    const float *p = c->c000;
+    const float tx = c->t[0], ty = c->t[1], tz = c->t[2], ux = 1.0f - tx, uy = 1.0f - ty,
+                uz = 1.0f - tz;
+    pbf_field_sample s;
+    s.phi = phi;
+    if (c->beyond > 0.0f) {
+        s.grad = v3_scale(c->excess, f->outside / c->beyond);
+        s.dw = 0.0f;
+        s.dg = v3(0.0f, 0.0f, 0.0f);
+        return s;
+    }
+    const float *q000 = p, *q100 = p + sx, *q010 = p + sy, *q110 = p + sy + sx, *q001 = p + sz,
+                *q101 = p + sz + sx, *q011 = p + sz + sy, *q111 = p + sz + sy + sx;
+    s.grad = v3_scale(v3(((q100[0] - q000[0]) * uy + (q110[0] - q010[0]) * ty) * uz +
+                             ((q101[0] - q001[0]) * uy + (q111[0] - q011[0]) * ty) * tz,
+                         ((q010[0] - q000[0]) * ux + (q110[0] - q100[0]) * tx) * uz +
+                             ((q011[0] - q001[0]) * ux + (q111[0] - q101[0]) * tx) * tz,
+                         ((q001[0] - q000[0]) * ux + (q101[0] - q100[0]) * tx) * uy +
+                             ((q011[0] - q010[0]) * ux + (q111[0] - q110[0]) * tx) * ty),
+                      f->inv_cell);
+    /* the eight corners' weights, once for the four residuals */
+    const float w000 = ux * uy * uz, w100 = tx * uy * uz, w010 = ux * ty * uz, w110 = tx * ty * uz,
+                w001 = ux * uy * tz, w101 = tx * uy * tz, w011 = ux * ty * tz, w111 = tx * ty * tz;
+    float v[4];
+    for (int q = 1; q < PBF_FIELD_STRIDE; ++q)
+        v[q - 1] = ((w000 * q000[q] + w100 * q100[q]) + (w010 * q010[q] + w110 * q110[q])) +
+                   ((w001 * q001[q] + w101 * q101[q]) + (w011 * q011[q] + w111 * q111[q]));
+    s.dw = v[0];
+    s.dg = v3(v[1], v[2], v[3]);
+    return s;
+}
+
+/* The whole sample at local x. */
+PBF_KERNEL_INLINE pbf_field_sample pbf_field_lookup(const pbf_field *f, pbf_v3 x) {
+    pbf_field_cell c = pbf_field_locate(f, x);
+    return pbf_field_complete(f, &c, pbf_field_phi(f, &c));
+}
+
+/* Whether local x lies beyond an obstacle's grid box, where nothing of it is in reach: the box
+ * holds every point within h + 2 cells of the surface (bake.c). */
+PBF_KERNEL_INLINE int pbf_field_far(const pbf_field *f, pbf_v3 x) {
+    if (f->outside < 0.0f) return 0;
+    float gx = (x.x - f->origin.x) * f->inv_cell, gy = (x.y - f->origin.y) * f->inv_cell,
+          gz = (x.z - f->origin.z) * f->inv_cell;
+    return !(gx >= 0.0f && gy >= 0.0f && gz >= 0.0f && gx <= (float)(f->nx - 1) &&
+             gy <= (float)(f->ny - 1) && gz <= (float)(f->nz - 1));
+}
+
+/* A mesh solid's local frame: R^T (x − a), and a local direction in the world: R v. */
+PBF_KERNEL_INLINE pbf_v3 pbf_mesh_local(const pbf_solid *s, pbf_v3 x) {
+    const float *R = s->rot;
+    pbf_v3 d = v3_sub(x, s->a);
+    return v3(R[0] * d.x + R[3] * d.y + R[6] * d.z, R[1] * d.x + R[4] * d.y + R[7] * d.z,
+              R[2] * d.x + R[5] * d.y + R[8] * d.z);
+}
+
+PBF_KERNEL_INLINE pbf_v3 pbf_mesh_world_dir(const pbf_solid *s, pbf_v3 v) {
+    const float *R = s->rot;
+    return v3(R[0] * v.x + R[1] * v.y + R[2] * v.z, R[3] * v.x + R[4] * v.y + R[5] * v.z,
+              R[6] * v.x + R[7] * v.y + R[8] * v.z);
+}
+
+/* pbf_ghost_surface for any signed distance d: a particle inside the solid (d < 0) has ghost
+ * layers on both sides, each taken with its own side's normal. For d >= 0 it is exactly the
+ * walls' function. */
+PBF_KERNEL_INLINE void pbf_ghost_surface_signed(float d, pbf_v3 n, const pbf_params *p,
+                                                float *w_sum, pbf_v3 *grad) {
+    if (d >= 0.0f) {
+        pbf_ghost_surface(d, n, p, w_sum, grad);
+        return;
+    }
+    const float s = 2.0f * p->radius;
+    float z = d + p->radius;
+    if (z < -p->h) z += s * ceilf((-p->h - z) / s);
+    for (; z < p->h; z += s) {
+        if (z >= 0.0f)
+            pbf_ghost_plane(z, n, p, w_sum, grad);
+        else if (z > -p->h)
+            pbf_ghost_plane(-z, v3_scale(n, -1.0f), p, w_sum, grad);
+    }
+}
+
+/* The unit normal of a sample, from ∇φ (up when the gradient vanishes). */
+PBF_KERNEL_INLINE pbf_v3 pbf_field_normal(const pbf_field_sample *s) {
+    float len = v3_len(s->grad);
+    return len > 1e-12f ? v3_scale(s->grad, 1.0f / len) : v3(0.0f, 1.0f, 0.0f);
+}
+
+/* Adds a mesh solid's ghost density (into w_sum, ×m) and ∇C (into grad, ×V) at x. Nothing of it
+ * is in reach where φ >= h: no layer, no wedge (φ alone is read there). */
+PBF_KERNEL_INLINE void pbf_mesh_boundary(pbf_v3 x, const pbf_solid *s, const pbf_params *p,
+                                         float *w_sum, pbf_v3 *grad) {
+    pbf_v3 xl = pbf_mesh_local(s, x);
+    if (pbf_field_far(s->field, xl)) return;
+    pbf_field_cell c = pbf_field_locate(s->field, xl);
+    float phi = pbf_field_phi(s->field, &c);
+    if (!(phi < p->h)) return;
+    pbf_field_sample fs = pbf_field_complete(s->field, &c, phi);
+    float w = 0.0f;
+    pbf_v3 g = v3(0.0f, 0.0f, 0.0f);
+    pbf_ghost_surface_signed(fs.phi, pbf_field_normal(&fs), p, &w, &g);
+    *w_sum += w + fs.dw;
+    *grad = v3_add(*grad, pbf_mesh_world_dir(s, v3_add(g, fs.dg)));
+}
+
+/* Signed distance of x from a mesh solid's surface and the world normal (pbf_solid_sdf). */
+PBF_KERNEL_INLINE float pbf_mesh_sdf(const pbf_solid *s, pbf_v3 x, pbf_v3 *n) {
+    pbf_field_sample fs = pbf_field_lookup(s->field, pbf_mesh_local(s, x));
+    *n = pbf_mesh_world_dir(s, pbf_field_normal(&fs));
+    return fs.phi;
+}
+
+/* Projects x out of a mesh solid along ∇φ, to φ = r (pbf_collide). */
+PBF_KERNEL_INLINE pbf_v3 pbf_mesh_collide(pbf_v3 x, const pbf_solid *s, const pbf_params *p) {
+    pbf_v3 xl = pbf_mesh_local(s, x);
+    if (pbf_field_far(s->field, xl)) return x;
+    pbf_field_cell c = pbf_field_locate(s->field, xl);
+    float phi = pbf_field_phi(s->field, &c);
+    if (!(phi < p->radius)) return x;
+    pbf_field_sample fs = pbf_field_complete(s->field, &c, phi);
+    return v3_madd(x, pbf_mesh_world_dir(s, pbf_field_normal(&fs)), p->radius - phi);
+}
+
+/* Where a particle moving from a to b (local frame) must stop so that it never passes through a
+ * thin part: it walks the segment in steps of r/2 and stops one step before the first point that
+ * is deeper than r/2 into the contact band (φ < r/2) and deeper than the point before. A plate
+ * thinner than 2r has its middle 2r + thickness away from where the band starts, so the walk
+ * always stops on the side the particle came from; the collision then pushes it back out along
+ * ∇φ of that side (bake.c makes the grid resolve thin parts). Returns b when the way is free. */
+PBF_KERNEL_INLINE pbf_v3 pbf_field_sweep(const pbf_field *f, pbf_v3 a, pbf_v3 b, float r) {
+    if (pbf_field_far(f, a) && pbf_field_far(f, b)) return b;
+    pbf_v3 d = v3_sub(b, a);
+    float len = v3_len(d), step = 0.5f * r;
+    if (!(len > 0.0f)) return b;
+    /* φ changes at most about as fast as the distance: nothing in reach, nothing to do */
+    pbf_field_cell cb = pbf_field_locate(f, b);
+    if (pbf_field_phi(f, &cb) - 1.5f * len >= step) return b;
+    int steps = (int)ceilf(len / step);
+    steps = steps < 64 ? steps : 64;
+    pbf_field_cell ca = pbf_field_locate(f, a);
+    float prev = pbf_field_phi(f, &ca);
+    for (int k = 1; k <= steps; ++k) {
+        pbf_field_cell ck = pbf_field_locate(f, v3_madd(a, d, (float)k / (float)steps));
+        float phi = pbf_field_phi(f, &ck);
+        if (phi < step && phi < prev) return v3_madd(a, d, (float)(k - 1) / (float)steps);
+        prev = phi;
+    }
+    return b;
+}
+
 /* Signed distance from x to a solid's surface (positive outside the solid) and the outward unit
  * normal (pointing into the fluid). */
 PBF_KERNEL_INLINE float pbf_solid_sdf(const pbf_solid *s, pbf_v3 x, pbf_v3 *n) {
+    if (s->type == PBF_SOLID_MESH) return pbf_mesh_sdf(s, x, n);
     if (s->type == PBF_SOLID_SPHERE) {
         pbf_v3 d = v3_sub(x, s->a);
         float len = v3_len(d);
@@ -339,6 +580,10 @@ PBF_KERNEL_INLINE void pbf_boundary_terms(pbf_v3 x, const pbf_params *p, const p
         }
     }
     for (int i = 0; i < p->solid_count; ++i) {
+        if (solids[i].type == PBF_SOLID_MESH) { /* its density map (see "Mesh solids") */
+            pbf_mesh_boundary(x, &solids[i], p, &w_sum, &g);
+            continue;
+        }
         pbf_v3 n;
         float d = fmaxf(pbf_solid_sdf(&solids[i], x, &n), 0.0f);
         if (d + r < p->h) pbf_ghost_surface(d, n, p, &w_sum, &g);
@@ -351,6 +596,10 @@ PBF_KERNEL_INLINE void pbf_boundary_terms(pbf_v3 x, const pbf_params *p, const p
  * surface. Projection (not stopping) lets particles slide along walls (seed 002). */
 PBF_KERNEL_INLINE pbf_v3 pbf_collide(pbf_v3 x, const pbf_params *p, const pbf_solid *solids) {
     for (int s = 0; s < p->solid_count; ++s) {
+        if (solids[s].type == PBF_SOLID_MESH) { /* along its field's gradient */
+            x = pbf_mesh_collide(x, &solids[s], p);
+            continue;
+        }
         pbf_v3 n;
         float d = pbf_solid_sdf(&solids[s], x, &n);
         if (d < p->radius) x = v3_madd(x, n, p->radius - d);

@@ -9,6 +9,7 @@
 
 #include "tool.h" /* the tool (docs/tool.md): hooks marked "tool" below */
 #include "probes.h" /* probes (docs/validation.md): two hooks marked "probes" below */
+#include "geometry/meshes.h" /* mesh solids and bodies: hooks marked "meshes" below */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): one hook marked "cuda" below */
 #include "world_internal.h"
 #include "watchdog.h" /* its limits and report, shared with the CUDA step */
@@ -148,6 +149,7 @@ static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega) 
     float *out = w->p_tmp;
     const pbf_tool_params *T = pbf__tool_kernel(w);  /* tool */
     float *tool_dx = T ? w->tool->dx : NULL;
+    float *mesh_target = pbf__meshes_target(w); /* meshes: their forces */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i);
@@ -157,6 +159,7 @@ static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega) 
                                       nb_start[i + 1], pair_g)
                  : pbf__delta_cells(P, &w->grid, p, lambda, density, i, xi, li, wi);
         pbf_v3 xn = pbf_delta_end(&a, xi, li, P, S);
+        if (mesh_target) v3_store(mesh_target, i, v3_add(xi, v3_scale(a.dp, P->volume)));
         if (omega != 1.0f) /* accelerated: the extrapolated position must obey the solids too */
             xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), P, S);
         if (T) { /* tool: its boundary term and projection; the displacement is its reaction */
@@ -237,6 +240,7 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         const pbf_params *P = scorr ? &w->params : &no_scorr;
         stage_delta(w, P, nt, omega);
         pbf__probes_after_delta(w, P, omega); /* probes: wall force patches (no-op without) */
+        pbf__meshes_after_delta(w, nt); /* meshes: their share of the corrections, forces */
         t1 = now_ms();
         ms[PBF_STAGE_DELTA] += t1 - *t, *t = t1;
     }
@@ -365,6 +369,8 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf_status tool_st = pbf__tool_substep_begin(w, dt); /* tool: moves to the substep's end */
     if (tool_st != PBF_OK) return tool_st;
     stage_predict(w, nt);
+    pbf_status mesh_st = pbf__meshes_substep_begin(w, dt, nt); /* meshes: move, sweep paths */
+    if (mesh_st != PBF_OK) return mesh_st;
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_PREDICT, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_PREDICT] += t1 - t, t = t1;
 
@@ -394,6 +400,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     t1 = now_ms(), ms[PBF_STAGE_VORTICITY] += t1 - t, t = t1;
 
     pbf__tool_substep_end(w, dt, nt); /* tool: adhesion, damping, force reduction */
+    pbf__meshes_substep_end(w, dt); /* meshes: the bodies' forces */
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_TOOL, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
@@ -446,6 +453,7 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     const int substeps = w->def.substeps;
     const float dt_sub = dt / (float)substeps;
     pbf__tool_step_begin(w, dt); /* tool */
+    pbf__meshes_step_begin(w); /* meshes */
     if (w->count == 0) {
         w->time += dt;
     } else {
@@ -457,6 +465,7 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
         if (st != PBF_OK) return st;
     }
     pbf__tool_step_end(w); /* tool: the step's mean forces */
+    pbf__meshes_step_end(w); /* meshes: the step's mean forces, the published poses */
     pbf__probes_step_end(w); /* probes: the step's mean patch forces */
     w->profile.iterations = (w->substep_iterations + substeps - 1) / substeps;
     w->profile.substeps = substeps;

@@ -8,6 +8,7 @@
 #include "resources.h" /* memory checks before allocating */
 #include "tool.h" /* the tool: freed and counted here */
 #include "probes.h" /* probes: freed here */
+#include "geometry/meshes.h" /* mesh solids: freed, counted and kept after the colliders */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
 #include "world_internal.h"
 
@@ -146,6 +147,7 @@ void pbf_world_destroy(pbf_world *w) {
     free_particles(w);
     pbf__tool_free(w);
     pbf__probes_free(w); /* probes */
+    pbf__meshes_free(w);
     free(w->grid.cell_start);
     free(w->grid.cursor);
     free(w->iteration_error);
@@ -449,6 +451,7 @@ pbf_status pbf_world_add_collider(pbf_world *w, const pbf_collider_def *c) {
     w->solids[w->collider_count] = pbf__solid_from_def(c);
     w->collider_count++;
     w->params.solid_count = w->collider_count;
+    pbf__meshes_sync(w); /* the meshes' solids follow the colliders */
     return PBF_OK;
 }
 
@@ -478,7 +481,8 @@ size_t pbf_world_memory_bytes(const pbf_world *w) {
     return sizeof *w + (size_t)w->capacity * bytes_per_particle() +
            ((size_t)w->capacity + 1) * sizeof(uint32_t) +
            w->neighbors.index_capacity * (sizeof(uint32_t) + sizeof(float)) + /* index, pair_g */
-           ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t) + pbf__tool_memory_bytes(w);
+           ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t) + pbf__tool_memory_bytes(w) +
+           pbf__meshes_memory_bytes(w);
 }
 
 size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {
@@ -545,6 +549,7 @@ pbf_status pbf_world_set_solver(pbf_world *w, const pbf_solver_def *solver) {
     w->params.max_speed = keep.max_speed;
     w->params.wall_lo = keep.wall_lo;
     w->params.wall_hi = keep.wall_hi;
+    pbf__meshes_sync(w); /* solid_count includes the meshes */
     return PBF_OK;
 }
 

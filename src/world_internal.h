@@ -60,6 +60,9 @@ struct pbf_world {
     /* Probes (src/probes.c, src/probes.h): NULL when the world has none. */
     struct pbf_probes *probes;
 
+    /* Mesh solids and bodies (src/geometry/meshes.h): NULL when the world has none. */
+    struct pbf_geometry *geometry;
+
     /* The CUDA backend (src/cuda/world_cuda.h, docs/cuda.md): NULL on the CPU. A CUDA world's
      * particle arrays above are a host cache of the device state. */
     struct pbf_cuda_world *cuda;

@@ -4,6 +4,7 @@
 #ifndef PBF_SCENE_H
 #define PBF_SCENE_H
 
+#include "geometry.h" /* the "meshes" section */
 #include "pbf.h"
 #include "probes.h" /* the "probes" section */
 
@@ -14,6 +15,7 @@ extern "C" {
 #define PBF_SCENE_MAX_BLOCKS 64
 #define PBF_SCENE_MAX_COLLIDERS 64
 #define PBF_SCENE_PATH_SIZE 1024
+#define PBF_SCENE_MAX_MESHES 16
 
 /* Output formats, a bit set. */
 typedef enum pbf_format {
@@ -36,6 +38,11 @@ typedef struct pbf_scene {
     pbf_block_def blocks[PBF_SCENE_MAX_BLOCKS];
     int collider_count;
     pbf_collider_def colliders[PBF_SCENE_MAX_COLLIDERS];
+    /* The "meshes" section (include/pbf/geometry.h): triangle meshes as obstacles, containers,
+     * keyframed and floating bodies. A relative file name is taken from the scene file's
+     * folder, and kept as an absolute path. */
+    int mesh_count;
+    pbf_mesh_def meshes[PBF_SCENE_MAX_MESHES];
     float fps;    /* frames per second of output; one pbf_world_step per frame. Default 60 */
     int frames;   /* frames to simulate. Default 120 */
     pbf_camera_def camera;
@@ -74,9 +81,10 @@ PBF_API pbf_status pbf_scene_default(const char *const *overrides, int override_
 /* The JSON text of the built-in default scene. */
 PBF_API const char *pbf_scene_default_json(void);
 
-/* Creates the world (pbf_world_create) and adds the scene's blocks and colliders, in order. On
- * failure *out is NULL and the world's message is passed through, prefixed with the scene's
- * source (and "fluid.blocks[i]: " or "colliders[i]: " when adding one failed). */
+/* Creates the world (pbf_world_create) and adds the scene's blocks, colliders and meshes, in
+ * order (a mesh is baked, or loaded from the field cache, here). On failure *out is NULL and the
+ * world's message is passed through, prefixed with the scene's source (and "fluid.blocks[i]: ",
+ * "colliders[i]: " or "meshes[i]: " when adding one failed). */
 PBF_API pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char *err,
                                           size_t err_size);
 /* Particles the scene's blocks will hold: the sum of pbf_block_particle_count. */

@@ -20,6 +20,8 @@
 
 #include "cuda/world_cuda.h" /* a CUDA world's host arrays are a cache: pulled before reading */
 #include "pbf/export.h"
+#include "pbf/geometry.h"
+#include "geometry/meshes.h" /* a floating body's carried state */
 #include "resources.h"
 #include "tool.h"
 #include "cuda/world_cuda.h" /* cuda: a CUDA world's state is read back first */
@@ -38,6 +40,7 @@
 #define TAG_COLLIDER "COLLIDER"
 #define TAG_PARTICLE "PARTICLE"
 #define TAG_TOOL "TOOL"
+#define TAG_MESHES "MESHES"
 #define TAG_APP "APPDATA"
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
@@ -225,6 +228,40 @@ static void put_collider(out_buf *b, const pbf_collider_def *c) {
     put_vec3(b, c->b);
 }
 
+/* ---- mesh solids (include/pbf/geometry.h) ------------------------------------------------------ *
+ * Their defs, then the state each body carries from step to step (meshes.h: pose, velocities,
+ * the last substep's force; a floating body needs it, the others' is a function of the time). A
+ * resumed world imports the meshes again (the field comes from the disk cache, or is baked again
+ * to the same floats) and restores the state. A new field of pbf_mesh_def must be added here and
+ * to get_mesh. */
+_Static_assert(sizeof(pbf_mesh_def) == 2908,
+               "pbf_mesh_def changed: update put_mesh/get_mesh in src/io/checkpoint.c");
+
+static void put_mesh(out_buf *b, const pbf_mesh_def *d) {
+    size_t len = strnlen(d->path, sizeof d->path - 1);
+    put_u32(b, (uint32_t)len);
+    unsigned char *p = reserve_bytes(b, len);
+    if (p != NULL) memcpy(p, d->path, len);
+    put_vec3(b, d->scale);
+    put_vec3(b, d->rotation);
+    put_vec3(b, d->position);
+    put_i32(b, (int32_t)d->role);
+    put_f32(b, d->cell);
+    put_i32(b, d->cache);
+    put_i32(b, (int32_t)d->motion);
+    put_i32(b, d->key_count);
+    for (int k = 0; k < d->key_count && k < PBF_MESH_MAX_KEYS; ++k) {
+        put_f32(b, d->keys[k].time);
+        put_vec3(b, d->keys[k].position);
+        put_vec3(b, d->keys[k].rotation);
+    }
+    put_f32(b, d->density);
+    put_f32(b, d->mass);
+    put_vec3(b, d->velocity);
+    put_vec3(b, d->angular_velocity);
+    put_f32(b, d->added_mass);
+}
+
 /* ---- the tool (docs/tool.md) ---------------------------------------------------------------- *
  * Its def and the state that carries from one step to the next (tool.h): where it is, how it
  * moves, the pose it is being carried to, the free body's lagged force and acceleration, and the
@@ -300,7 +337,8 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
     out_buf b;
     memset(&b, 0, sizeof b);
     unsigned char *h = reserve_bytes(&b, HEADER_SIZE);
-    uint32_t sections = 4 + (w->tool != NULL) + (app_data != NULL);
+    const int meshes = pbf_world_mesh_count(w);
+    uint32_t sections = 4 + (w->tool != NULL) + (meshes > 0) + (app_data != NULL);
     if (h != NULL) {
         memset(h, 0, HEADER_SIZE);
         memcpy(h, MAGIC, 8);
@@ -343,6 +381,17 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
         put_tool(&b, w->tool);
         end_section(&b);
     }
+    if (meshes > 0) {
+        begin_section(&b, TAG_MESHES, PBF_CHECKPOINT_REQUIRED);
+        put_u32(&b, (uint32_t)meshes);
+        for (int i = 0; i < meshes; ++i) {
+            put_mesh(&b, pbf_world_get_mesh_def(w, i));
+            double state[PBF_BODY_STATE];
+            pbf__mesh_body_save(w->geometry->body[i], state);
+            for (int k = 0; k < PBF_BODY_STATE; ++k) put_f64(&b, state[k]);
+        }
+        end_section(&b);
+    }
     if (app_data != NULL) {
         begin_section(&b, TAG_APP, 0);
         unsigned char *p = reserve_bytes(&b, app_size);
@@ -380,6 +429,9 @@ struct pbf_checkpoint {
     const unsigned char *particles; /* the PARTICLE payload after its count */
     int has_tool;
     pbf_tool_body tool;             /* def and carried state only (no scratch) */
+    int mesh_count;
+    pbf_mesh_def *meshes;
+    double (*mesh_state)[PBF_BODY_STATE];
     char *app;                      /* copy with a NUL after it */
     size_t app_size;
 };
@@ -484,6 +536,36 @@ static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
     d->neighbor_mode = (pbf_neighbor_mode)get_i32(b);
     d->backend = (pbf_backend)get_i32(b);
     d->threads = get_i32(b);
+}
+
+/* 0, or -1 when the counts are out of range. */
+static int get_mesh(in_buf *b, pbf_mesh_def *d) {
+    *d = pbf_default_mesh_def();
+    uint32_t len = get_u32(b);
+    if (len >= sizeof d->path) return -1;
+    const unsigned char *p = take(b, len);
+    if (p != NULL) memcpy(d->path, p, len);
+    d->path[len] = '\0';
+    d->scale = get_vec3(b);
+    d->rotation = get_vec3(b);
+    d->position = get_vec3(b);
+    d->role = (pbf_mesh_role)get_i32(b);
+    d->cell = get_f32(b);
+    d->cache = get_i32(b);
+    d->motion = (pbf_mesh_motion)get_i32(b);
+    d->key_count = get_i32(b);
+    if (d->key_count < 0 || d->key_count > PBF_MESH_MAX_KEYS) return -1;
+    for (int k = 0; k < d->key_count; ++k) {
+        d->keys[k].time = get_f32(b);
+        d->keys[k].position = get_vec3(b);
+        d->keys[k].rotation = get_vec3(b);
+    }
+    d->density = get_f32(b);
+    d->mass = get_f32(b);
+    d->velocity = get_vec3(b);
+    d->angular_velocity = get_vec3(b);
+    d->added_mass = get_f32(b);
+    return 0;
 }
 
 static void get_collider(in_buf *b, pbf_collider_def *c) {
@@ -607,6 +689,8 @@ void pbf_checkpoint_close(pbf_checkpoint *ck) {
     free(ck->path);
     free(ck->file);
     free(ck->app);
+    free(ck->meshes);
+    free(ck->mesh_state);
     free(ck);
 }
 
@@ -689,6 +773,37 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
             return PBF_ERR_PARSE;
         }
         ck->has_tool = 1;
+    } else if (strcmp(tag, TAG_MESHES) == 0) {
+        uint32_t n = get_u32(&b);
+        if (b.short_read || n > PBF_MAX_MESHES) {
+            set_error(err, err_size, "%s: section 'MESHES' has %u meshes, at most %d", path, n,
+                      PBF_MAX_MESHES);
+            return PBF_ERR_PARSE;
+        }
+        ck->meshes = calloc(n > 0 ? n : 1, sizeof *ck->meshes);
+        ck->mesh_state = calloc(n > 0 ? n : 1, sizeof *ck->mesh_state);
+        if (ck->meshes == NULL || ck->mesh_state == NULL) {
+            set_error(err, err_size, "%s: out of memory", path);
+            return PBF_ERR_OUT_OF_MEMORY;
+        }
+        ck->mesh_count = (int)n;
+        for (uint32_t i = 0; i < n; ++i) {
+            int bad = get_mesh(&b, &ck->meshes[i]);
+            for (int k = 0; k < PBF_BODY_STATE; ++k) {
+                ck->mesh_state[i][k] = get_f64(&b);
+                if (!isfinite(ck->mesh_state[i][k])) bad = 1;
+            }
+            if (bad || b.short_read) {
+                set_error(err, err_size, "%s: section 'MESHES': mesh %u is not valid", path, i);
+                return PBF_ERR_PARSE;
+            }
+        }
+        if (b.p != b.end) {
+            set_error(err, err_size,
+                      "%s: section 'MESHES' holds %llu bytes, which is not what version %d writes",
+                      path, (unsigned long long)size, (int)ck->version);
+            return PBF_ERR_PARSE;
+        }
     } else if (strcmp(tag, TAG_APP) == 0) {
         ck->app = malloc((size_t)size + 1);
         if (ck->app == NULL) {
@@ -704,8 +819,8 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
 
 /* The known tag whose 8 bytes (NUL-padded) are exactly raw, or NULL. */
 static const char *known_tag(const unsigned char *raw) {
-    static const char *const known[] = {TAG_DEF, TAG_STATE, TAG_COLLIDER, TAG_PARTICLE, TAG_TOOL,
-                                        TAG_APP};
+    static const char *const known[] = {TAG_DEF,  TAG_STATE,  TAG_COLLIDER, TAG_PARTICLE,
+                                        TAG_TOOL, TAG_MESHES, TAG_APP};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i) {
         unsigned char padded[8] = {0};
         memcpy(padded, known[i], strlen(known[i]));
@@ -825,6 +940,7 @@ static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
                         : strcmp(tag, TAG_PARTICLE) == 0 ? &seen_part
                                                           : NULL;
             if ((seen != NULL && *seen) || (strcmp(tag, TAG_TOOL) == 0 && ck->has_tool) ||
+                (strcmp(tag, TAG_MESHES) == 0 && ck->meshes != NULL) ||
                 (strcmp(tag, TAG_APP) == 0 && ck->app != NULL)) {
                 set_error(err, err_size, "%s: section '%s' appears twice", path, tag);
                 return PBF_ERR_PARSE;
@@ -976,6 +1092,14 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
         w->profile.avg_density_error = ck->avg_density_error;
         w->profile.max_density_error = ck->max_density_error;
         w->profile.avg_neighbors = ck->avg_neighbors;
+    }
+    /* the meshes after the time: a keyframed one is placed where it is then */
+    for (int i = 0; st == PBF_OK && i < ck->mesh_count; ++i) {
+        st = pbf_world_add_mesh(w, &ck->meshes[i]);
+        if (st != PBF_OK)
+            set_error(err, err_size, "%s: mesh %d: %s", path, i, pbf_world_error(w));
+        else
+            pbf__mesh_body_restore(w, i, ck->mesh_state[i]);
     }
     if (st == PBF_OK && ck->has_tool) {
         st = pbf_world_set_tool(w, &ck->tool.def);

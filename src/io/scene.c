@@ -210,6 +210,15 @@ pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char 
             return status;
         }
     }
+    for (int i = 0; i < scene->mesh_count; ++i) { /* meshes: baked or loaded from the cache */
+        status = pbf_world_add_mesh(world, &scene->meshes[i]);
+        if (status != PBF_OK) {
+            scene_set_message(err, err_size, "%s: meshes[%d]: %s", scene->source, i,
+                              pbf_world_error(world));
+            pbf_world_destroy(world);
+            return status;
+        }
+    }
     if (scene->has_tool) { /* the tool, after the particles it may start among */
         status = pbf_world_set_tool(world, &scene->tool);
         if (status != PBF_OK) {

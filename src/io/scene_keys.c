@@ -395,6 +395,114 @@ static const scene_table PROBE_TABLE = {.variants = PROBE_VARIANTS,
                                         .variant_count = COUNT_OF(PROBE_VARIANTS),
                                         .defaults = scene_probe_defaults, .own_doc_table = 1};
 
+/* ---- meshes (include/pbf/geometry.h): one table per motion, indexed by pbf_mesh_motion ------ */
+
+static const char *const MESH_MOTION_NAMES[] = {"static", "kinematic", "floating"};
+static const char *const MESH_ROLE_NAMES[] = {"obstacle", "container"};
+
+static const scene_key MESH_KEY_KEYS[] = {
+    KEY_FLOAT("time", pbf_mesh_key, time, AT_LEAST(0.0), "s",
+              "when the mesh is placed so; after the previous key's time", .required = 1),
+    KEY_VEC3("position", pbf_mesh_key, position, ANY_VALUE, "m", "the translation at that time"),
+    KEY_VEC3("rotation", pbf_mesh_key, rotation, ANY_VALUE, "deg",
+             "the rotation at that time, about x, then y, then z; interpolated per axis, so 720 "
+             "turns twice"),
+};
+static const scene_table MESH_KEY_TABLE = {TABLE(MESH_KEY_KEYS), .check = scene_mesh_key_check};
+
+#define MESH_MOTION_KEY                                                                            \
+    KEY_CHOICE("motion", pbf_mesh_def, motion, MESH_MOTION_NAMES,                                  \
+               "\"static\"; \"kinematic\": moved by its keys (forces are measured, they do not "     \
+               "move it); \"floating\": a rigid body under gravity and the fluid's force. It "       \
+               "decides which other keys are allowed")
+#define MESH_FILE_KEY                                                                              \
+    KEY_STRING("file", pbf_mesh_def, path,                                                         \
+               ".obj, .stl (ASCII or binary) or .ply; relative to the scene file's folder",        \
+               .required = 1)
+#define MESH_SCALE_KEY                                                                             \
+    KEY_VEC3("scale", pbf_mesh_def, scale, ABOVE(0.0), "",                                         \
+             "scale per axis, applied first (one number scales all three)",                       \
+             .read = scene_mesh_scale)
+#define MESH_ROTATION_KEY(written_)                                                                \
+    KEY_VEC3("rotation", pbf_mesh_def, rotation, ANY_VALUE, "deg",                                 \
+             "rotation about x, then y, then z (after the scale)", .written = written_)
+#define MESH_POSITION_KEY(written_)                                                                \
+    KEY_VEC3("position", pbf_mesh_def, position, ANY_VALUE, "m",                                   \
+             "translation (after the rotation): x_world = R (S x_file) + position",               \
+             .written = written_)
+#define MESH_ROLE_KEY                                                                              \
+    KEY_CHOICE("role", pbf_mesh_def, role, MESH_ROLE_NAMES,                                        \
+               "\"obstacle\": the solid is inside the mesh; \"container\": the fluid is (a closed "  \
+               "tank; a glass with walls is an obstacle)")
+#define MESH_CELL_KEY                                                                              \
+    KEY_FLOAT("cell", pbf_mesh_def, cell, AT_LEAST(0.0), "m",                                      \
+              "node spacing of its distance field and density map (docs/physics.md); 0: the "      \
+              "default",                                                                           \
+              .default_doc = "0: 0.75 · fluid.particle_radius")
+#define MESH_CACHE_KEY                                                                             \
+    KEY_BOOL("cache", pbf_mesh_def, cache,                                                         \
+             "keep the baked field in the cache folder ($PBF_CACHE_DIR, $XDG_CACHE_HOME/pbf or "   \
+             "~/.cache/pbf): the next run loads it instead of baking")
+
+static const scene_key MESH_STATIC_KEYS[] = {
+    MESH_MOTION_KEY,
+    MESH_FILE_KEY,
+    MESH_SCALE_KEY,
+    MESH_ROTATION_KEY(NULL),
+    MESH_POSITION_KEY(NULL),
+    MESH_ROLE_KEY,
+    MESH_CELL_KEY,
+    MESH_CACHE_KEY,
+};
+static const scene_key MESH_KINEMATIC_KEYS[] = {
+    MESH_MOTION_KEY,
+    MESH_FILE_KEY,
+    MESH_SCALE_KEY,
+    MESH_ROTATION_KEY(scene_mesh_has_no_keys),
+    MESH_POSITION_KEY(scene_mesh_has_no_keys),
+    MESH_ROLE_KEY,
+    MESH_CELL_KEY,
+    MESH_CACHE_KEY,
+    KEY_LIST("keys", pbf_mesh_def, keys, key_count, CLOSED(1.0, PBF_MESH_MAX_KEYS), MESH_KEY_TABLE,
+             "its placement over time, interpolated linearly; before the first key it waits at "
+             "the first, after the last at the last (give these or position and rotation)",
+             .default_doc = "none: it stays at position and rotation",
+             .written = scene_mesh_has_keys),
+};
+static const scene_key MESH_FLOATING_KEYS[] = {
+    MESH_MOTION_KEY,
+    MESH_FILE_KEY,
+    MESH_SCALE_KEY,
+    MESH_ROTATION_KEY(NULL),
+    MESH_POSITION_KEY(NULL),
+    MESH_CELL_KEY,
+    MESH_CACHE_KEY,
+    KEY_FLOAT("density", pbf_mesh_def, density, ABOVE(0.0), "kg/m^3",
+              "mass = density · the mesh's volume (give density or mass)",
+              .written = scene_mesh_has_no_mass),
+    KEY_FLOAT("mass", pbf_mesh_def, mass, ABOVE(0.0), "kg", "instead of density",
+              .default_doc = "from the density", .read = scene_mesh_mass,
+              .written = scene_mesh_has_mass),
+    KEY_VEC3("velocity", pbf_mesh_def, velocity, ANY_VALUE, "m/s", "initial velocity"),
+    KEY_VEC3("angular_velocity", pbf_mesh_def, angular_velocity, ANY_VALUE, "rad/s",
+             "initial angular velocity (world axes)"),
+    KEY_FLOAT("added_mass", pbf_mesh_def, added_mass, CLOSED(0.0, 10.0), "",
+              "added-mass coefficient of the stable coupling, as the tool's (docs/tool.md)"),
+};
+static const scene_table MESH_STATIC_TABLE = {TABLE(MESH_STATIC_KEYS), .what = "for a static mesh",
+                                              .check = scene_mesh_check};
+static const scene_table MESH_KINEMATIC_TABLE = {TABLE(MESH_KINEMATIC_KEYS),
+                                                 .what = "for a kinematic mesh",
+                                                 .check = scene_mesh_check};
+static const scene_table MESH_FLOATING_TABLE = {TABLE(MESH_FLOATING_KEYS),
+                                                .what = "for a floating mesh",
+                                                .check = scene_mesh_check};
+static const scene_table *const MESH_VARIANTS[] = {&MESH_STATIC_TABLE, &MESH_KINEMATIC_TABLE,
+                                                   &MESH_FLOATING_TABLE};
+static const scene_table MESH_TABLE = {.variants = MESH_VARIANTS,
+                                       .variant_count = COUNT_OF(MESH_VARIANTS),
+                                       .defaults = scene_mesh_defaults, .own_doc_table = 1};
+
 /* ---- the root ------------------------------------------------------------------------------
  * Read in this order, so each section's hooks see the ones they depend on: the domain before the
  * blocks that must lie inside it, the name before the output folder named after it, the fluid
@@ -409,6 +517,10 @@ static const scene_key ROOT_KEYS[] = {
     KEY_LIST("colliders", pbf_scene, colliders, collider_count,
              CLOSED(0.0, PBF_SCENE_MAX_COLLIDERS), COLLIDER_TABLE,
              "static solids: spheres, boxes, capsules"),
+    KEY_LIST("meshes", pbf_scene, meshes, mesh_count, CLOSED(0.0, PBF_SCENE_MAX_MESHES), MESH_TABLE,
+             "triangle meshes: obstacles, containers, keyframed and floating bodies "
+             "(include/pbf/geometry.h)",
+             .written = scene_has_meshes),
     KEY_SECTION("solver", SOLVER_TABLE, "the solver's parameters"),
     KEY_SECTION("time", TIME_TABLE, "frames, frame rate and substeps"),
     KEY_SECTION("camera", CAMERA_TABLE, "for rendered pictures and the viewer"),

@@ -11,6 +11,7 @@ void scene_block_defaults(void *block);
 void scene_collider_defaults(void *collider);
 void scene_tool_defaults(void *tool);
 void scene_probe_defaults(void *probe);
+void scene_mesh_defaults(void *mesh);       /* scene_rules_geometry.c from here */
 
 /* Table hooks (scene_hook). */
 pbf_status scene_root_init(const scene_ctx *c, const cJSON *object, const char *path, void *base,
@@ -38,7 +39,16 @@ pbf_status scene_probe_init(const scene_ctx *c, const cJSON *object, const char 
 pbf_status scene_probe_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
                              int index);
 
+pbf_status scene_mesh_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                            int index);
+pbf_status scene_mesh_key_check(const scene_ctx *c, const cJSON *object, const char *path,
+                                void *base, int index);
+
 /* Key readers (scene_key_reader). */
+pbf_status scene_mesh_scale(const scene_ctx *c, const scene_key *key, const cJSON *item,
+                            const cJSON *parent, const char *path, void *base);
+pbf_status scene_mesh_mass(const scene_ctx *c, const scene_key *key, const cJSON *item,
+                           const cJSON *parent, const char *path, void *base);
 pbf_status scene_tool_density(const scene_ctx *c, const scene_key *key, const cJSON *item,
                               const cJSON *parent, const char *path, void *base);
 
@@ -46,5 +56,10 @@ pbf_status scene_tool_density(const scene_ctx *c, const scene_key *key, const cJ
 int scene_tool_has_path(const void *tool);
 int scene_tool_has_no_path(const void *tool);
 int scene_has_probes(const void *scene);
+int scene_has_meshes(const void *scene);
+int scene_mesh_has_keys(const void *mesh);
+int scene_mesh_has_no_keys(const void *mesh);
+int scene_mesh_has_mass(const void *mesh);
+int scene_mesh_has_no_mass(const void *mesh);
 
 #endif /* PBF_IO_SCENE_RULES_H */

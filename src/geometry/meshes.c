@@ -1,0 +1,643 @@
+/* Mesh solids in a world (include/pbf/geometry.h, meshes.h): adding a mesh (import, checks,
+ * bake or cache), the solids' entries, poses, and the sweep that keeps particles from passing
+ * through thin parts. */
+#include "meshes.h"
+
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resources.h"
+#include "rigid.h"
+
+pbf_mesh_def pbf_default_mesh_def(void) {
+    pbf_mesh_def d;
+    memset(&d, 0, sizeof d);
+    d.scale = (pbf_vec3){1.0f, 1.0f, 1.0f};
+    d.role = PBF_MESH_OBSTACLE;
+    d.cell = 0.0f;
+    d.cache = 1;
+    d.motion = PBF_MESH_STATIC;
+    d.density = 500.0f;
+    d.mass = 0.0f;
+    d.added_mass = 0.5f;
+    return d;
+}
+
+int pbf_mesh_import_available(void) { return pbf__mesh_import_available(); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Poses */
+
+void pbf__mesh_body_pose_at(const pbf_mesh_body *b, double t, double position[3], double R[9]) {
+    const pbf_mesh_def *d = &b->def;
+    double pos[3] = {d->position.x, d->position.y, d->position.z};
+    double rot[3] = {d->rotation.x, d->rotation.y, d->rotation.z};
+    if (d->motion == PBF_MESH_KINEMATIC && d->key_count > 0) {
+        const pbf_mesh_key *k = d->keys;
+        const int n = d->key_count;
+        int i = 0;
+        double s = 0.0;
+        if (!(t > (double)k[0].time)) {
+            i = 0;
+        } else if (t >= (double)k[n - 1].time) {
+            i = n - 1;
+        } else {
+            while (i + 2 < n && t >= (double)k[i + 1].time) ++i;
+            s = (t - k[i].time) / ((double)k[i + 1].time - k[i].time);
+        }
+        const pbf_mesh_key *a = &k[i], *c = &k[i + 1 < n ? i + 1 : i];
+        const double pa[6] = {a->position.x, a->position.y, a->position.z,
+                              a->rotation.x, a->rotation.y, a->rotation.z};
+        const double pc[6] = {c->position.x, c->position.y, c->position.z,
+                              c->rotation.x, c->rotation.y, c->rotation.z};
+        for (int q = 0; q < 3; ++q) {
+            pos[q] = pa[q] + s * (pc[q] - pa[q]);
+            rot[q] = pa[3 + q] + s * (pc[3 + q] - pa[3 + q]);
+        }
+    }
+    pbf__mat_from_euler(rot[0], rot[1], rot[2], R);
+    double off[3];
+    pbf__mat_apply(R, b->offset, off);
+    for (int q = 0; q < 3; ++q) position[q] = pos[q] + off[q];
+}
+
+void pbf__mesh_body_solid(const pbf_mesh_body *b, pbf_solid *s) {
+    memset(s, 0, sizeof *s);
+    s->type = PBF_SOLID_MESH;
+    s->a = v3((float)b->position[0], (float)b->position[1], (float)b->position[2]);
+    for (int k = 0; k < 9; ++k) s->rot[k] = (float)b->R[k];
+    s->field = &b->field.field;
+}
+
+static void publish(const pbf_world *w, pbf_mesh_body *b) {
+    pbf_mesh_solid_state *s = &b->state;
+    s->time = w->time;
+    s->position = v3((float)b->position[0], (float)b->position[1], (float)b->position[2]);
+    for (int k = 0; k < 4; ++k) s->orientation[k] = (float)b->q[k];
+    s->velocity = v3((float)b->velocity[0], (float)b->velocity[1], (float)b->velocity[2]);
+    s->angular_velocity = v3((float)b->omega[0], (float)b->omega[1], (float)b->omega[2]);
+}
+
+void pbf__meshes_sync(pbf_world *w) {
+    pbf_geometry *g = w->geometry;
+    int n = w->collider_count;
+    if (g != NULL)
+        for (int i = 0; i < g->count && n < PBF_MAX_SOLIDS; ++i)
+            pbf__mesh_body_solid(g->body[i], &w->solids[n++]);
+    w->params.solid_count = n;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Lifetime */
+
+static void body_free(pbf_mesh_body *b) {
+    if (b == NULL) return;
+    pbf__trimesh_free(&b->mesh);
+    pbf__baked_field_free(&b->field);
+    free(b);
+}
+
+void pbf__meshes_free(pbf_world *w) {
+    pbf_geometry *g = w->geometry;
+    if (g == NULL) return;
+    for (int i = 0; i < g->count; ++i) body_free(g->body[i]);
+    free(g->target);
+    free(g->share);
+    free(g->share_body);
+    free(g);
+    w->geometry = NULL;
+}
+
+size_t pbf__meshes_memory_bytes(const pbf_world *w) {
+    const pbf_geometry *g = w->geometry;
+    if (g == NULL) return 0;
+    size_t bytes = sizeof *g + (size_t)g->capacity * 7 * sizeof(float);
+    for (int i = 0; i < g->count; ++i) {
+        const pbf_mesh_body *b = g->body[i];
+        bytes += sizeof *b + b->field.bytes + (size_t)b->mesh.vertex_count * 12 +
+                 (size_t)b->mesh.triangle_count * 12;
+    }
+    return bytes;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Adding a mesh */
+
+static int finite3(pbf_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+
+#define MESH_CHECK(cond, ...)                                                                    \
+    do {                                                                                         \
+        if (!(cond)) return pbf__fail(w, PBF_ERR_INVALID_ARG, "mesh def: " __VA_ARGS__);        \
+    } while (0)
+
+static pbf_status validate(pbf_world *w, const pbf_mesh_def *d) {
+    const float r = w->def.particle_radius;
+    MESH_CHECK(memchr(d->path, '\0', sizeof d->path) != NULL && d->path[0] != '\0',
+               "path must name a mesh file (.obj, .stl or .ply)");
+    MESH_CHECK(finite3(d->scale) && d->scale.x > 0.0f && d->scale.y > 0.0f && d->scale.z > 0.0f,
+               "scale must be finite and > 0 on every axis, got (%g, %g, %g)", (double)d->scale.x,
+               (double)d->scale.y, (double)d->scale.z);
+    MESH_CHECK(finite3(d->rotation) && finite3(d->position), "rotation and position must be finite");
+    MESH_CHECK(d->role == PBF_MESH_OBSTACLE || d->role == PBF_MESH_CONTAINER,
+               "role must be PBF_MESH_OBSTACLE or PBF_MESH_CONTAINER, got %d", (int)d->role);
+    MESH_CHECK(d->cell == 0.0f || (d->cell >= 0.125f * r && d->cell <= 100.0f * r),
+               "cell must be 0 (0.75 particle radii) or in [r/8, 100 r] = [%g, %g] m, got %g",
+               (double)(0.125f * r), (double)(100.0f * r), (double)d->cell);
+    MESH_CHECK(d->cache == 0 || d->cache == 1, "cache must be 0 or 1, got %d", d->cache);
+    MESH_CHECK(d->motion == PBF_MESH_STATIC || d->motion == PBF_MESH_KINEMATIC ||
+                   d->motion == PBF_MESH_FLOATING,
+               "motion must be PBF_MESH_STATIC, PBF_MESH_KINEMATIC or PBF_MESH_FLOATING, got %d",
+               (int)d->motion);
+    MESH_CHECK(d->key_count >= 0 && d->key_count <= PBF_MESH_MAX_KEYS,
+               "key_count must be in [0, %d], got %d", PBF_MESH_MAX_KEYS, d->key_count);
+    MESH_CHECK(d->key_count == 0 || d->motion == PBF_MESH_KINEMATIC,
+               "keys (key_count %d) need motion PBF_MESH_KINEMATIC", d->key_count);
+    for (int i = 0; i < d->key_count; ++i) {
+        MESH_CHECK(isfinite(d->keys[i].time) && finite3(d->keys[i].position) &&
+                       finite3(d->keys[i].rotation),
+                   "keys[%d] must be finite", i);
+        MESH_CHECK(i == 0 || d->keys[i].time > d->keys[i - 1].time,
+                   "keys[%d].time (%g s) must be after keys[%d].time (%g s)", i,
+                   (double)d->keys[i].time, i - 1, (double)d->keys[i - 1].time);
+    }
+    MESH_CHECK(isfinite(d->density) && d->density > 0.0f, "density must be > 0 kg/m^3, got %g",
+               (double)d->density);
+    MESH_CHECK(isfinite(d->mass) && d->mass >= 0.0f, "mass must be >= 0 kg (0: from the "
+               "density), got %g", (double)d->mass);
+    MESH_CHECK(finite3(d->velocity) && finite3(d->angular_velocity),
+               "velocity and angular_velocity must be finite");
+    MESH_CHECK(d->added_mass >= 0.0f && d->added_mass <= 10.0f,
+               "added_mass must be in [0, 10], got %g", (double)d->added_mass);
+    MESH_CHECK(!(d->motion == PBF_MESH_FLOATING && d->role == PBF_MESH_CONTAINER),
+               "a floating mesh must be an obstacle, not a container");
+    return PBF_OK;
+}
+
+static pbf_status fail_mesh(pbf_world *w, pbf_mesh_body *b, pbf_status st, const char *msg) {
+    body_free(b);
+    return pbf__fail(w, st, "%s", msg);
+}
+
+/* The world box of the body at its current pose. */
+static void world_bounds(const pbf_mesh_body *b, double lo[3], double hi[3]) {
+    double blo[3], bhi[3];
+    pbf__trimesh_bounds(&b->mesh, blo, bhi);
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+    }
+    for (int c = 0; c < 8; ++c) {
+        double p[3] = {(c & 1) ? bhi[0] : blo[0], (c & 2) ? bhi[1] : blo[1],
+                       (c & 4) ? bhi[2] : blo[2]}, q[3];
+        pbf__mat_apply(b->R, p, q);
+        for (int k = 0; k < 3; ++k) {
+            q[k] += b->position[k];
+            if (q[k] < lo[k]) lo[k] = q[k];
+            if (q[k] > hi[k]) hi[k] = q[k];
+        }
+    }
+}
+
+/* Loads, welds, scales and checks the mesh into b->mesh (the local frame). */
+static pbf_status load_mesh(pbf_world *w, pbf_mesh_body *b, char *err, size_t err_size) {
+    const pbf_mesh_def *d = &b->def;
+    const char *name = d->path;
+    pbf_status st = pbf__mesh_import(name, &b->mesh, err, err_size);
+    if (st == PBF_OK) st = pbf__trimesh_weld(&b->mesh, name, err, err_size);
+    if (st != PBF_OK) return st;
+    const float scale[3] = {d->scale.x, d->scale.y, d->scale.z};
+    const float identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, zero[3] = {0, 0, 0};
+    pbf__trimesh_transform(&b->mesh, scale, identity, zero);
+    st = pbf__trimesh_check(&b->mesh, name, err, err_size);
+    if (st != PBF_OK) return st;
+    int ea = 0, eb = 0;
+    int64_t open = pbf__trimesh_open_edges(&b->mesh, &ea, &eb);
+    if (open < 0) {
+        pbf__format(err, err_size, "mesh '%s': out of memory checking its edges", name);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    if (open > 0 && (d->role == PBF_MESH_CONTAINER || d->motion == PBF_MESH_FLOATING)) {
+        const float *pa = b->mesh.vertices + 3 * (size_t)ea, *pb = b->mesh.vertices + 3 * (size_t)eb;
+        pbf__format(err, err_size,
+                    "mesh '%s': %s needs a closed mesh, this one has holes: %lld open edge%s, "
+                    "the first from (%g, %g, %g) to (%g, %g, %g) m (after scaling); close them "
+                    "(e.g. MeshLab's 'close holes')",
+                    name, d->role == PBF_MESH_CONTAINER ? "a container" : "a floating body",
+                    (long long)open, open == 1 ? "" : "s", (double)pa[0], (double)pa[1],
+                    (double)pa[2], (double)pb[0], (double)pb[1], (double)pb[2]);
+        return PBF_ERR_INVALID_ARG;
+    }
+    /* an inside-out mesh (every face pointing in) is turned round: the winding number, the
+     * container's sign and the mass all need faces that point out */
+    if (pbf__trimesh_volume(&b->mesh) < 0.0) pbf__trimesh_flip(&b->mesh);
+    if (open == 0) pbf__trimesh_mass(&b->mesh, &b->props);
+    (void)w;
+    return PBF_OK;
+}
+
+pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
+    if (def == NULL) return pbf__fail(w, PBF_ERR_INVALID_ARG, "mesh def: NULL");
+    pbf_status st = validate(w, def);
+    if (st != PBF_OK) return st;
+    if (w->cuda != NULL)
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "mesh '%s': the CUDA backend does not support mesh solids yet; run "
+                         "this scene with the CPU backend (--backend cpu)",
+                         def->path);
+    pbf_geometry *g = w->geometry;
+    int count = g != NULL ? g->count : 0;
+    if (count >= PBF_MAX_MESHES || w->collider_count + count >= PBF_MAX_SOLIDS)
+        return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                         "mesh '%s': at most %d meshes, and %d solids with the colliders",
+                         def->path, PBF_MAX_MESHES, PBF_MAX_SOLIDS);
+    pbf_mesh_body *b = calloc(1, sizeof *b);
+    if (b == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory adding a mesh");
+    b->def = *def;
+    char err[PBF_ERROR_SIZE];
+    st = load_mesh(w, b, err, sizeof err);
+    if (st != PBF_OK) return fail_mesh(w, b, st, err);
+    const pbf_mesh_def *d = &b->def;
+    const char *name = d->path;
+
+    /* a floating body turns about its centre of mass: the local frame starts there */
+    if (d->motion == PBF_MESH_FLOATING) {
+        if (!(b->props.volume > 0.0))
+            return fail_mesh(w, b, PBF_ERR_INVALID_ARG, "a floating mesh needs a volume");
+        for (int k = 0; k < 3; ++k) b->offset[k] = b->props.center[k];
+        const float shift[3] = {(float)-b->offset[0], (float)-b->offset[1], (float)-b->offset[2]};
+        const float one[3] = {1, 1, 1}, identity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+        pbf__trimesh_transform(&b->mesh, one, identity, shift);
+        b->mass = d->mass > 0.0f ? d->mass : (float)(d->density * b->props.volume);
+        const double density = b->mass / b->props.volume; /* props are per unit density */
+        for (int k = 0; k < 9; ++k) b->inertia[k] = density * b->props.inertia[k];
+    }
+    pbf__mesh_body_pose_at(b, w->time, b->position, b->R);
+    pbf__quat_from_mat(b->R, b->q);
+    memcpy(b->position_start, b->position, sizeof b->position);
+    memcpy(b->R_start, b->R, sizeof b->R);
+    if (d->motion == PBF_MESH_FLOATING) {
+        const double v[3] = {d->velocity.x, d->velocity.y, d->velocity.z},
+                     om[3] = {d->angular_velocity.x, d->angular_velocity.y, d->angular_velocity.z};
+        memcpy(b->velocity, v, sizeof v);
+        memcpy(b->omega, om, sizeof om);
+    }
+
+    /* where it is: it must reach into the domain (a floating body must lie inside it) */
+    double lo[3], hi[3];
+    world_bounds(b, lo, hi);
+    const pbf_world_def *wd = &w->def;
+    const double dlo[3] = {wd->domain_min.x, wd->domain_min.y, wd->domain_min.z},
+                 dhi[3] = {wd->domain_max.x, wd->domain_max.y, wd->domain_max.z};
+    for (int k = 0; k < 3; ++k) {
+        int outside = hi[k] < dlo[k] || lo[k] > dhi[k];
+        int sticks_out = lo[k] < dlo[k] || hi[k] > dhi[k];
+        if (outside || (d->motion == PBF_MESH_FLOATING && sticks_out)) {
+            pbf__format(err, sizeof err,
+                        "mesh '%s': it spans %c from %g to %g m, %s the domain's [%g, %g] m; "
+                        "check its position, rotation and scale (the unit of the file?)",
+                        name, "xyz"[k], lo[k], hi[k],
+                        outside ? "entirely outside" : "a floating body must stay inside",
+                        dlo[k], dhi[k]);
+            return fail_mesh(w, b, PBF_ERR_INVALID_ARG, err);
+        }
+    }
+
+    /* the field: from the cache, or baked */
+    pbf_bake_def bd;
+    memset(&bd, 0, sizeof bd);
+    bd.cell = d->cell > 0.0f ? d->cell : PBF_MESH_DEFAULT_CELL * wd->particle_radius;
+    bd.container = d->role == PBF_MESH_CONTAINER;
+    bd.particle_radius = wd->particle_radius;
+    bd.kernel_radius = w->params.h;
+    bd.poly6_k = w->params.poly6_k;
+    bd.spiky_k = w->params.spiky_k;
+    bd.threads = wd->threads;
+    double blo[3], bhi[3];
+    pbf__trimesh_bounds(&b->mesh, blo, bhi);
+    pbf_field layout;
+    double bytes = pbf__bake_layout(blo, bhi, &bd, &layout);
+    char why[PBF_ERROR_SIZE];
+    if (bytes < 0.0 ||
+        pbf__check_memory(pbf__bake_working_bytes(&layout, &bd, b->mesh.triangle_count),
+                          "its field", why, sizeof why) != 0) {
+        if (bytes < 0.0) pbf__format(why, sizeof why, "has more than 2^31 nodes");
+        pbf__format(err, sizeof err,
+                    "mesh '%s': the field of about %.0f x %.0f x %.0f nodes at a cell of %g m %s: "
+                    "the field is too large for the memory; give the mesh a larger 'cell' or "
+                    "scale it down",
+                    name, (bhi[0] - blo[0]) / bd.cell, (bhi[1] - blo[1]) / bd.cell,
+                    (bhi[2] - blo[2]) / bd.cell, (double)bd.cell, why);
+        return fail_mesh(w, b, PBF_ERR_OUT_OF_MEMORY, err);
+    }
+    uint64_t key = pbf__bake_key(&b->mesh, &bd);
+    char dir[PBF_MESH_PATH_SIZE] = "";
+    if (d->cache) pbf__field_cache_default_dir(dir, sizeof dir);
+    if (pbf__field_cache_load(dir, key, &layout, &b->field) != PBF_OK) {
+        st = pbf__field_bake(&b->mesh, &bd, &b->field, why, sizeof why);
+        if (st != PBF_OK) {
+            pbf__format(err, sizeof err, "mesh '%s': %s", name, why);
+            return fail_mesh(w, b, st, err);
+        }
+        /* a cache that cannot be written only costs the next run a bake */
+        (void)pbf__field_cache_save(dir, key, &b->field, why, sizeof why);
+    }
+
+    if (g == NULL) {
+        g = calloc(1, sizeof *g);
+        if (g == NULL) return fail_mesh(w, b, PBF_ERR_OUT_OF_MEMORY, "out of memory adding a mesh");
+        w->geometry = g;
+    }
+    pbf_mesh_solid_info *in = &b->info;
+    in->vertices = b->mesh.vertex_count;
+    in->triangles = b->mesh.triangle_count;
+    in->nx = b->field.field.nx;
+    in->ny = b->field.field.ny;
+    in->nz = b->field.field.nz;
+    in->cell = b->field.field.cell;
+    in->field_bytes = b->field.bytes;
+    in->bake_seconds = b->field.seconds;
+    in->from_cache = b->field.from_cache;
+    in->volume = b->props.volume;
+    in->mass = b->mass;
+    in->bounds_min = v3((float)lo[0], (float)lo[1], (float)lo[2]);
+    in->bounds_max = v3((float)hi[0], (float)hi[1], (float)hi[2]);
+    g->body[g->count++] = b;
+    if (d->motion != PBF_MESH_STATIC) g->moving++;
+    publish(w, b);
+    pbf__meshes_sync(w);
+    return PBF_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Queries */
+
+static const pbf_mesh_body *body_at(const pbf_world *w, int i) {
+    const pbf_geometry *g = w != NULL ? w->geometry : NULL;
+    return g != NULL && i >= 0 && i < g->count ? g->body[i] : NULL;
+}
+
+int pbf_world_mesh_count(const pbf_world *w) {
+    return w != NULL && w->geometry != NULL ? w->geometry->count : 0;
+}
+
+const pbf_mesh_def *pbf_world_get_mesh_def(const pbf_world *w, int i) {
+    const pbf_mesh_body *b = body_at(w, i);
+    return b != NULL ? &b->def : NULL;
+}
+
+pbf_mesh_solid_info pbf_world_mesh_info(const pbf_world *w, int i) {
+    const pbf_mesh_body *b = body_at(w, i);
+    pbf_mesh_solid_info in;
+    if (b != NULL) return b->info;
+    memset(&in, 0, sizeof in);
+    return in;
+}
+
+pbf_mesh_solid_state pbf_world_mesh_state(const pbf_world *w, int i) {
+    const pbf_mesh_body *b = body_at(w, i);
+    pbf_mesh_solid_state s;
+    if (b != NULL) return b->state;
+    memset(&s, 0, sizeof s);
+    return s;
+}
+
+int pbf_world_mesh_triangles(const pbf_world *w, int i, const float **vertices, int *vertex_count,
+                             const int32_t **triangles) {
+    const pbf_mesh_body *b = body_at(w, i);
+    if (b == NULL) return 0;
+    if (vertices != NULL) *vertices = b->mesh.vertices;
+    if (vertex_count != NULL) *vertex_count = b->mesh.vertex_count;
+    if (triangles != NULL) *triangles = b->mesh.triangles;
+    return b->mesh.triangle_count;
+}
+
+void pbf_world_mesh_transform(const pbf_world *w, int i, float out[12]) {
+    const pbf_mesh_body *b = body_at(w, i);
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 4; ++c)
+            out[4 * r + c] = b == NULL ? (r == c ? 1.0f : 0.0f)
+                                       : (float)(c < 3 ? b->R[3 * r + c] : b->position[r]);
+}
+
+float pbf_world_mesh_distance(const pbf_world *w, int i, pbf_vec3 x) {
+    const pbf_mesh_body *b = body_at(w, i);
+    if (b == NULL) return INFINITY;
+    pbf_solid s;
+    pbf__mesh_body_solid(b, &s);
+    pbf_v3 n;
+    return pbf_mesh_sdf(&s, x, &n);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The step */
+
+void pbf__meshes_step_begin(pbf_world *w) {
+    pbf_geometry *g = w->geometry;
+    if (g == NULL) return;
+    for (int i = 0; i < g->count; ++i) {
+        pbf_mesh_body *b = g->body[i];
+        b->substeps_done = 0;
+        for (int k = 0; k < 3; ++k) b->sum_force[k] = b->sum_torque[k] = 0.0;
+    }
+}
+
+/* Moves every body to where it is at the end of the substep. */
+static void advance(pbf_world *w, pbf_mesh_body *b, float dt) {
+    memcpy(b->position_start, b->position, sizeof b->position);
+    memcpy(b->R_start, b->R, sizeof b->R);
+    if (b->def.motion == PBF_MESH_FLOATING) {
+        pbf__bodies_advance(w, b, dt);
+        return;
+    }
+    if (b->def.motion != PBF_MESH_KINEMATIC || b->def.key_count == 0) return;
+    pbf__mesh_body_pose_at(b, w->time + dt, b->position, b->R);
+    for (int k = 0; k < 3; ++k) b->velocity[k] = (b->position[k] - b->position_start[k]) / dt;
+    /* ω from R R_startᵀ ≈ I + [ω dt]× (small rotations per substep) */
+    double Rt[9], dR[9];
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) Rt[3 * r + c] = b->R_start[3 * c + r];
+    pbf__mat_mul(b->R, Rt, dR);
+    b->omega[0] = 0.5 * (dR[7] - dR[5]) / dt;
+    b->omega[1] = 0.5 * (dR[2] - dR[6]) / dt;
+    b->omega[2] = 0.5 * (dR[3] - dR[1]) / dt;
+    pbf__quat_from_mat(b->R, b->q);
+}
+
+/* The force scratch for n particles. */
+static int reserve(pbf_geometry *g, int n) {
+    if (n <= g->capacity) return 1;
+    size_t cap = (size_t)n + (size_t)n / 4 + 64;
+    float *t = realloc(g->target, cap * 3 * sizeof *t);
+    if (t != NULL) g->target = t;
+    float *s = realloc(g->share, cap * 3 * sizeof *s);
+    if (s != NULL) g->share = s;
+    int32_t *k = realloc(g->share_body, cap * sizeof *k);
+    if (k != NULL) g->share_body = k;
+    if (t == NULL || s == NULL || k == NULL) return 0;
+    g->capacity = (int)cap;
+    return 1;
+}
+
+pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
+    pbf_geometry *g = w->geometry;
+    if (g == NULL) return PBF_OK;
+    if (!reserve(g, w->count))
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
+                         "out of memory for the mesh solids' force scratch (%d particles)",
+                         w->count);
+    for (int i = 0; i < g->count; ++i)
+        for (int k = 0; k < 3; ++k) g->body[i]->sub_force[k] = g->body[i]->sub_torque[k] = 0.0;
+    if (g->moving > 0) {
+        for (int i = 0; i < g->count; ++i) advance(w, g->body[i], dt);
+        pbf__meshes_sync(w);
+    }
+    /* Each particle's path from x (start pose) to its prediction p (end pose), walked in each
+     * mesh's frame: the relative motion, so that neither a fast particle nor a fast paddle
+     * passes through a thin part. */
+    const int n = w->count, m = g->count;
+    const float r = w->def.particle_radius;
+    const float *x = w->x;
+    float *p = w->p;
+    pbf_solid start[PBF_MAX_MESHES], end[PBF_MAX_MESHES];
+    for (int k = 0; k < m; ++k) {
+        const pbf_mesh_body *b = g->body[k];
+        pbf__mesh_body_solid(b, &end[k]);
+        start[k] = end[k];
+        start[k].a = v3((float)b->position_start[0], (float)b->position_start[1],
+                        (float)b->position_start[2]);
+        for (int q = 0; q < 9; ++q) start[k].rot[q] = (float)b->R_start[q];
+    }
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int i = 0; i < n; ++i) {
+        pbf_v3 xi = v3_load(x, i), pi = v3_load(p, i);
+        for (int k = 0; k < m; ++k) {
+            pbf_v3 a = pbf_mesh_local(&start[k], xi), b = pbf_mesh_local(&end[k], pi);
+            pbf_v3 stop = pbf_field_sweep(end[k].field, a, b, r);
+            if (stop.x != b.x || stop.y != b.y || stop.z != b.z)
+                pi = v3_add(end[k].a, pbf_mesh_world_dir(&end[k], stop));
+        }
+        v3_store(p, i, pi);
+    }
+    return PBF_OK;
+}
+
+/* The force on each mesh: after a Δp pass a particle's displacement beyond its fluid–fluid
+ * target (stage_delta wrote it) is what the solids gave it, λ_i ∇C_solid plus the collision
+ * clamp: the impulse m Δx / dt of the solids on it. It goes to the nearest solid within h, when
+ * that is a mesh (a domain wall or collider nearer keeps it). Over a substep the mesh's force is
+ * −(m/dt²) Σ Δx; as for the wall probes (src/probes.c) the fluid–fluid terms cancel, so a resting
+ * fluid's solids carry exactly its weight. With Chebyshev acceleration (solver.target_error > 0)
+ * a pass also carries part of the previous one's displacement: the force is then approximate.
+ * Per particle in parallel, summed serially in slot order: the same for any thread count. */
+void pbf__meshes_after_delta(pbf_world *w, int nt) {
+    pbf_geometry *g = w->geometry;
+    if (g == NULL) return;
+    const pbf_params *P = &w->params;
+    const int n = w->count, m = g->count, colliders = w->collider_count;
+    const float *x_old = w->p_prev, *x_new = w->p, *target = g->target;
+    float *share = g->share;
+    int32_t *share_body = g->share_body;
+    const pbf_solid *S = w->solids;
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int i = 0; i < n; ++i) {
+        pbf_v3 xo = v3_load(x_old, i);
+        int best = -1;
+        float nearest = P->h;
+        for (int k = 0; k < m; ++k) {
+            const pbf_solid *s = &S[colliders + k];
+            pbf_v3 xl = pbf_mesh_local(s, xo);
+            if (pbf_field_far(s->field, xl)) continue;
+            pbf_field_cell c = pbf_field_locate(s->field, xl);
+            float phi = pbf_field_phi(s->field, &c);
+            if (phi < nearest) nearest = phi, best = k;
+        }
+        if (best >= 0) {
+            float wall = pbf_minf(pbf_minf(pbf_minf(xo.x - P->wall_lo.x, P->wall_hi.x - xo.x),
+                                           pbf_minf(xo.y - P->wall_lo.y, P->wall_hi.y - xo.y)),
+                                  pbf_minf(xo.z - P->wall_lo.z, P->wall_hi.z - xo.z));
+            if (wall < nearest) best = -1;
+            for (int c = 0; c < colliders && best >= 0; ++c) {
+                pbf_v3 nrm;
+                if (pbf_solid_sdf(&S[c], xo, &nrm) < nearest) best = -1;
+            }
+        }
+        share_body[i] = best;
+        if (best >= 0) v3_store(share, i, v3_sub(v3_load(x_new, i), v3_load(target, i)));
+    }
+    double f[PBF_MAX_MESHES][3], t[PBF_MAX_MESHES][3];
+    memset(f, 0, sizeof f);
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < n; ++i) {
+        const int k = share_body[i];
+        if (k < 0) continue;
+        const pbf_mesh_body *b = g->body[k];
+        const double d[3] = {share[3 * i], share[3 * i + 1], share[3 * i + 2]};
+        const double r[3] = {x_old[3 * i] - b->position[0], x_old[3 * i + 1] - b->position[1],
+                             x_old[3 * i + 2] - b->position[2]};
+        for (int q = 0; q < 3; ++q) f[k][q] += d[q];
+        t[k][0] += r[1] * d[2] - r[2] * d[1];
+        t[k][1] += r[2] * d[0] - r[0] * d[2];
+        t[k][2] += r[0] * d[1] - r[1] * d[0];
+    }
+    const double scale = -(double)P->mass * (double)P->inv_dt * (double)P->inv_dt;
+    for (int k = 0; k < m; ++k) {
+        pbf_mesh_body *b = g->body[k];
+        for (int q = 0; q < 3; ++q) {
+            b->sum_force[q] += scale * f[k][q];
+            b->sum_torque[q] += scale * t[k][q];
+            b->sub_force[q] += scale * f[k][q];
+            b->sub_torque[q] += scale * t[k][q];
+        }
+    }
+}
+
+void pbf__meshes_substep_end(pbf_world *w, float dt) {
+    pbf_geometry *g = w->geometry;
+    (void)dt;
+    if (g == NULL) return;
+    for (int i = 0; i < g->count; ++i) {
+        pbf_mesh_body *b = g->body[i];
+        b->substeps_done++;
+        if (b->def.motion == PBF_MESH_FLOATING) pbf__bodies_substep_end(b);
+    }
+}
+
+/* The carried state: pose, velocities, the last substep's force and torque and the
+ * accelerations used; the rest is rebuilt (the pose's matrix from the quaternion). */
+void pbf__mesh_body_save(const pbf_mesh_body *b, double out[PBF_BODY_STATE]) {
+    const double *parts[7] = {b->position, b->velocity, b->omega, b->force_prev,
+                              b->torque_prev, b->accel_prev, b->alpha_prev};
+    for (int p = 0; p < 7; ++p) memcpy(out + 3 * p, parts[p], 3 * sizeof(double));
+    memcpy(out + 21, b->q, 4 * sizeof(double));
+    for (int k = 0; k < 3; ++k) out[25 + k] = 0.0;
+}
+
+void pbf__mesh_body_restore(pbf_world *w, int index, const double in[PBF_BODY_STATE]) {
+    pbf_mesh_body *b = w->geometry->body[index];
+    double *parts[7] = {b->position, b->velocity, b->omega, b->force_prev,
+                        b->torque_prev, b->accel_prev, b->alpha_prev};
+    for (int p = 0; p < 7; ++p) memcpy(parts[p], in + 3 * p, 3 * sizeof(double));
+    memcpy(b->q, in + 21, 4 * sizeof(double));
+    pbf__mat_from_quat(b->q, b->R);
+    memcpy(b->position_start, b->position, sizeof b->position);
+    memcpy(b->R_start, b->R, sizeof b->R);
+    publish(w, b);
+    pbf__meshes_sync(w);
+}
+
+void pbf__meshes_step_end(pbf_world *w) {
+    pbf_geometry *g = w->geometry;
+    if (g == NULL) return;
+    for (int i = 0; i < g->count; ++i) {
+        pbf_mesh_body *b = g->body[i];
+        double inv = b->substeps_done > 0 ? 1.0 / b->substeps_done : 0.0;
+        b->state.force = v3((float)(b->sum_force[0] * inv), (float)(b->sum_force[1] * inv),
+                            (float)(b->sum_force[2] * inv));
+        b->state.torque = v3((float)(b->sum_torque[0] * inv), (float)(b->sum_torque[1] * inv),
+                             (float)(b->sum_torque[2] * inv));
+        publish(w, b);
+    }
+}

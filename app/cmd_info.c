@@ -34,7 +34,9 @@ static int print_info(const pbf_scene *scene) {
     if (pbf_world_create(&scene->world, &world, err, sizeof err) != PBF_OK)
         return cli_error("%s", err);
     int64_t particles = pbf_scene_particle_count(scene);
-    size_t bytes = pbf_world_memory_estimate(&scene->world, particles);
+    /* a fixed capacity (emitters) is allocated at the start: the memory is for it */
+    int64_t allocated = scene->capacity > particles ? scene->capacity : particles;
+    size_t bytes = pbf_world_memory_estimate(&scene->world, allocated);
     char count[32], mem[32], formats[32];
     const pbf_world_def *d = &scene->world;
     printf("scene            %s (%s)\n", scene->name, scene->source);
@@ -42,6 +44,14 @@ static int print_info(const pbf_scene *scene) {
            cli_format_count(particles, count, sizeof count), scene->block_count,
            scene->block_count == 1 ? "" : "s", scene->collider_count,
            scene->collider_count == 1 ? "" : "s");
+    if (scene->emitter_count > 0 || scene->sink_count > 0 || scene->capacity > 0) {
+        char cap[32];
+        printf("flow             %d emitter%s, %d sink%s, capacity %s particles%s\n",
+               scene->emitter_count, scene->emitter_count == 1 ? "" : "s", scene->sink_count,
+               scene->sink_count == 1 ? "" : "s",
+               scene->capacity > 0 ? cli_format_count(scene->capacity, cap, sizeof cap) : "no",
+               scene->capacity > 0 ? " (flow.capacity)" : "");
+    }
     /* the same limit `pbf run` refuses a scene against, before allocating */
     size_t limit = pbf_memory_limit();
     char lim[32];

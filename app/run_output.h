@@ -30,6 +30,7 @@ typedef struct run_output {
                                  * app/tool_output.h); NULL otherwise */
     struct probe_output *probes; /* probes.csv when the scene has probes (docs/cli.md,
                                   * app/probe_output.h); NULL otherwise */
+    int flow; /* the scene has emitters or sinks: stats.csv has emitted and removed columns */
 } run_output;
 
 /* Creates the folder, removes an earlier run's frame files, writes scene.json and the stats

@@ -8,6 +8,7 @@
 #include "resources.h" /* memory checks before allocating */
 #include "tool.h" /* the tool: freed and counted here */
 #include "probes.h" /* probes: freed here */
+#include "emitter.h" /* emitters and sinks: freed and counted here */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
 #include "world_internal.h"
 
@@ -133,6 +134,8 @@ static void free_particles(pbf_world *w) {
     free(w->ids);
     free(w->ids_tmp);
     free(w->neighbor_counts);
+    free(w->id_order);
+    free(w->id_scratch);
     free(w->grid.cell_of);
     free(w->grid.order);
     free(w->neighbors.start);
@@ -144,6 +147,7 @@ void pbf_world_destroy(pbf_world *w) {
     free_particles(w);
     pbf__tool_free(w);
     pbf__probes_free(w); /* probes */
+    pbf__flow_free(w);   /* emitters and sinks */
     free(w->grid.cell_start);
     free(w->grid.cursor);
     free(w->iteration_error);
@@ -159,7 +163,7 @@ static size_t iteration_history_size(const pbf_solver_def *s) {
 
 /* Bytes per particle of the arrays above (the neighbour list is counted separately). */
 static size_t bytes_per_particle(void) {
-    return 7 * 3 * sizeof(float) + 4 * sizeof(float) + 3 * sizeof(int32_t) + 3 * sizeof(uint32_t);
+    return 7 * 3 * sizeof(float) + 4 * sizeof(float) + 5 * sizeof(int32_t) + 3 * sizeof(uint32_t);
 }
 
 pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err,
@@ -231,9 +235,16 @@ const pbf_world_def *pbf_world_get_def(const pbf_world *w) { return &w->def; }
 
 /* Grows every per-particle array to hold at least n particles. */
 static pbf_status reserve(pbf_world *w, int n) {
+    const int fixed = pbf__flow_capacity(w);
+    if (fixed > 0 && n > fixed)
+        return pbf__fail(w, PBF_ERR_CAPACITY,
+                         "%d particles do not fit the particle capacity of %d (scene key "
+                         "flow.capacity, pbf_world_set_capacity)",
+                         n, fixed);
     if (n <= w->capacity) return PBF_OK;
     int cap = w->capacity ? w->capacity : 1024;
     while (cap < n) cap = cap > INT32_MAX / 2 ? n : cap * 2;
+    if (fixed > 0 && cap > fixed) cap = fixed; /* a fixed capacity is allocated exactly */
     size_t c = (size_t)cap;
 #define GROW(ptr, elems)                                                                        \
     do {                                                                                        \
@@ -254,6 +265,8 @@ static pbf_status reserve(pbf_world *w, int n) {
     GROW(w->ids, c);
     GROW(w->ids_tmp, c);
     GROW(w->neighbor_counts, c);
+    GROW(w->id_order, c);
+    GROW(w->id_scratch, c);
     GROW(w->grid.cell_of, c);
     GROW(w->grid.order, c);
     GROW(w->neighbors.start, c + 1);
@@ -288,8 +301,17 @@ pbf_status pbf__world_resize(pbf_world *w, int count) {
     return st;
 }
 
-/* Appends one particle; the caller has reserved room. */
-static void push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v) {
+/* The same with the memory check when the arrays must grow (emitters, the capacity). */
+pbf_status pbf__world_reserve(pbf_world *w, int n) {
+    if (n > w->capacity) {
+        pbf_status st = check_memory_for(w, n);
+        if (st != PBF_OK) return st;
+    }
+    return reserve(w, n);
+}
+
+/* Appends one particle with the next id; the caller has reserved room. */
+void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v) {
     int i = w->count++;
     v3_store(w->x, i, x);
     v3_store(w->p, i, x);
@@ -300,7 +322,7 @@ static void push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v) {
     w->density[i] = 0.0f;
     w->omega_len[i] = 0.0f;
     w->neighbor_counts[i] = 0;
-    w->ids[i] = i;
+    w->ids[i] = w->next_id++;
 }
 
 static int inside_domain(const pbf_world *w, pbf_v3 x) {
@@ -388,7 +410,7 @@ pbf_status pbf_world_add_block(pbf_world *w, const pbf_block_def *b) {
                     x.y += (next_uniform(&rng) - 0.5f) * b->jitter * s;
                     x.z += (next_uniform(&rng) - 0.5f) * b->jitter * s;
                 }
-                push_particle(w, x, vel);
+                pbf__push_particle(w, x, vel);
             }
     return PBF_OK;
 }
@@ -413,7 +435,7 @@ pbf_status pbf_world_add_particles(pbf_world *w, int count, const float *pos, co
     st = reserve(w, w->count + count);
     if (st != PBF_OK) return st;
     for (int i = 0; i < count; ++i)
-        push_particle(w, v3_load(pos, i), vel ? v3_load(vel, i) : v3(0.0f, 0.0f, 0.0f));
+        pbf__push_particle(w, v3_load(pos, i), vel ? v3_load(vel, i) : v3(0.0f, 0.0f, 0.0f));
     return PBF_OK;
 }
 
@@ -476,7 +498,8 @@ size_t pbf_world_memory_bytes(const pbf_world *w) {
     return sizeof *w + (size_t)w->capacity * bytes_per_particle() +
            ((size_t)w->capacity + 1) * sizeof(uint32_t) +
            w->neighbors.index_capacity * (sizeof(uint32_t) + sizeof(float)) + /* index, pair_g */
-           ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t) + pbf__tool_memory_bytes(w);
+           ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t) + pbf__tool_memory_bytes(w) +
+           pbf__flow_memory_bytes(w);
 }
 
 size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {
@@ -493,19 +516,54 @@ size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {
     return (size_t)((double)particles * per * 1.25 + cells * 8.0 + sizeof(pbf_world));
 }
 
+/* The slots in increasing id order. While no particle was removed the ids are 0..count-1 and
+ * the order is their inverse; after removals a stable radix sort of the ids (3 passes of 11
+ * bits, ids < 2^31) gives it in O(count). It writes the world's scratch arrays: read-back is not
+ * safe from two threads at once on one world (stepping never is either). */
+const int32_t *pbf__slots_by_id(const pbf_world *cw) {
+    pbf_world *w = (pbf_world *)cw; /* the scratch only: the state is not changed */
+    const int n = w->count;
+    int32_t *a = w->id_order, *b = w->id_scratch;
+    if (n == 0) return a;
+    if (w->next_id == n) {
+        for (int i = 0; i < n; ++i) a[w->ids[i]] = i;
+        return a;
+    }
+    for (int i = 0; i < n; ++i) a[i] = i;
+    for (int shift = 0; shift < 33; shift += 11) {
+        int hist[2049] = {0};
+        for (int k = 0; k < n; ++k) ++hist[(((uint32_t)w->ids[a[k]] >> shift) & 2047u) + 1];
+        for (int d = 0; d < 2048; ++d) hist[d + 1] += hist[d];
+        for (int k = 0; k < n; ++k) b[hist[((uint32_t)w->ids[a[k]] >> shift) & 2047u]++] = a[k];
+        int32_t *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 void pbf_world_get_positions(const pbf_world *w, float *out) {
     pbf__cuda_pull(w); /* cuda: read back from the device if a step changed it */
-    for (int i = 0; i < w->count; ++i) v3_store(out, w->ids[i], v3_load(w->x, i));
+    const int32_t *slot = pbf__slots_by_id(w);
+    for (int k = 0; k < w->count; ++k) v3_store(out, k, v3_load(w->x, slot[k]));
 }
 
 void pbf_world_get_velocities(const pbf_world *w, float *out) {
     pbf__cuda_pull(w); /* cuda */
-    for (int i = 0; i < w->count; ++i) v3_store(out, w->ids[i], v3_load(w->v, i));
+    const int32_t *slot = pbf__slots_by_id(w);
+    for (int k = 0; k < w->count; ++k) v3_store(out, k, v3_load(w->v, slot[k]));
 }
 
 void pbf_world_get_densities(const pbf_world *w, float *out) {
     pbf__cuda_pull(w); /* cuda */
-    for (int i = 0; i < w->count; ++i) out[w->ids[i]] = w->density[i];
+    const int32_t *slot = pbf__slots_by_id(w);
+    for (int k = 0; k < w->count; ++k) out[k] = w->density[slot[k]];
+}
+
+void pbf_world_get_ids(const pbf_world *w, int32_t *out) {
+    pbf__cuda_pull(w); /* cuda */
+    const int32_t *slot = pbf__slots_by_id(w);
+    for (int k = 0; k < w->count; ++k) out[k] = w->ids[slot[k]];
 }
 
 pbf_particle_view pbf_world_view(const pbf_world *w) {

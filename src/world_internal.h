@@ -29,6 +29,11 @@ struct pbf_world {
     int32_t *ids;    /* stable id of each slot */
     int32_t *ids_tmp;
     int32_t *neighbor_counts; /* neighbours within h (self excluded), for the profile */
+    /* Ids are handed out in order and never reused: next_id is the next one (= count while no
+     * particle was removed). id_order/id_scratch: the read-back's slots sorted by id (world.c). */
+    int32_t next_id;
+    int32_t *id_order;
+    int32_t *id_scratch;
 
     pbf_grid grid;
     pbf_neighbor_list neighbors;
@@ -55,6 +60,10 @@ struct pbf_world {
     /* Probes (src/probes.c, src/probes.h): NULL when the world has none. */
     struct pbf_probes *probes;
 
+    /* Emitters, sinks and the fixed capacity (src/emitter.c, src/emitter.h, include/pbf/flow.h):
+     * NULL when the world has none. */
+    struct pbf_flow *flow;
+
     /* The CUDA backend (src/cuda/world_cuda.h, docs/cuda.md): NULL on the CPU. A CUDA world's
      * particle arrays above are a host cache of the device state. */
     struct pbf_cuda_world *cuda;
@@ -76,5 +85,11 @@ pbf_solid pbf__solid_from_def(const pbf_collider_def *c);
 /* Checkpoint restore (src/io/checkpoint.c; world.c): makes room for count particles
  * (after the memory check) and sets the count; the caller fills every per-particle array. */
 pbf_status pbf__world_resize(pbf_world *w, int count);
+/* Grows every per-particle array to hold n particles (world.c; fails past a fixed capacity). */
+pbf_status pbf__world_reserve(pbf_world *w, int n);
+/* Appends one particle with the next id; the caller has reserved room (world.c). */
+void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v);
+/* The slots in increasing id order (count entries), in the world's scratch (world.c). */
+const int32_t *pbf__slots_by_id(const pbf_world *w);
 
 #endif

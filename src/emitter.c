@@ -79,15 +79,17 @@ static int by_norm(const void *pa, const void *pb) {
     return (x->i > y->i) - (x->i < y->i);
 }
 
-/* The n = round(area / s²) lattice points nearest the centre in the outline's own norm, so a
- * layer holds the volume area · s (to half a particle) whatever the size. */
+/* The n = ceil(area / s²) lattice points nearest the centre in the outline's own norm, and the
+ * layer pitch d = n s³ / area >= s: a layer holds n s³ of fluid, one leaves every d / speed
+ * seconds, so the volume rate is exactly speed · area for any nozzle size, and layers are never
+ * closer than the lattice spacing (d = s when the area is a whole number of s²). */
 static pbf_status build_lattice(pbf_world *w, pbf_emitter *e) {
     const pbf_emitter_def *d = &e->def;
     const double s = 2.0 * (double)w->def.particle_radius;
     const int disc = d->shape == PBF_EMITTER_DISC;
     double area = disc ? 3.14159265358979323846 * (double)d->radius * (double)d->radius
                        : (double)d->width * (double)d->height;
-    double want = floor(area / (s * s) + 0.5);
+    double want = ceil(area / (s * s) * (1.0 - 1e-5)); /* float sizes: 15.0000001 is 15 */
     if (want < 1.0) want = 1.0;
     if (want > (double)MAX_LAYER)
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
@@ -95,6 +97,7 @@ static pbf_status build_lattice(pbf_world *w, pbf_emitter *e) {
                          "spacing of %g m), at most %d: shrink radius, width or height",
                          want, area, s, MAX_LAYER);
     e->n = (int)want;
+    e->pitch = want * s * s * s / area;
     e->half_u = disc ? d->radius : 0.5f * d->width;
     e->half_v = disc ? d->radius : 0.5f * d->height;
     /* centre the lattice like the outline: a point on the centre for an odd count across */
@@ -234,8 +237,8 @@ pbf_status pbf_world_add_emitter(pbf_world *w, const pbf_emitter_def *d) {
     float ul = v3_len(u);
     e.u = ul > 1e-3f ? v3_scale(u, 1.0f / ul) : v3(1.0f, 0.0f, 0.0f);
     e.v = v3_cross(e.dir, e.u);
-    e.travel = 2.0 * (double)w->def.particle_radius;
     pbf_status st = build_lattice(w, &e);
+    e.travel = e.pitch; /* the first layer leaves at the start time */
     if (st == PBF_OK) st = check_placement(w, &e);
     if (st == PBF_OK) st = ensure_flow(w);
     if (st != PBF_OK) {
@@ -299,7 +302,8 @@ pbf_flow_state pbf_world_get_flow(const pbf_world *w) {
 
 /* Adds the distance emitter e's fluid travels over [t0, t1] (its active part) to *travel;
  * returns the layers due (travel reaching s), leaving the remainder in *travel. */
-static int layers_due(const pbf_emitter *e, double t0, double t1, double s, double *travel) {
+static int layers_due(const pbf_emitter *e, double t0, double t1, double *travel) {
+    const double s = e->pitch;
     double a = t0 > (double)e->def.start ? t0 : (double)e->def.start;
     double b = t1 < (double)e->def.stop ? t1 : (double)e->def.stop;
     if (!(b > a)) return 0;
@@ -320,14 +324,13 @@ pbf_status pbf__flow_step_check(pbf_world *w, float dt, int substeps) {
     pbf_flow *f = w->flow;
     if (f == NULL || f->capacity == 0 || f->emitter_count == 0) return PBF_OK;
     const float dt_sub = dt / (float)substeps;
-    const double s = 2.0 * (double)w->def.particle_radius;
     int64_t add = 0;
     for (int k = 0; k < f->emitter_count; ++k) {
         const pbf_emitter *e = &f->emitters[k];
         double travel = e->travel, t = w->time;
         for (int j = 0; j < substeps; ++j) {
             double t1 = t + dt_sub; /* as the step adds it up */
-            add += (int64_t)layers_due(e, t, t1, s, &travel) * e->n;
+            add += (int64_t)layers_due(e, t, t1, &travel) * e->n;
             t = t1;
         }
     }
@@ -370,7 +373,8 @@ static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
 
 /* The fluid within one spacing of the nozzle plane, inside the outline (plus r), moves at the
  * nozzle's velocity: what the nozzle holds is pushed out, not compressed by the next layer. */
-static void drive_nozzle(pbf_world *w, const pbf_emitter *e, double s) {
+static void drive_nozzle(pbf_world *w, const pbf_emitter *e) {
+    const double s = e->pitch;
     const pbf_v3 c = to_v3(e->def.position), vel = v3_scale(e->dir, e->def.speed);
     const float r = w->def.particle_radius;
     const int disc = e->def.shape == PBF_EMITTER_DISC;
@@ -388,14 +392,14 @@ static void drive_nozzle(pbf_world *w, const pbf_emitter *e, double s) {
 pbf_status pbf__flow_substep_end(pbf_world *w, double t0) {
     pbf_flow *f = w->flow;
     if (f == NULL) return PBF_OK;
-    const double t1 = w->time, s = 2.0 * (double)w->def.particle_radius;
+    const double t1 = w->time;
     if (f->sink_count > 0) remove_in_sinks(w, f);
     for (int k = 0; k < f->emitter_count; ++k) {
         pbf_emitter *e = &f->emitters[k];
         if (!emitter_active(e, t0, t1)) continue;
-        drive_nozzle(w, e, s);
+        drive_nozzle(w, e);
         double travel = e->travel;
-        int layers = layers_due(e, t0, t1, s, &travel);
+        int layers = layers_due(e, t0, t1, &travel);
         if (layers == 0) {
             e->travel = travel;
             continue;
@@ -406,7 +410,7 @@ pbf_status pbf__flow_substep_end(pbf_world *w, double t0) {
          * carried remainder ago */
         const pbf_v3 vel = v3_scale(e->dir, e->def.speed);
         for (int L = 0; L < layers; ++L) {
-            double along = travel + (double)(layers - 1 - L) * s;
+            double along = travel + (double)(layers - 1 - L) * e->pitch;
             for (int m = 0; m < e->n; ++m) {
                 int i = w->count;
                 pbf__push_particle(w, nozzle_point(e, m, along), vel);

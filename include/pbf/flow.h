@@ -14,12 +14,12 @@
  *     pbf_world_add_sink(w, &k);
  *
  * Emission. A nozzle is a disc or a rectangle across its direction. Its particles lie on a
- * square lattice of spacing s = 2r in the nozzle plane, n = round(area / s²) of them (the
- * lattice points nearest the centre in the nozzle's shape), so that a layer carries the volume
- * of area · s. A layer is emitted each time the previous one has travelled s out of the nozzle
- * plane at the nozzle's speed; the distance left over is carried to the next substep, so over
- * any time T the emitted volume is speed · area · T to within one layer and the layers never
- * overlap. New particles leave at the nozzle's velocity, and the fluid within one spacing of the
+ * square lattice of spacing s = 2r in the nozzle plane, n = ceil(area / s²) of them (the
+ * lattice points nearest the centre in the nozzle's shape); each carries the volume s³. A layer
+ * is emitted each time the previous one has travelled the pitch d = n s³ / area (>= s; = s when
+ * the area is a whole number of s²) out of the nozzle plane at the nozzle's speed; the distance
+ * left over is carried to the next substep, so over any time T the emitted volume is
+ * speed · area · T to within one layer, for any nozzle size, and the layers never overlap. New particles leave at the nozzle's velocity, and the fluid within one spacing of the
  * nozzle plane (inside its outline) is driven at that velocity while the emitter runs: the
  * nozzle pushes what blocks it instead of stacking particles into it.
  *
@@ -101,7 +101,7 @@ PBF_API pbf_status pbf_world_add_emitter(pbf_world *world, const pbf_emitter_def
 PBF_API pbf_status pbf_world_add_sink(pbf_world *world, const pbf_sink_def *def);
 PBF_API int pbf_world_emitter_count(const pbf_world *world);
 PBF_API int pbf_world_sink_count(const pbf_world *world);
-/* Particles one layer of emitter `index` holds (round(area / (2r)²), at least 1); 0 for a bad
+/* Particles one layer of emitter `index` holds (ceil(area / (2r)²), at least 1); 0 for a bad
  * index. */
 PBF_API int pbf_world_emitter_layer_size(const pbf_world *world, int index);
 

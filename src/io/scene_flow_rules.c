@@ -49,16 +49,17 @@ pbf_status scene_sink_check(const scene_ctx *c, const cJSON *object, const char 
 }
 
 /* Particles emitter e adds over [0, duration]: its layers (the first at start, then one per
- * spacing travelled) times round(area / s²), as the world computes them. */
+ * pitch n s³ / area travelled) times n = ceil(area / s²), as the world computes them. */
 static double emitted_over(const pbf_emitter_def *e, double duration, double r) {
     const double s = 2.0 * r;
     double area = e->shape == PBF_EMITTER_DISC ? 3.14159265358979323846 * e->radius * e->radius
                                                : (double)e->width * (double)e->height;
-    double n = floor(area / (s * s) + 0.5);
+    double n = ceil(area / (s * s) * (1.0 - 1e-5));
     if (n < 1.0) n = 1.0;
+    const double pitch = n * s * s * s / area;
     double end = duration < (double)e->stop ? duration : (double)e->stop;
     if (!(end > (double)e->start)) return 0.0;
-    return (floor((double)e->speed * (end - (double)e->start) / s) + 1.0) * n;
+    return (floor((double)e->speed * (end - (double)e->start) / pitch) + 1.0) * n;
 }
 
 /* The default capacity: the blocks plus all that the emitters add over the scene's frames

@@ -448,7 +448,7 @@ static const scene_table SINK_TABLE = {TABLE(SINK_KEYS), .defaults = scene_sink_
 
 static const scene_key FLOW_KEYS[] = {
     KEY_LIST("emitters", pbf_scene, emitters, emitter_count, CLOSED(0.0, PBF_MAX_EMITTERS),
-             EMITTER_TABLE, "nozzles that add fluid: a layer each time the last one travelled 2r"),
+             EMITTER_TABLE, "nozzles that add fluid: a layer each time the last one travelled one pitch (>= 2r)"),
     KEY_LIST("sinks", pbf_scene, sinks, sink_count, CLOSED(0.0, PBF_MAX_SINKS), SINK_TABLE,
              "boxes that remove the particles entering them (an outflow: past a domain face)"),
     KEY_INT("capacity", pbf_scene, capacity, CLOSED(0.0, (double)(INT_MAX / 4)),

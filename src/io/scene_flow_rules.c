@@ -20,7 +20,7 @@ int scene_has_flow(const void *scene) {
 }
 
 int scene_emitter_stops(const void *emitter) {
-    return ((const pbf_emitter_def *)emitter)->stop < pbf_default_emitter_def().stop;
+    return ((const pbf_emitter_def *)emitter)->stop != pbf_default_emitter_def().stop;
 }
 
 pbf_status scene_emitter_check(const scene_ctx *c, const cJSON *object, const char *path,

@@ -28,7 +28,7 @@ awk -F, -v m="$mass" '
         for (j = c; j >= 1; --j) {
             k = rows[j]; a = k - step
             din = (e[k] - e[a]) * m; dout = (r[k] - r[a]) * m
-            printf "%4.1f-%4.1f  %9d  %9.4f  %10.4f  %+9.2f %%\n", t[a], t[k], n[k], din, dout, din > 0 ? 100 * (dout / din - 1) : 0
+            printf "%4.1f-%4.1f  %9d  %9.4f  %10.4f  %+9.2f %%\n", t[a], t[k], n[k], din, dout, (din > 0 ? 100 * (dout / din - 1) : 0)
         }
         k = last; a = k - step
         din = (e[k] - e[a]) * m; dout = (r[k] - r[a]) * m

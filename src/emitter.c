@@ -47,8 +47,6 @@ size_t pbf__flow_memory_bytes(const pbf_world *w) {
     return b;
 }
 
-int pbf__flow_capacity(const pbf_world *w) { return w->flow ? w->flow->capacity : 0; }
-
 static pbf_status ensure_flow(pbf_world *w) {
     if (w->flow != NULL) return PBF_OK;
     if (w->cuda != NULL)

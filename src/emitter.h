@@ -32,8 +32,6 @@ typedef struct pbf_flow {
 
 void pbf__flow_free(pbf_world *w);
 size_t pbf__flow_memory_bytes(const pbf_world *w);
-/* The fixed capacity, 0 when none. */
-int pbf__flow_capacity(const pbf_world *w);
 /* Before a step of dt in `substeps` substeps: PBF_ERR_CAPACITY (the world unchanged) when the
  * emitters would add more particles than the capacity leaves room for. */
 pbf_status pbf__flow_step_check(pbf_world *w, float dt, int substeps);

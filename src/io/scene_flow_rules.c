@@ -69,7 +69,9 @@ pbf_status scene_flow_check(const scene_ctx *c, const cJSON *object, const char 
     (void)c, (void)path, (void)index;
     pbf_scene *s = base;
     if (scene_member(object, "capacity") != NULL || s->emitter_count == 0) return PBF_OK;
-    double total = (double)pbf_scene_particle_count(s);
+    double total = 0.0;
+    for (int i = 0; i < s->block_count; ++i)
+        total += (double)pbf_block_particle_count(&s->blocks[i], s->world.particle_radius);
     const double duration = (double)s->frames / (double)s->fps;
     for (int i = 0; i < s->emitter_count; ++i)
         total += emitted_over(&s->emitters[i], duration, (double)s->world.particle_radius);

@@ -32,9 +32,10 @@
  * pbf_world_get_ids gives their ids in that order.
  *
  * Capacity. With a capacity set, the particle arrays are allocated for it at once and never
- * grow; a step that would emit past it fails with PBF_ERR_CAPACITY before changing anything
- * that a frame was written from (the world is left mid-step: stop the run). Without one the
- * arrays grow as needed.
+ * grow; a step whose emitters would add more particles than the capacity leaves room for
+ * (counted before the step's removals) fails with PBF_ERR_CAPACITY before it changes anything:
+ * the world stays as after the last step, and the message names the scene key flow.capacity.
+ * Without one the arrays grow as needed.
  *
  * The CPU backend only: a CUDA world refuses emitters and sinks (PBF_ERR_UNSUPPORTED). */
 #ifndef PBF_FLOW_H

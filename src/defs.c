@@ -10,6 +10,7 @@ pbf_solver_def pbf_default_solver_def(void) {
     d.scorr_n = 4;
     d.scorr_dq = 0.2f;
     d.scorr_deficit = 0.05f;
+    d.scorr_iterations = 4;
     d.vorticity = 0.02f;
     d.xsph = 0.01f;
     d.cfl = 0.5f;

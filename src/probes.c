@@ -284,9 +284,8 @@ static float patch_plane(const pbf_patch *q, const pbf_params *P) {
     return (q->wall & 1) ? comp(hi, q->axis) : comp(lo, q->axis);
 }
 
-void pbf__probes_force_pass(pbf_world *w, float omega) {
+void pbf__probes_force_pass(pbf_world *w, const pbf_params *P, float omega) {
     pbf_probes *set = w->probes;
-    const pbf_params *P = &w->params;
     const int n = w->count;
     /* After the pass (solver.c, stage_delta): p holds the new positions, p_prev the ones the
      * pass read, p_tmp the iterate one further back (used by Chebyshev). */

@@ -37,10 +37,11 @@ typedef struct pbf_probes {
     int degraded; /* the carry could not be allocated: forces of the step read NaN */
 } pbf_probes;
 
-/* After every Δp pass (solver.c: solve_density), with the pass's Chebyshev ω (1: plain). */
-void pbf__probes_force_pass(pbf_world *w, float omega);
-static inline void pbf__probes_after_delta(pbf_world *w, float omega) {
-    if (w->probes != NULL && w->probes->patch_count > 0) pbf__probes_force_pass(w, omega);
+/* After every Δp pass (solver.c: solve_density), with the pass's parameters P (s_corr may be
+ * off in later passes) and Chebyshev ω (1: plain). */
+void pbf__probes_force_pass(pbf_world *w, const pbf_params *P, float omega);
+static inline void pbf__probes_after_delta(pbf_world *w, const pbf_params *P, float omega) {
+    if (w->probes != NULL && w->probes->patch_count > 0) pbf__probes_force_pass(w, P, omega);
 }
 /* At the end of a successful pbf_world_step: the step's mean forces. */
 void pbf__probes_step_end(pbf_world *w);

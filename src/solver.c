@@ -135,10 +135,9 @@ static void stage_lambda(pbf_world *w, int nt) {
     }
 }
 
-/* One Δp pass. omega != 1 applies the Chebyshev step (kernels.h) to the Jacobi result, using
- * the iterate one back, p_prev. */
-static void stage_delta(pbf_world *w, int nt, float omega) {
-    const pbf_params *P = &w->params;
+/* One Δp pass with the parameters P (w->params, or a copy without s_corr). omega != 1 applies
+ * the Chebyshev step (kernels.h) to the Jacobi result, using the iterate one back, p_prev. */
+static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega) {
     const pbf_solid *S = w->solids;
     const int n = w->count;
     const float *p = w->p, *lambda = w->lambda, *p_prev = w->p_prev, *density = w->density;
@@ -214,6 +213,9 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
     int start = delay; /* first accelerated iteration */
     int k = 0, restarts = 0;
     float err_min = 3.4e38f; /* the lowest error of this substep so far */
+    /* s_corr in the first scorr_iterations passes only (pbf_solver_def.scorr_iterations) */
+    pbf_params no_scorr = w->params;
+    no_scorr.scorr_scale = 0.0f;
     for (;; ++k) {
         if (!controlled && k == max_it) break; /* fixed count: no check after the last pass */
         stage_lambda(w, nt);
@@ -231,8 +233,10 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         } else if (accelerate && k >= start) {
             omega = k == start ? 2.0f / (2.0f - rho * rho) : 4.0f / (4.0f - rho * rho * omega);
         }
-        stage_delta(w, nt, omega);
-        pbf__probes_after_delta(w, omega); /* probes: wall force patches (no-op without) */
+        int scorr = sd->scorr_iterations == 0 || k < sd->scorr_iterations;
+        const pbf_params *P = scorr ? &w->params : &no_scorr;
+        stage_delta(w, P, nt, omega);
+        pbf__probes_after_delta(w, P, omega); /* probes: wall force patches (no-op without) */
         t1 = now_ms();
         ms[PBF_STAGE_DELTA] += t1 - *t, *t = t1;
     }

@@ -84,6 +84,8 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                 s->scorr_dq);
     CHECK_RANGE(s->scorr_deficit >= 0.0f && s->scorr_deficit <= 1.0f, "solver.scorr_deficit",
                 "in [0, 1]", s->scorr_deficit);
+    CHECK_RANGE(s->scorr_iterations >= 0 && s->scorr_iterations <= 1000,
+                "solver.scorr_iterations", "in [0, 1000]", s->scorr_iterations);
     CHECK_RANGE(s->vorticity >= 0.0f && s->vorticity <= 10.0f, "solver.vorticity",
                 "in [0, 10] m/s", s->vorticity);
     CHECK_RANGE(s->xsph >= 0.0f && s->xsph <= 1.0f, "solver.xsph", "in [0, 1]", s->xsph);

@@ -333,8 +333,8 @@ static void fix_crc(unsigned char *d, size_t at) {
 
 static void fix_header_crc(unsigned char *d) { wr32(d + 28, (uint32_t)crc32(0L, d, 28)); }
 
-/* A version-1 file (no scorr_deficit in WORLDDEF) is read with deficit 0, the s_corr it ran
- * with. The test makes one from a version-2 file by cutting the field out of the payload; the
+/* A version-1 file (no scorr_deficit, scorr_iterations in WORLDDEF) is read with both 0, the
+ * s_corr it ran with. The test makes one from a version-2 file by cutting the field out of the payload; the
  * field is found by its distinctive value rather than by a hard-coded offset. */
 static int reads_version_1(void) {
     pbf_world *w = make_world(1, PBF_NEIGHBOR_LIST);
@@ -342,6 +342,7 @@ static int reads_version_1(void) {
     ENSURE(step_n(w, 2) == 0);
     pbf_world_def def = *pbf_world_get_def(w);
     def.solver.scorr_deficit = 0.0371f;
+    def.solver.scorr_iterations = 7;
     char err[PBF_ERROR_SIZE];
     const char *path = tmp_path("v2.pbfck"), *old = tmp_path("v1.pbfck");
     pbf_world *r = round_trip(w, path, &def); /* a world with the marked def, saved again */
@@ -352,26 +353,26 @@ static int reads_version_1(void) {
     unsigned char *d = read_file(path, &size);
     ENSURE(d != NULL);
     size_t at = find_section(d, size, "WORLDDEF");
-    ENSURE(at > 0 && rd32(d + at + 16) == 204);
+    ENSURE(at > 0 && rd32(d + at + 16) == 208);
     unsigned char mark[4];
     memcpy(mark, &def.solver.scorr_deficit, 4);
     size_t field = 0;
-    for (size_t k = at + 24; k + 4 <= at + 24 + 204; k += 4)
+    for (size_t k = at + 24; k + 4 <= at + 24 + 208; k += 4)
         if (memcmp(d + k, mark, 4) == 0) field = k;
-    ENSURE(field > 0);
+    ENSURE(field > 0 && (int)rd32(d + field + 4) == def.solver.scorr_iterations);
     unsigned char *e = malloc(size);
     ENSURE(e != NULL);
-    memcpy(e, d, field);
-    memcpy(e + field, d + field + 4, size - field - 4);
+    memcpy(e, d, field); /* deficit and iterations, 8 bytes, cut out */
+    memcpy(e + field, d + field + 8, size - field - 8);
     wr32(e + 8, 1);
     fix_header_crc(e);
     wr32(e + at + 16, 200);
     fix_crc(e, at);
-    ENSURE(write_file(old, e, size - 4) == 0);
+    ENSURE(write_file(old, e, size - 8) == 0);
     pbf_checkpoint *ck = NULL;
     ENSURE(pbf_checkpoint_open(old, &ck, err, sizeof err) == PBF_OK);
     const pbf_world_def *got = pbf_checkpoint_def(ck);
-    ENSURE(got->solver.scorr_deficit == 0.0f);
+    ENSURE(got->solver.scorr_deficit == 0.0f && got->solver.scorr_iterations == 0);
     ENSURE(got->solver.scorr_k == def.solver.scorr_k && got->solver.vorticity == def.solver.vorticity);
     ENSURE(got->solver.xsph == def.solver.xsph && got->solver.cfl == def.solver.cfl);
     pbf_checkpoint_close(ck);

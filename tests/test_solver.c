@@ -55,7 +55,10 @@ static int density_error_falls_with_iterations(void) {
 }
 
 /* A 0.4 m column at rest in a closed tank with the default parameters: the average density error
- * settles under 1% and the kinetic energy decays to a tiny fraction of mgH. */
+ * settles under 1% and the kinetic energy decays to a tiny fraction of mgH. The bound is 3e-4
+ * mgH: the column keeps a jitter of the 4-iteration solve (2.0e-4 mgH, 0.03 m/s rms) since s_corr
+ * acts only below rest density (it stiffened the bulk: 0.75e-4 mgH with s_corr everywhere, and it
+ * held shear, docs/physics.md); without s_corr at all the jitter is 8.7e-4 mgH. */
 static int resting_column_settles(void) {
     pbf_world_def d = pbf_default_world_def();
     d.domain_max = (pbf_vec3){0.2f, 0.6f, 0.2f};
@@ -81,7 +84,7 @@ static int resting_column_settles(void) {
            100.0 * err_late, ke_late, ke_early, mgh);
     ENSURE(err_late < 0.01);
     ENSURE(ke_late < 0.1 * ke_early);
-    ENSURE(ke_late < 1e-4 * mgh);
+    ENSURE(ke_late < 3e-4 * mgh);
     pbf_world_destroy(w);
     return 0;
 }

@@ -117,6 +117,11 @@ typedef struct pbf_solver_def {
      * where it would resist shear once the solve converges (docs/physics.md, "s_corr").
      * 0 applies it everywhere, as the paper does. Default 0.05, range [0, 1]. */
     float scorr_deficit;
+    /* s_corr acts in the first scorr_iterations density iterations of each substep; the later
+     * ones project the density constraint alone, so an error-controlled solve converges to the
+     * constraint, not to a balance between it and s_corr (which stalled it above 0.01 %).
+     * 0: every iteration. Default 4, range [0, 1000]. */
+    int scorr_iterations;
     /* Vorticity confinement ε in m/s: acceleration = ε (N × ω). Default 0.02, range [0, 10]. */
     float vorticity;
     /* XSPH viscosity c (dimensionless): v += c Σ (m/ρ0)(v_j − v_i) W. Default 0.01, range [0, 1]. */

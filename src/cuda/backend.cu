@@ -338,10 +338,11 @@ __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *
                                                  const float *__restrict__ density,
                                                  const float *__restrict__ p_prev,
                                                  float *__restrict__ out, float omega,
-                                                 float gamma) {
+                                                 float gamma, int scorr) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const pbf_params P = S->params;
+    pbf_params P = S->params;
+    if (!scorr) P.scorr_scale = 0.0f; /* s_corr in the first scorr_iterations passes only */
     pbf_v3 xi = v3_load(p, i);
     float li = lambda[i], wi = pbf_scorr_weight(density[i], &P);
     pbf_delta_lanes L = {};
@@ -523,7 +524,7 @@ inline int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }
 enum { R_X, R_P, R_P_TMP, R_P_PREV, R_V, R_V_TMP, R_COUNT };
 
 struct GraphKey {
-    int n, substeps, iterations, mode, sort, timed;
+    int n, substeps, iterations, scorr_iterations, mode, sort, timed;
     unsigned generation;
     int role[R_COUNT];
     int ids_role;
@@ -912,14 +913,16 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
     return mark(c, PBF_STAGE_LAMBDA);
 }
 
-/* stage_delta and its rotation: out = p_tmp; p_tmp ← p_prev, p_prev ← p, p ← out */
-cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, float omega) {
+/* stage_delta (pass k of the substep) and its rotation: out = p_tmp; p_tmp ← p_prev,
+ * p_prev ← p, p ← out */
+cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int k, float omega) {
     const int n = c->count;
+    const int scorr = in->scorr_iterations == 0 || k < in->scorr_iterations;
     k_delta<<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub,
                                                     neighbors(c, in->neighbor_mode), buf(c, R_P),
                                                     c->lambda, c->density, buf(c, R_P_PREV),
                                                     buf(c, R_P_TMP),
-                                                    omega, in->chebyshev_gamma);
+                                                    omega, in->chebyshev_gamma, scorr);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];
     c->role[R_P_TMP] = c->role[R_P_PREV];
@@ -954,7 +957,7 @@ cudaError_t enqueue_solve(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
         if (!controlled && k == max_it) break;
         CK(enqueue_lambda(c, in, sub, k));
         if (!host_checks) {
-            CK(enqueue_delta(c, in, sub, 1.0f));
+            CK(enqueue_delta(c, in, sub, k, 1.0f));
             continue;
         }
         float err = 0.0f;
@@ -969,7 +972,7 @@ cudaError_t enqueue_solve(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
         } else if (accelerate && k >= start) {
             omega = k == start ? 2.0f / (2.0f - rho * rho) : 4.0f / (4.0f - rho * rho * omega);
         }
-        CK(enqueue_delta(c, in, sub, omega));
+        CK(enqueue_delta(c, in, sub, k, omega));
     }
     *hist_count = controlled ? k + 1 : k;
     *passes = k;
@@ -1044,6 +1047,7 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.n = c->count;
     k.substeps = in->substeps;
     k.iterations = in->iterations;
+    k.scorr_iterations = in->scorr_iterations; /* a launch argument of k_delta */
     k.mode = in->neighbor_mode;
     k.sort = c->sort;
     k.timed = c->timed;

@@ -83,6 +83,7 @@ typedef struct pbf_cuda_step_in {
     int chebyshev;
     float chebyshev_rho, chebyshev_gamma;
     int chebyshev_delay;
+    int scorr_iterations; /* s_corr in the first this many passes of a substep; 0: all */
     /* the caller's per-iteration error history (max(iterations, max_iterations) + 2 entries) */
     float *iteration_error;
     int history_size;

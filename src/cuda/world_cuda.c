@@ -210,6 +210,7 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
         in.chebyshev_rho = sd->chebyshev_rho;
         in.chebyshev_gamma = sd->chebyshev_gamma;
         in.chebyshev_delay = sd->chebyshev_delay;
+        in.scorr_iterations = sd->scorr_iterations;
         in.iteration_error = w->iteration_error;
         in.history_size =
             (sd->iterations > sd->max_iterations ? sd->iterations : sd->max_iterations) + 2;

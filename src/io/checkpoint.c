@@ -31,8 +31,9 @@
 #define SECTION_HEADER_SIZE 24u
 #define MAX_PARTICLES (INT32_MAX / 4) /* pbf_world_add_block's limit */
 
-/* The sections. Version 2 added solver.scorr_deficit to WORLDDEF; a version-1 file is read with
- * deficit 0, the s_corr it was run with, so an old run resumes as it would have gone on. */
+/* The sections. Version 2 added solver.scorr_deficit and solver.scorr_iterations to WORLDDEF; a
+ * version-1 file is read with both 0, the s_corr it was run with, so an old run resumes as it
+ * would have gone on. */
 #define TAG_DEF "WORLDDEF"
 #define TAG_STATE "STATE"
 #define TAG_COLLIDER "COLLIDER"
@@ -45,7 +46,7 @@
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
-#define DEF_BYTES 204u
+#define DEF_BYTES 208u
 #define DEF_BYTES_V1 200u
 #define STATE_BYTES 40u
 #define COLLIDER_BYTES 56u
@@ -210,6 +211,7 @@ static void put_def(out_buf *b, const pbf_world_def *d) {
     put_i32(b, s->scorr_n);
     put_f32(b, s->scorr_dq);
     put_f32(b, s->scorr_deficit);
+    put_i32(b, s->scorr_iterations);
     put_f32(b, s->vorticity);
     put_f32(b, s->xsph);
     put_f32(b, s->cfl);
@@ -522,6 +524,7 @@ static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
     s->scorr_n = get_i32(b);
     s->scorr_dq = get_f32(b);
     s->scorr_deficit = version >= 2 ? get_f32(b) : 0.0f;
+    s->scorr_iterations = version >= 2 ? get_i32(b) : 0;
     s->vorticity = get_f32(b);
     s->xsph = get_f32(b);
     s->cfl = get_f32(b);

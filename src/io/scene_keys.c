@@ -244,6 +244,8 @@ static const scene_key SCORR_KEYS[] = {
               "reference distance Δq of s_corr, as a fraction of h"),
     KEY_FLOAT("deficit", pbf_scene, world.solver.scorr_deficit, CLOSED(0.0, 1.0), "",
               "s_corr acts below rest density, fully at (1 - deficit) rest density; 0: everywhere"),
+    KEY_INT("iterations", pbf_scene, world.solver.scorr_iterations, CLOSED(0.0, 1000.0),
+            "s_corr acts in this many first iterations of a substep; 0: in all"),
 };
 static const scene_table SCORR_TABLE = {TABLE(SCORR_KEYS)};
 

@@ -34,7 +34,9 @@ static int print_info(const pbf_scene *scene) {
     if (pbf_world_create(&scene->world, &world, err, sizeof err) != PBF_OK)
         return cli_error("%s", err);
     int64_t particles = pbf_scene_particle_count(scene);
-    size_t bytes = pbf_world_memory_estimate(&scene->world, particles);
+    /* a fixed capacity (emitters) is allocated at the start: the memory is for it */
+    int64_t allocated = scene->capacity > particles ? scene->capacity : particles;
+    size_t bytes = pbf_world_memory_estimate(&scene->world, allocated);
     char count[32], mem[32], formats[32];
     const pbf_world_def *d = &scene->world;
     printf("scene            %s (%s)\n", scene->name, scene->source);
@@ -42,6 +44,29 @@ static int print_info(const pbf_scene *scene) {
            cli_format_count(particles, count, sizeof count), scene->block_count,
            scene->block_count == 1 ? "" : "s", scene->collider_count,
            scene->collider_count == 1 ? "" : "s");
+    if (scene->emitter_count > 0 || scene->sink_count > 0 || scene->capacity > 0) {
+        char cap[32];
+        printf("flow             %d emitter%s, %d sink%s, capacity %s particles%s\n",
+               scene->emitter_count, scene->emitter_count == 1 ? "" : "s", scene->sink_count,
+               scene->sink_count == 1 ? "" : "s",
+               scene->capacity > 0 ? cli_format_count(scene->capacity, cap, sizeof cap) : "no",
+               scene->capacity > 0 ? " (flow.capacity)" : "");
+        for (int i = 0; i < scene->emitter_count; ++i) { /* the rate is speed · area, exactly */
+            const pbf_emitter_def *e = &scene->emitters[i];
+            const int disc = e->shape == PBF_EMITTER_DISC;
+            double area = disc ? 3.14159265358979 * e->radius * e->radius
+                               : (double)e->width * (double)e->height;
+            double rate = area * e->speed, s = 2.0 * d->particle_radius;
+            /* a particle stands for s³ of fluid and weighs pbf_world_particle_mass */
+            double kg = rate / (s * s * s) * pbf_world_particle_mass(world);
+            int layer = pbf_world_add_emitter(world, e) == PBF_OK
+                            ? pbf_world_emitter_layer_size(world, i)
+                            : 0; /* refused here too: `pbf run` says why */
+            printf("  emitter %-6d %s, %g m^3/s = %g kg/s, %d particles a layer, from %g s%s\n",
+                   i, disc ? "disc" : "rectangle", rate, kg, layer,
+                   (double)e->start, e->stop < pbf_default_emitter_def().stop ? "" : ", never stops");
+        }
+    }
     /* the same limit `pbf run` refuses a scene against, before allocating */
     size_t limit = pbf_memory_limit();
     char lim[32];

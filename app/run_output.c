@@ -107,15 +107,16 @@ static int write_scene_json(const char *dir, const pbf_scene *scene) {
 }
 
 /* The header of stats.csv, with its newline; returns its length. */
-static int stats_header(char *header, size_t size) {
+static int stats_header(char *header, size_t size, int flow) {
     int n = snprintf(header, size,
                      "frame,time,particles,avg_density_error,max_density_error,kinetic_energy,"
                      "max_speed,avg_neighbors,ms_per_step");
     for (int s = 0; s < PBF_STAGE_COUNT; ++s)
         n += snprintf(header + n, size - (size_t)n, ",ms_%s", pbf_stage_name((pbf_stage)s));
     /* the solver's work: mean and most Δp passes per substep, Chebyshev restarts (docs/cli.md) */
-    n += snprintf(header + n, size - (size_t)n,
-                  ",iterations,max_iterations,chebyshev_restarts\n");
+    n += snprintf(header + n, size - (size_t)n, ",iterations,max_iterations,chebyshev_restarts");
+    /* emitters and sinks (include/pbf/flow.h): particles added and removed since the start */
+    n += snprintf(header + n, size - (size_t)n, flow ? ",emitted,removed\n" : "\n");
     return n;
 }
 
@@ -127,8 +128,9 @@ int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_
     if (e != 0) return cli_error("cannot create output folder '%s': %s", dir, strerror(e));
     if (remove_earlier_run(dir) != 0) return 1;
     if (write_scene_json(dir, scene) != 0) return 1;
+    o->flow = scene->emitter_count > 0 || scene->sink_count > 0;
     char header[1024];
-    int n = stats_header(header, sizeof header);
+    int n = stats_header(header, sizeof header, o->flow);
     if (csv_file_create(&o->stats, dir, stats_name, header, (size_t)n) != 0) return 1;
     if (probe_output_open(&o->probes, dir, scene) != 0) return 1; /* probes */
     if (solid_output_open(&o->solids, dir, scene) != 0) return 1; /* meshes */
@@ -152,6 +154,7 @@ static int read_back(run_output *o, const pbf_world *world) {
         pbf_world_get_positions(world, o->particles.positions);
         pbf_world_get_velocities(world, o->particles.velocities);
         pbf_world_get_densities(world, o->particles.densities);
+        pbf_world_get_ids(world, o->particles.ids); /* emitters and sinks change them */
         return 0;
     }
     pbf_particles_free(&o->particles);
@@ -171,8 +174,14 @@ static int write_stats_row(run_output *o, const pbf_world *world, int frame) {
                      (double)prof.avg_neighbors, frame > 0 ? prof.step_ms : 0.0);
     for (int s = 0; s < PBF_STAGE_COUNT; ++s)
         n += snprintf(row + n, sizeof row - (size_t)n, ",%.6f", frame > 0 ? prof.stage_ms[s] : 0.0);
-    n += snprintf(row + n, sizeof row - (size_t)n, ",%d,%d,%d\n", frame > 0 ? prof.iterations : 0,
+    n += snprintf(row + n, sizeof row - (size_t)n, ",%d,%d,%d", frame > 0 ? prof.iterations : 0,
                   frame > 0 ? prof.max_iterations_used : 0, frame > 0 ? prof.chebyshev_restarts : 0);
+    if (o->flow) {
+        pbf_flow_state f = pbf_world_get_flow(world);
+        n += snprintf(row + n, sizeof row - (size_t)n, ",%lld,%lld", (long long)f.emitted,
+                      (long long)f.removed);
+    }
+    n += snprintf(row + n, sizeof row - (size_t)n, "\n");
     return csv_file_append(&o->stats, row, (size_t)n, o->error, sizeof o->error);
 }
 
@@ -242,6 +251,7 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
     memset(o, 0, sizeof *o);
     o->dir = dir;
     o->formats = formats;
+    o->flow = scene->emitter_count > 0 || scene->sink_count > 0;
     if (remove_after(dir, frame) != 0) return 1;
     if (write_scene_json(dir, scene) != 0) return 1;
     /* stats.csv must have the rows up to the checkpoint: its row is written first */

@@ -32,6 +32,7 @@ typedef struct run_output {
                                   * app/probe_output.h); NULL otherwise */
     struct solid_output *solids; /* solids.csv when the scene has meshes (app/solid_output.h);
                                   * NULL otherwise */
+    int flow; /* the scene has emitters or sinks: stats.csv has emitted and removed columns */
 } run_output;
 
 /* Creates the folder, removes an earlier run's frame files, writes scene.json and the stats

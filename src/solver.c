@@ -11,6 +11,7 @@
 #include "probes.h" /* probes (docs/validation.md): two hooks marked "probes" below */
 #include "geometry/meshes.h" /* mesh solids and bodies: hooks marked "meshes" below */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): one hook marked "cuda" below */
+#include "emitter.h" /* emitters and sinks (include/pbf/flow.h): hooks marked "flow" below */
 #include "world_internal.h"
 #include "watchdog.h" /* its limits and report, shared with the CUDA step */
 #include "cpu_passes.h" /* the vectorized list passes */
@@ -364,6 +365,11 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     P->inv_dt = 1.0f / dt;
     P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt : 0.0f;
     pbf__walls_at(&w->def, w->time + dt, &P->wall_lo, &P->wall_hi);
+    const double t_start = w->time;
+    if (w->count == 0) { /* flow: nothing to solve until an emitter adds particles */
+        w->time += dt;
+        return pbf__flow_substep_end(w, t_start);
+    }
 
     double t = now_ms(), t1;
     pbf_status tool_st = pbf__tool_substep_begin(w, dt); /* tool: moves to the substep's end */
@@ -412,7 +418,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     w->x = w->p;
     w->p = x;
     w->time += dt;
-    return PBF_OK;
+    return w->flow ? pbf__flow_substep_end(w, t_start) : PBF_OK; /* flow */
 }
 
 /* Density error and neighbour statistics, reduced serially in slot order (deterministic).
@@ -452,9 +458,13 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     const int nt = thread_count(w);
     const int substeps = w->def.substeps;
     const float dt_sub = dt / (float)substeps;
+    if (w->flow) { /* flow: a full capacity stops the step before it changes anything */
+        pbf_status st = pbf__flow_step_check(w, dt, substeps);
+        if (st != PBF_OK) return st;
+    }
     pbf__tool_step_begin(w, dt); /* tool */
     pbf__meshes_step_begin(w); /* meshes */
-    if (w->count == 0) {
+    if (w->count == 0 && !w->flow) {
         w->time += dt;
     } else {
         for (int s = 0; s < substeps; ++s) {

@@ -43,14 +43,10 @@ uint64_t pbf_world_hash(const pbf_world *w) {
     /* hash in id order so the hash does not depend on the internal sort */
     uint64_t h = 1469598103934665603ull;
     pbf__cuda_pull(w); /* cuda */
-    int n = w->count;
-    int32_t *slot = malloc(n > 0 ? (size_t)n * sizeof *slot : 1);
-    if (!slot) return 0;
-    for (int i = 0; i < n; ++i) slot[w->ids[i]] = i;
-    for (int id = 0; id < n; ++id) {
-        h = fnv1a(h, w->x + 3 * slot[id], 3 * sizeof(float));
-        h = fnv1a(h, w->v + 3 * slot[id], 3 * sizeof(float));
+    const int32_t *slot = pbf__slots_by_id(w);
+    for (int k = 0; k < w->count; ++k) {
+        h = fnv1a(h, w->x + 3 * slot[k], 3 * sizeof(float));
+        h = fnv1a(h, w->v + 3 * slot[k], 3 * sizeof(float));
     }
-    free(slot);
     return h;
 }

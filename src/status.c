@@ -13,6 +13,7 @@ const char *pbf_status_string(pbf_status status) {
     case PBF_ERR_UNSTABLE: return "simulation unstable";
     case PBF_ERR_NO_DEVICE: return "no device";
     case PBF_ERR_UNSUPPORTED: return "unsupported";
+    case PBF_ERR_CAPACITY: return "particle capacity full";
     }
     return "unknown status";
 }

@@ -9,6 +9,7 @@
 #include "tool.h" /* the tool: freed and counted here */
 #include "probes.h" /* probes: freed here */
 #include "geometry/meshes.h" /* mesh solids: freed, counted and kept after the colliders */
+#include "emitter.h" /* emitters and sinks: freed and counted here */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
 #include "world_internal.h"
 
@@ -136,6 +137,8 @@ static void free_particles(pbf_world *w) {
     free(w->ids);
     free(w->ids_tmp);
     free(w->neighbor_counts);
+    free(w->id_order);
+    free(w->id_scratch);
     free(w->grid.cell_of);
     free(w->grid.order);
     free(w->neighbors.start);
@@ -148,6 +151,7 @@ void pbf_world_destroy(pbf_world *w) {
     pbf__tool_free(w);
     pbf__probes_free(w); /* probes */
     pbf__meshes_free(w);
+    pbf__flow_free(w);   /* emitters and sinks */
     free(w->grid.cell_start);
     free(w->grid.cursor);
     free(w->iteration_error);
@@ -159,11 +163,6 @@ void pbf_world_destroy(pbf_world *w) {
 static size_t iteration_history_size(const pbf_solver_def *s) {
     int n = s->iterations > s->max_iterations ? s->iterations : s->max_iterations;
     return (size_t)n + 2;
-}
-
-/* Bytes per particle of the arrays above (the neighbour list is counted separately). */
-static size_t bytes_per_particle(void) {
-    return 7 * 3 * sizeof(float) + 4 * sizeof(float) + 3 * sizeof(int32_t) + 3 * sizeof(uint32_t);
 }
 
 pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err,
@@ -233,80 +232,6 @@ pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err
 const char *pbf_world_error(const pbf_world *w) { return w ? w->error : "no world"; }
 const pbf_world_def *pbf_world_get_def(const pbf_world *w) { return &w->def; }
 
-/* Grows every per-particle array to hold at least n particles. */
-static pbf_status reserve(pbf_world *w, int n) {
-    if (n <= w->capacity) return PBF_OK;
-    int cap = w->capacity ? w->capacity : 1024;
-    while (cap < n) cap = cap > INT32_MAX / 2 ? n : cap * 2;
-    size_t c = (size_t)cap;
-#define GROW(ptr, elems)                                                                        \
-    do {                                                                                        \
-        void *q_ = realloc((ptr), (elems) * sizeof *(ptr));                                     \
-        if (!q_) goto oom;                                                                      \
-        (ptr) = q_;                                                                             \
-    } while (0)
-    GROW(w->x, 3 * c);
-    GROW(w->p, 3 * c);
-    GROW(w->p_tmp, 3 * c);
-    GROW(w->p_prev, 3 * c);
-    GROW(w->v, 3 * c);
-    GROW(w->omega, 3 * c);
-    GROW(w->dv, 3 * c);
-    GROW(w->lambda, c);
-    GROW(w->density, c);
-    GROW(w->omega_len, c);
-    GROW(w->ids, c);
-    GROW(w->ids_tmp, c);
-    GROW(w->neighbor_counts, c);
-    GROW(w->grid.cell_of, c);
-    GROW(w->grid.order, c);
-    GROW(w->neighbors.start, c + 1);
-#undef GROW
-    w->capacity = cap;
-    return PBF_OK;
-oom:
-    return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory growing to %d particles (%.1f MB)",
-                     cap, (double)c * (double)bytes_per_particle() / 1e6);
-}
-
-/* Resources: a world of `total` particles must fit in memory, refused before anything
- * is allocated (Linux would grant the allocation and kill the process later). */
-static pbf_status check_memory_for(pbf_world *w, int64_t total) {
-    char why[PBF_ERROR_SIZE];
-    if (pbf__check_memory((double)pbf_world_memory_estimate(&w->def, total),
-                          "pbf_world_memory_estimate", why, sizeof why) == 0)
-        return PBF_OK;
-    return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
-                     "a world of %lld particles %s; use fewer particles (a larger "
-                     "particle_radius or smaller blocks)",
-                     (long long)total, why);
-}
-
-/* Checkpoint restore (src/io/checkpoint.c): room for count particles, count set; the
- * caller fills slots [0, count) of every per-particle array. */
-pbf_status pbf__world_resize(pbf_world *w, int count) {
-    pbf__cuda_touch(w); /* cuda: the caller rewrites the host arrays */
-    pbf_status st = check_memory_for(w, count);
-    if (st == PBF_OK) st = reserve(w, count);
-    if (st == PBF_OK) w->count = count;
-    return st;
-}
-
-/* Appends one particle; the caller has reserved room. */
-static void push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v) {
-    int i = w->count++;
-    v3_store(w->x, i, x);
-    v3_store(w->p, i, x);
-    v3_store(w->v, i, v);
-    v3_store(w->omega, i, v3(0.0f, 0.0f, 0.0f));
-    v3_store(w->dv, i, v3(0.0f, 0.0f, 0.0f));
-    w->lambda[i] = 0.0f;
-    w->density[i] = 0.0f;
-    w->omega_len[i] = 0.0f;
-    w->neighbor_counts[i] = 0;
-    w->ids[i] = i;
-}
-
 static int inside_domain(const pbf_world *w, pbf_v3 x) {
     const pbf_world_def *d = &w->def;
     return x.x >= d->domain_min.x && x.x <= d->domain_max.x && x.y >= d->domain_min.y &&
@@ -375,10 +300,10 @@ pbf_status pbf_world_add_block(pbf_world *w, const pbf_block_def *b) {
     if (n + w->count > INT32_MAX / 4)
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: %lld particles is too many",
                          (long long)n);
-    pbf_status st = check_memory_for(w, w->count + n);
+    pbf_status st = pbf__check_particle_memory(w, w->count + n);
     if (st != PBF_OK) return st;
     pbf__cuda_touch(w); /* cuda: particles are added on the host */
-    st = reserve(w, w->count + (int)n);
+    st = pbf__world_grow(w, w->count + (int)n);
     if (st != PBF_OK) return st;
     uint32_t rng = b->seed ? b->seed : 0x9e3779b9u; /* xorshift must not start at 0 */
     pbf_v3 vel = v3(b->velocity.x, b->velocity.y, b->velocity.z);
@@ -392,7 +317,7 @@ pbf_status pbf_world_add_block(pbf_world *w, const pbf_block_def *b) {
                     x.y += (next_uniform(&rng) - 0.5f) * b->jitter * s;
                     x.z += (next_uniform(&rng) - 0.5f) * b->jitter * s;
                 }
-                push_particle(w, x, vel);
+                pbf__push_particle(w, x, vel);
             }
     return PBF_OK;
 }
@@ -411,13 +336,13 @@ pbf_status pbf_world_add_particles(pbf_world *w, int count, const float *pos, co
             return pbf__fail(w, PBF_ERR_INVALID_ARG,
                              "add_particles: particle %d has a non-finite velocity", i);
     }
-    pbf_status st = check_memory_for(w, (int64_t)w->count + count);
+    pbf_status st = pbf__check_particle_memory(w, (int64_t)w->count + count);
     if (st != PBF_OK) return st;
     pbf__cuda_touch(w); /* cuda: particles are added on the host */
-    st = reserve(w, w->count + count);
+    st = pbf__world_grow(w, w->count + count);
     if (st != PBF_OK) return st;
     for (int i = 0; i < count; ++i)
-        push_particle(w, v3_load(pos, i), vel ? v3_load(vel, i) : v3(0.0f, 0.0f, 0.0f));
+        pbf__push_particle(w, v3_load(pos, i), vel ? v3_load(vel, i) : v3(0.0f, 0.0f, 0.0f));
     return PBF_OK;
 }
 
@@ -478,40 +403,61 @@ void pbf_world_get_domain(const pbf_world *w, pbf_vec3 *min, pbf_vec3 *max) {
 }
 
 size_t pbf_world_memory_bytes(const pbf_world *w) {
-    return sizeof *w + (size_t)w->capacity * bytes_per_particle() +
+    return sizeof *w + (size_t)w->capacity * pbf__bytes_per_particle() +
            ((size_t)w->capacity + 1) * sizeof(uint32_t) +
            w->neighbors.index_capacity * (sizeof(uint32_t) + sizeof(float)) + /* index, pair_g */
            ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t) + pbf__tool_memory_bytes(w) +
-           pbf__meshes_memory_bytes(w);
+           pbf__meshes_memory_bytes(w) + pbf__flow_memory_bytes(w);
 }
 
-size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {
-    /* Neighbours per particle at rest ≈ (4/3)π (h/2r)³; compressed states and the list's
-     * headroom take up to about twice that. */
-    double ratio = def->kernel_scale / 2.0;
-    double neighbors = 2.0 * 4.18879 * ratio * ratio * ratio;
-    pbf_v3 lo, hi;
-    pbf__walls_envelope(def, &lo, &hi);
-    double h = def->kernel_scale * def->particle_radius;
-    double cells = ceil((hi.x - lo.x) / h) * ceil((hi.y - lo.y) / h) * ceil((hi.z - lo.z) / h);
-    /* a doubling growth policy may leave up to 2x capacity */
-    double per = (double)bytes_per_particle() + 4.0 + neighbors * 8.0; /* index + pair_g */
-    return (size_t)((double)particles * per * 1.25 + cells * 8.0 + sizeof(pbf_world));
+/* The slots in increasing id order. While no particle was removed the ids are 0..count-1 and
+ * the order is their inverse; after removals a stable radix sort of the ids (3 passes of 11
+ * bits, ids < 2^31) gives it in O(count). It writes the world's scratch arrays: read-back is not
+ * safe from two threads at once on one world (stepping never is either). */
+const int32_t *pbf__slots_by_id(const pbf_world *cw) {
+    pbf_world *w = (pbf_world *)cw; /* the scratch only: the state is not changed */
+    const int n = w->count;
+    int32_t *a = w->id_order, *b = w->id_scratch;
+    if (n == 0) return a;
+    if (w->next_id == n) {
+        for (int i = 0; i < n; ++i) a[w->ids[i]] = i;
+        return a;
+    }
+    for (int i = 0; i < n; ++i) a[i] = i;
+    for (int shift = 0; shift < 33; shift += 11) {
+        int hist[2049] = {0};
+        for (int k = 0; k < n; ++k) ++hist[(((uint32_t)w->ids[a[k]] >> shift) & 2047u) + 1];
+        for (int d = 0; d < 2048; ++d) hist[d + 1] += hist[d];
+        for (int k = 0; k < n; ++k) b[hist[((uint32_t)w->ids[a[k]] >> shift) & 2047u]++] = a[k];
+        int32_t *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
 }
 
 void pbf_world_get_positions(const pbf_world *w, float *out) {
     pbf__cuda_pull(w); /* cuda: read back from the device if a step changed it */
-    for (int i = 0; i < w->count; ++i) v3_store(out, w->ids[i], v3_load(w->x, i));
+    const int32_t *slot = pbf__slots_by_id(w);
+    for (int k = 0; k < w->count; ++k) v3_store(out, k, v3_load(w->x, slot[k]));
 }
 
 void pbf_world_get_velocities(const pbf_world *w, float *out) {
     pbf__cuda_pull(w); /* cuda */
-    for (int i = 0; i < w->count; ++i) v3_store(out, w->ids[i], v3_load(w->v, i));
+    const int32_t *slot = pbf__slots_by_id(w);
+    for (int k = 0; k < w->count; ++k) v3_store(out, k, v3_load(w->v, slot[k]));
 }
 
 void pbf_world_get_densities(const pbf_world *w, float *out) {
     pbf__cuda_pull(w); /* cuda */
-    for (int i = 0; i < w->count; ++i) out[w->ids[i]] = w->density[i];
+    const int32_t *slot = pbf__slots_by_id(w);
+    for (int k = 0; k < w->count; ++k) out[k] = w->density[slot[k]];
+}
+
+void pbf_world_get_ids(const pbf_world *w, int32_t *out) {
+    pbf__cuda_pull(w); /* cuda */
+    const int32_t *slot = pbf__slots_by_id(w);
+    for (int k = 0; k < w->count; ++k) out[k] = w->ids[slot[k]];
 }
 
 pbf_particle_view pbf_world_view(const pbf_world *w) {

@@ -29,6 +29,11 @@ struct pbf_world {
     int32_t *ids;    /* stable id of each slot */
     int32_t *ids_tmp;
     int32_t *neighbor_counts; /* neighbours within h (self excluded), for the profile */
+    /* Ids are handed out in order and never reused: next_id is the next one (= count while no
+     * particle was removed). id_order/id_scratch: the read-back's slots sorted by id (world.c). */
+    int32_t next_id;
+    int32_t *id_order;
+    int32_t *id_scratch;
 
     pbf_grid grid;
     pbf_neighbor_list neighbors;
@@ -62,6 +67,9 @@ struct pbf_world {
 
     /* Mesh solids and bodies (src/geometry/meshes.h): NULL when the world has none. */
     struct pbf_geometry *geometry;
+    /* Emitters, sinks and the fixed capacity (src/emitter.c, src/emitter.h, include/pbf/flow.h):
+     * NULL when the world has none. */
+    struct pbf_flow *flow;
 
     /* The CUDA backend (src/cuda/world_cuda.h, docs/cuda.md): NULL on the CPU. A CUDA world's
      * particle arrays above are a host cache of the device state. */
@@ -81,8 +89,22 @@ void pbf__walls_envelope(const pbf_world_def *def, pbf_v3 *lo, pbf_v3 *hi);
 void pbf__init_params(pbf_world *w);
 /* Converts a collider def into the kernels' form. */
 pbf_solid pbf__solid_from_def(const pbf_collider_def *c);
-/* Checkpoint restore (src/io/checkpoint.c; world.c): makes room for count particles
- * (after the memory check) and sets the count; the caller fills every per-particle array. */
+/* The particle arrays (particles.c). Checkpoint restore (src/io/checkpoint.c): makes room for
+ * count particles (after the memory check) and sets the count; the caller fills every
+ * per-particle array. */
 pbf_status pbf__world_resize(pbf_world *w, int count);
+/* Grows every per-particle array to hold n particles, with the memory check when they must
+ * grow; fails (PBF_ERR_CAPACITY) past a fixed capacity. */
+pbf_status pbf__world_reserve(pbf_world *w, int n);
+/* The same without the memory check (the caller made it). */
+pbf_status pbf__world_grow(pbf_world *w, int n);
+/* PBF_ERR_OUT_OF_MEMORY, with the message set, when `total` particles would not fit. */
+pbf_status pbf__check_particle_memory(pbf_world *w, int64_t total);
+/* Appends one particle with the next id; the caller has reserved room. */
+void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v);
+/* Bytes per particle of the per-particle arrays. */
+size_t pbf__bytes_per_particle(void);
+/* The slots in increasing id order (count entries), in the world's scratch (world.c). */
+const int32_t *pbf__slots_by_id(const pbf_world *w);
 
 #endif

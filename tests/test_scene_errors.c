@@ -169,7 +169,7 @@ static int test_unknown_keys(void) {
     /* nothing near: list what is allowed */
     ENSURE_EXACT("{\"colour\": 1}",
                  SRC ": unknown key 'colour' (expected one of: name, domain, fluid, gravity, "
-                     "colliders, meshes, solver, time, camera, output, tool, probes)");
+                     "colliders, meshes, solver, time, camera, output, tool, probes, flow)");
     ENSURE_ERROR("{\"output\": {\"path\": \"x\"}}", PBF_ERR_PARSE, "unknown key 'output.path'",
                  "expected one of: dir, format");
     /* a key of another collider type is not silently ignored */
@@ -563,6 +563,7 @@ static int test_shipped_scenes(void) {
         {"double_dam_break.json", "double_dam_break", 128000},
         {"moving_wall.json", "moving_wall", 11250},
         {"cube_drop.json", "cube_drop", 27000},
+        {"river.json", "river", 3555}, /* plus the inflow: flow.capacity 28,593 */
     };
     static pbf_scene s;
     char err[PBF_ERROR_SIZE], path[PBF_SCENE_PATH_SIZE];
@@ -697,6 +698,11 @@ static int key_scene(const pbf_scene_key_info *k, char *json, size_t size, char 
         snprintf(json, size, "{\"probes\": [{\"type\": \"%s\"}]}", type[0] ? type : "height");
     else if (strcmp(k->table, "tool") == 0)
         snprintf(json, size, "{\"tool\": {}}");
+    else if (strcmp(k->table, "flow.emitters") == 0)
+        snprintf(json, size, "{\"flow\": {\"emitters\": [{\"shape\": \"%s\"}]}}",
+                 type[0] ? type : "disc");
+    else if (strcmp(k->table, "flow.sinks") == 0)
+        snprintf(json, size, "{\"flow\": {\"sinks\": [{}]}}");
     else
         snprintf(json, size, "{}");
     size_t o = 0;

@@ -46,7 +46,8 @@ typedef enum pbf_status {
     PBF_ERR_PARSE,        /* a scene or data file is malformed */
     PBF_ERR_UNSTABLE,     /* the simulation produced NaN/Inf or ran away */
     PBF_ERR_NO_DEVICE,    /* the requested backend has no device here */
-    PBF_ERR_UNSUPPORTED   /* the feature is not built into this library */
+    PBF_ERR_UNSUPPORTED,  /* the feature is not built into this library */
+    PBF_ERR_CAPACITY      /* the particle capacity is full (include/pbf/flow.h) */
 } pbf_status;
 
 /* Buffer size that always holds a pbf error message. */
@@ -274,12 +275,16 @@ PBF_API size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t parti
  * refused before allocating (PBF_ERR_OUT_OF_MEMORY, with the estimate in the message). */
 PBF_API size_t pbf_memory_limit(void);
 
-/* Read back in stable id order: out[3*id + k]. Each array must hold 3*count floats
- * (densities: count floats; ids: count ints). */
+/* Read back in increasing stable id order: out[3*k + j] for the particle of the k-th smallest
+ * id, which is out[3*id + j] while no particle was ever removed (ids are then 0..count-1; sinks
+ * leave gaps, include/pbf/flow.h). Each array must hold 3*count floats (densities and ids:
+ * count). */
 PBF_API void pbf_world_get_positions(const pbf_world *world, float *out);
 PBF_API void pbf_world_get_velocities(const pbf_world *world, float *out);
 /* Density of each particle in kg/m³ at the end of the last step (0 before the first step). */
 PBF_API void pbf_world_get_densities(const pbf_world *world, float *out);
+/* The stable ids, in the order of the read-back arrays above (increasing). */
+PBF_API void pbf_world_get_ids(const pbf_world *world, int32_t *out);
 
 /* A read-only view of the internal arrays, in the solver's (cell-sorted) order, valid until the
  * next call that changes the world. For renderers: no copy. ids[i] is the stable id of slot i. */

@@ -7,6 +7,7 @@
 #include "geometry.h" /* the "meshes" section */
 #include "pbf.h"
 #include "probes.h" /* the "probes" section */
+#include "flow.h"   /* the "flow" section: emitters, sinks, capacity */
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +56,13 @@ typedef struct pbf_scene {
      * and wall force probes, written to probes.csv next to stats.csv. */
     int probe_count;
     pbf_probe_def probes[PBF_MAX_PROBES];
+    /* The "flow" section (include/pbf/flow.h): inlets, outlets and the particle capacity (0:
+     * none; with emitters the loader computes one when the key is absent). */
+    int emitter_count;
+    pbf_emitter_def emitters[PBF_MAX_EMITTERS];
+    int sink_count;
+    pbf_sink_def sinks[PBF_MAX_SINKS];
+    int capacity;
 } pbf_scene;
 
 /* Loads a scene file. overrides are "path=value" strings (the CLI's --set), applied in order to
@@ -82,9 +90,10 @@ PBF_API pbf_status pbf_scene_default(const char *const *overrides, int override_
 PBF_API const char *pbf_scene_default_json(void);
 
 /* Creates the world (pbf_world_create) and adds the scene's blocks, colliders and meshes, in
- * order (a mesh is baked, or loaded from the field cache, here). On failure *out is NULL and the
- * world's message is passed through, prefixed with the scene's source (and "fluid.blocks[i]: ",
- * "colliders[i]: " or "meshes[i]: " when adding one failed). */
+ * order (a mesh is baked, or loaded from the field cache, here), then the flow section
+ * (capacity, sinks, emitters). On failure *out is NULL and the world's message is passed
+ * through, prefixed with the scene's source (and "fluid.blocks[i]: ", "colliders[i]: ",
+ * "meshes[i]: " or "flow.emitters[i]: " ... when adding one failed). */
 PBF_API pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char *err,
                                           size_t err_size);
 /* Particles the scene's blocks will hold: the sum of pbf_block_particle_count. */

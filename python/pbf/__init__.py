@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from ._core import (
     HAVE_RENDER,
+    CapacityError,
     Checkpoint,
     Error,
     FileError,
@@ -59,6 +60,7 @@ def load_scene(path: _StrPath, overrides: _Overrides = None, *, check: bool = Tr
 
 __all__ = [
     "HAVE_RENDER",
+    "CapacityError",
     "Checkpoint",
     "Error",
     "FileError",

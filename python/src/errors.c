@@ -8,7 +8,7 @@ PyObject *pbfpy_scene_warning = NULL;
 static PyObject *error_base = NULL;
 static PyObject *status_attr = NULL; /* "status", kept for the module's life */
 /* Indexed by pbf_status; [PBF_OK] is unused. */
-static PyObject *error_class[PBF_ERR_UNSUPPORTED + 1];
+static PyObject *error_class[PBF_ERR_CAPACITY + 1];
 
 typedef struct error_spec {
     pbf_status status;
@@ -58,6 +58,9 @@ int pbfpy_errors_init(PyObject *module) {
          "without an NVIDIA GPU, or no EGL display for the renderer (PBF_ERR_NO_DEVICE)."},
         {PBF_ERR_UNSUPPORTED, "pbf.UnsupportedError", NULL,
          "The feature is not built into this library (PBF_ERR_UNSUPPORTED)."},
+        {PBF_ERR_CAPACITY, "pbf.CapacityError", NULL,
+         "The particle capacity (flow.capacity) is full: the emitters would add more\n"
+         "particles than it holds; the world is as after the last step (PBF_ERR_CAPACITY)."},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; ++i) {
         PyObject *bases = specs[i].builtin != NULL
@@ -90,13 +93,14 @@ static const char *status_name(pbf_status status) {
     case PBF_ERR_UNSTABLE: return "unstable";
     case PBF_ERR_NO_DEVICE: return "no_device";
     case PBF_ERR_UNSUPPORTED: return "unsupported";
+    case PBF_ERR_CAPACITY: return "capacity";
     }
     return "unknown";
 }
 
 PyObject *pbfpy_raise(pbf_status status, const char *message) {
     PyObject *cls = error_base;
-    if (status > PBF_OK && status <= PBF_ERR_UNSUPPORTED && error_class[status] != NULL)
+    if (status > PBF_OK && status <= PBF_ERR_CAPACITY && error_class[status] != NULL)
         cls = error_class[status];
     if (message == NULL || message[0] == '\0') message = pbf_status_string(status);
     PyObject *exc = PyObject_CallFunction(cls, "s", message);

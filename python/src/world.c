@@ -177,13 +177,10 @@ static PyObject *world_ids(pbfpy_world *self, PyObject *args, PyObject *kwargs) 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:ids", kwlist, &out)) return NULL;
     pbf_world *w = pbfpy_world_ready(self);
     if (w == NULL) return NULL;
-    pbf_particle_view v = pbf_world_view(w);
-    PyObject *a = pbfpy_out_array(out, NPY_INT32, v.count, 0, "ids");
+    PyObject *a = pbfpy_out_array(out, NPY_INT32, pbf_world_particle_count(w), 0, "ids");
     if (a == NULL) return NULL;
-    /* the view is in slot order; row k of every read-back is the particle whose id is k */
-    int32_t *ids = PyArray_DATA((PyArrayObject *)a);
-    for (int i = 0; i < v.count; ++i)
-        if (v.ids[i] >= 0 && v.ids[i] < v.count) ids[v.ids[i]] = v.ids[i];
+    /* row k of every read-back is the particle of the k-th smallest id (gaps after a sink) */
+    pbf_world_get_ids(w, PyArray_DATA((PyArrayObject *)a));
     return a;
 }
 

@@ -24,6 +24,7 @@
 #include "geometry/meshes.h" /* a floating body's carried state */
 #include "resources.h"
 #include "tool.h"
+#include "emitter.h" /* the FLOW section: emitters, sinks, capacity, counters */
 #include "cuda/world_cuda.h" /* cuda: a CUDA world's state is read back first */
 #include "world_internal.h"
 
@@ -42,6 +43,9 @@
 #define TAG_TOOL "TOOL"
 #define TAG_MESHES "MESHES"
 #define TAG_APP "APPDATA"
+/* Emitters and sinks (include/pbf/flow.h): written only by a world that has them, required
+ * (a reader that does not know it would resume without the inflow), so no version bump. */
+#define TAG_FLOW "FLOW"
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
@@ -54,6 +58,13 @@ _Static_assert(sizeof(pbf_world_def) == DEF_BYTES,
                "and bump PBF_CHECKPOINT_VERSION");
 _Static_assert(sizeof(pbf_collider_def) == COLLIDER_BYTES,
                "pbf_collider_def changed: update put_collider/get_collider in checkpoint.c");
+#define EMITTER_BYTES 60u /* the def's 52 bytes and the carried travel (f64) */
+#define SINK_BYTES 24u
+#define FLOW_FIXED_BYTES 32u /* capacity, next_id, emitted, removed, the two counts */
+_Static_assert(sizeof(pbf_emitter_def) + 8 == EMITTER_BYTES,
+               "pbf_emitter_def changed: update put_flow/get_flow in checkpoint.c");
+_Static_assert(sizeof(pbf_sink_def) == SINK_BYTES,
+               "pbf_sink_def changed: update put_flow/get_flow in checkpoint.c");
 
 /* =============================================================================================
  * Messages */
@@ -262,6 +273,36 @@ static void put_mesh(out_buf *b, const pbf_mesh_def *d) {
     put_f32(b, d->added_mass);
 }
 
+/* ---- emitters and sinks (include/pbf/flow.h) --------------------------------------------------
+ * The defs, each emitter's carried travel (the rate's remainder), the counters and the next id:
+ * everything that decides what the next substep emits. Lattices are rebuilt from the defs. */
+static void put_flow(out_buf *b, const pbf_world *w) {
+    const pbf_flow *f = w->flow;
+    put_i32(b, f->capacity);
+    put_i32(b, w->next_id);
+    put_u64(b, (uint64_t)f->emitted);
+    put_u64(b, (uint64_t)f->removed);
+    put_u32(b, (uint32_t)f->emitter_count);
+    put_u32(b, (uint32_t)f->sink_count);
+    for (int i = 0; i < f->emitter_count; ++i) {
+        const pbf_emitter *e = &f->emitters[i];
+        put_i32(b, (int32_t)e->def.shape);
+        put_vec3(b, e->def.position);
+        put_vec3(b, e->def.direction);
+        put_f32(b, e->def.speed);
+        put_f32(b, e->def.radius);
+        put_f32(b, e->def.width);
+        put_f32(b, e->def.height);
+        put_f32(b, e->def.start);
+        put_f32(b, e->def.stop);
+        put_f64(b, e->travel);
+    }
+    for (int i = 0; i < f->sink_count; ++i) {
+        put_vec3(b, f->sinks[i].min);
+        put_vec3(b, f->sinks[i].max);
+    }
+}
+
 /* ---- the tool (docs/tool.md) ---------------------------------------------------------------- *
  * Its def and the state that carries from one step to the next (tool.h): where it is, how it
  * moves, the pose it is being carried to, the free body's lagged force and acceleration, and the
@@ -338,7 +379,8 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
     memset(&b, 0, sizeof b);
     unsigned char *h = reserve_bytes(&b, HEADER_SIZE);
     const int meshes = pbf_world_mesh_count(w);
-    uint32_t sections = 4 + (w->tool != NULL) + (meshes > 0) + (app_data != NULL);
+    uint32_t sections = 4 + (w->tool != NULL) + (meshes > 0) + (w->flow != NULL) +
+                        (app_data != NULL);
     if (h != NULL) {
         memset(h, 0, HEADER_SIZE);
         memcpy(h, MAGIC, 8);
@@ -392,6 +434,11 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
         }
         end_section(&b);
     }
+    if (w->flow != NULL) {
+        begin_section(&b, TAG_FLOW, PBF_CHECKPOINT_REQUIRED);
+        put_flow(&b, w);
+        end_section(&b);
+    }
     if (app_data != NULL) {
         begin_section(&b, TAG_APP, 0);
         unsigned char *p = reserve_bytes(&b, app_size);
@@ -432,6 +479,14 @@ struct pbf_checkpoint {
     int mesh_count;
     pbf_mesh_def *meshes;
     double (*mesh_state)[PBF_BODY_STATE];
+    int has_flow;                   /* the FLOW section */
+    int capacity;
+    int32_t next_id;
+    int64_t emitted, removed;
+    int emitter_count, sink_count;
+    pbf_emitter_def emitters[PBF_MAX_EMITTERS];
+    double travel[PBF_MAX_EMITTERS];
+    pbf_sink_def sinks[PBF_MAX_SINKS];
     char *app;                      /* copy with a NUL after it */
     size_t app_size;
 };
@@ -804,6 +859,45 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
                       path, (unsigned long long)size, (int)ck->version);
             return PBF_ERR_PARSE;
         }
+    } else if (strcmp(tag, TAG_FLOW) == 0) {
+        ck->capacity = get_i32(&b);
+        ck->next_id = get_i32(&b);
+        ck->emitted = (int64_t)get_u64(&b);
+        ck->removed = (int64_t)get_u64(&b);
+        uint32_t ne = get_u32(&b), ns = get_u32(&b);
+        if (ne > PBF_MAX_EMITTERS || ns > PBF_MAX_SINKS ||
+            size != FLOW_FIXED_BYTES + (uint64_t)ne * EMITTER_BYTES + (uint64_t)ns * SINK_BYTES) {
+            set_error(err, err_size,
+                      "%s: section 'FLOW' holds %llu bytes for %u emitters and %u sinks (at most "
+                      "%d and %d), which is not what version %d writes",
+                      path, (unsigned long long)size, ne, ns, PBF_MAX_EMITTERS, PBF_MAX_SINKS,
+                      (int)ck->version);
+            return PBF_ERR_PARSE;
+        }
+        ck->emitter_count = (int)ne;
+        ck->sink_count = (int)ns;
+        for (uint32_t i = 0; i < ne; ++i) {
+            pbf_emitter_def *e = &ck->emitters[i];
+            e->shape = (pbf_emitter_shape)get_i32(&b);
+            e->position = get_vec3(&b);
+            e->direction = get_vec3(&b);
+            e->speed = get_f32(&b);
+            e->radius = get_f32(&b);
+            e->width = get_f32(&b);
+            e->height = get_f32(&b);
+            e->start = get_f32(&b);
+            e->stop = get_f32(&b);
+            ck->travel[i] = get_f64(&b);
+        }
+        for (uint32_t i = 0; i < ns; ++i) {
+            ck->sinks[i].min = get_vec3(&b);
+            ck->sinks[i].max = get_vec3(&b);
+        }
+        if (ck->next_id < 0 || ck->emitted < 0 || ck->removed < 0 || ck->capacity < 0) {
+            set_error(err, err_size, "%s: section 'FLOW' has a negative count", path);
+            return PBF_ERR_PARSE;
+        }
+        ck->has_flow = 1;
     } else if (strcmp(tag, TAG_APP) == 0) {
         ck->app = malloc((size_t)size + 1);
         if (ck->app == NULL) {
@@ -820,7 +914,7 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
 /* The known tag whose 8 bytes (NUL-padded) are exactly raw, or NULL. */
 static const char *known_tag(const unsigned char *raw) {
     static const char *const known[] = {TAG_DEF,  TAG_STATE,  TAG_COLLIDER, TAG_PARTICLE,
-                                        TAG_TOOL, TAG_MESHES, TAG_APP};
+                                        TAG_TOOL, TAG_MESHES, TAG_FLOW,     TAG_APP};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i) {
         unsigned char padded[8] = {0};
         memcpy(padded, known[i], strlen(known[i]));
@@ -829,8 +923,14 @@ static const char *known_tag(const unsigned char *raw) {
     return NULL;
 }
 
-/* Finite positions and velocities, and ids a permutation of 0..n-1 (they index the read-back
- * arrays: a repeated or out-of-range id would write out of bounds). */
+static int by_value(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Finite positions and velocities, and ids unique in 0..limit-1, limit = the FLOW section's next
+ * id, or n without one (a permutation of 0..n-1): a repeated or out-of-range id would break the
+ * read-back. */
 static pbf_status check_particles(const pbf_checkpoint *ck, char *err, size_t err_size) {
     const size_t n = (size_t)ck->count;
     const unsigned char *x = ck->particles, *v = x + 12 * n, *ids = v + 16 * n;
@@ -841,24 +941,32 @@ static pbf_status check_particles(const pbf_checkpoint *ck, char *err, size_t er
             return PBF_ERR_PARSE;
         }
     }
-    unsigned char *seen = calloc(n > 0 ? n : 1, 1);
-    if (seen == NULL) {
+    const int64_t limit = ck->has_flow ? (int64_t)ck->next_id : (int64_t)n;
+    int32_t *sorted = malloc(n > 0 ? n * sizeof *sorted : 1);
+    if (sorted == NULL) {
         set_error(err, err_size, "%s: out of memory", ck->path);
         return PBF_ERR_OUT_OF_MEMORY;
     }
+    for (size_t i = 0; i < n; ++i) sorted[i] = (int32_t)rd32(ids + 4 * i);
+    qsort(sorted, n, sizeof *sorted, by_value);
     pbf_status st = PBF_OK;
     for (size_t i = 0; i < n && st == PBF_OK; ++i) {
-        int32_t id = (int32_t)rd32(ids + 4 * i);
-        if (id < 0 || (size_t)id >= n || seen[id]) {
-            set_error(err, err_size,
-                      "%s: particle ids are not a permutation of 0..%zu (slot %zu has id %d)",
-                      ck->path, n - 1, i, id);
+        int32_t id = sorted[i];
+        if (id < 0 || (int64_t)id >= limit || (i > 0 && sorted[i - 1] == id)) {
+            const char *what = id < 0 || (int64_t)id >= limit ? "out of range" : "repeated";
+            if (ck->has_flow)
+                set_error(err, err_size,
+                          "%s: particle ids are not unique ids below the FLOW section's next id "
+                          "%lld (id %d is %s)",
+                          ck->path, (long long)limit, id, what);
+            else
+                set_error(err, err_size,
+                          "%s: particle ids are not a permutation of 0..%lld (id %d is %s)",
+                          ck->path, (long long)limit - 1, id, what);
             st = PBF_ERR_PARSE;
-        } else {
-            seen[id] = 1;
         }
     }
-    free(seen);
+    free(sorted);
     return st;
 }
 
@@ -941,6 +1049,7 @@ static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
                                                           : NULL;
             if ((seen != NULL && *seen) || (strcmp(tag, TAG_TOOL) == 0 && ck->has_tool) ||
                 (strcmp(tag, TAG_MESHES) == 0 && ck->meshes != NULL) ||
+                (strcmp(tag, TAG_FLOW) == 0 && ck->has_flow) ||
                 (strcmp(tag, TAG_APP) == 0 && ck->app != NULL)) {
                 set_error(err, err_size, "%s: section '%s' appears twice", path, tag);
                 return PBF_ERR_PARSE;
@@ -1068,6 +1177,10 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
         if (st != PBF_OK)
             set_error(err, err_size, "%s: collider %d: %s", path, i, pbf_world_error(w));
     }
+    if (st == PBF_OK && ck->has_flow && ck->capacity > 0) { /* before the particles it holds */
+        st = pbf_world_set_capacity(w, ck->capacity);
+        if (st != PBF_OK) set_error(err, err_size, "%s: flow capacity: %s", path, pbf_world_error(w));
+    }
     if (st == PBF_OK) {
         st = pbf__world_resize(w, ck->count);
         if (st != PBF_OK) set_error(err, err_size, "%s: %s", path, pbf_world_error(w));
@@ -1087,6 +1200,7 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
             w->lambda[i] = w->omega_len[i] = 0.0f;
             w->neighbor_counts[i] = 0;
         }
+        w->next_id = ck->has_flow ? ck->next_id : ck->count;
         w->time = ck->time;
         w->profile.steps = ck->steps;
         w->profile.avg_density_error = ck->avg_density_error;
@@ -1115,6 +1229,25 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
             t->force_prev = ck->tool.force_prev;
             t->accel_prev = ck->tool.accel_prev;
             t->state = ck->tool.state;
+        }
+    }
+    for (int i = 0; st == PBF_OK && ck->has_flow && i < ck->sink_count; ++i) {
+        st = pbf_world_add_sink(w, &ck->sinks[i]);
+        if (st != PBF_OK) set_error(err, err_size, "%s: sink %d: %s", path, i, pbf_world_error(w));
+    }
+    for (int i = 0; st == PBF_OK && ck->has_flow && i < ck->emitter_count; ++i) {
+        st = pbf_world_add_emitter(w, &ck->emitters[i]);
+        if (st != PBF_OK)
+            set_error(err, err_size, "%s: emitter %d: %s", path, i, pbf_world_error(w));
+        else
+            w->flow->emitters[i].travel = ck->travel[i];
+    }
+    if (st == PBF_OK && ck->has_flow) {
+        if (w->flow == NULL && (st = pbf_world_set_capacity(w, ck->count)) == PBF_OK)
+            w->flow->capacity = 0; /* a FLOW section with nothing in it: keep its counters */
+        if (st == PBF_OK) {
+            w->flow->emitted = ck->emitted;
+            w->flow->removed = ck->removed;
         }
     }
     if (st == PBF_OK && pbf_world_hash(w) != ck->hash) {

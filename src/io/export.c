@@ -205,8 +205,8 @@ PBF_API pbf_status pbf_particles_from_world(const pbf_world *world, pbf_particle
     pbf_world_get_positions(world, out->positions);
     pbf_world_get_velocities(world, out->velocities);
     pbf_world_get_densities(world, out->densities);
-    /* The readback is in stable id order, so slot i holds particle id i. */
-    for (int i = 0; i < count; ++i) out->ids[i] = i;
+    /* In increasing id order; ids have gaps once a sink removed particles. */
+    pbf_world_get_ids(world, out->ids);
     return PBF_OK;
 }
 

@@ -176,6 +176,36 @@ pbf_status pbf_scene_default(const char *const *overrides, int override_count, p
 /* =============================================================================================
  * World, count */
 
+/* The flow section: the capacity (after the blocks it must hold), the sinks, the emitters. */
+static pbf_status add_flow(const pbf_scene *scene, pbf_world *world, char *err, size_t err_size) {
+    pbf_status status = PBF_OK;
+    if (scene->capacity > 0) {
+        status = pbf_world_set_capacity(world, scene->capacity);
+        if (status != PBF_OK) {
+            scene_set_message(err, err_size, "%s: flow.capacity: %s", scene->source,
+                              pbf_world_error(world));
+            return status;
+        }
+    }
+    for (int i = 0; i < scene->sink_count; ++i) {
+        status = pbf_world_add_sink(world, &scene->sinks[i]);
+        if (status != PBF_OK) {
+            scene_set_message(err, err_size, "%s: flow.sinks[%d]: %s", scene->source, i,
+                              pbf_world_error(world));
+            return status;
+        }
+    }
+    for (int i = 0; i < scene->emitter_count; ++i) {
+        status = pbf_world_add_emitter(world, &scene->emitters[i]);
+        if (status != PBF_OK) {
+            scene_set_message(err, err_size, "%s: flow.emitters[%d]: %s", scene->source, i,
+                              pbf_world_error(world));
+            return status;
+        }
+    }
+    return PBF_OK;
+}
+
 pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char *err,
                                   size_t err_size) {
     if (err != NULL && err_size > 0) err[0] = '\0';
@@ -218,6 +248,11 @@ pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char 
             pbf_world_destroy(world);
             return status;
         }
+    }
+    status = add_flow(scene, world, err, err_size); /* after the colliders its nozzles avoid */
+    if (status != PBF_OK) {
+        pbf_world_destroy(world);
+        return status;
     }
     if (scene->has_tool) { /* the tool, after the particles it may start among */
         status = pbf_world_set_tool(world, &scene->tool);

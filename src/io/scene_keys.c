@@ -503,10 +503,78 @@ static const scene_table MESH_TABLE = {.variants = MESH_VARIANTS,
                                        .variant_count = COUNT_OF(MESH_VARIANTS),
                                        .defaults = scene_mesh_defaults, .own_doc_table = 1};
 
+/* ---- flow (include/pbf/flow.h): emitters, one table per shape, sinks, the capacity -------- */
+
+static const char *const EMITTER_SHAPE_NAMES[] = {"disc", "rectangle"}; /* by pbf_emitter_shape */
+#define EMITTER_SHAPE_KEY                                                                          \
+    KEY_CHOICE("shape", pbf_emitter_def, shape, EMITTER_SHAPE_NAMES,                               \
+               "the nozzle's outline; it decides which other keys are allowed")
+#define EMITTER_COMMON_KEYS                                                                        \
+    KEY_VEC3("position", pbf_emitter_def, position, ANY_VALUE, "m",                                \
+             "the nozzle's centre; every nozzle particle inside the domain (at least r from the "  \
+             "walls) and outside the colliders"),                                                  \
+    KEY_VEC3("direction", pbf_emitter_def, direction, ANY_VALUE, "",                               \
+             "where the fluid goes (normalized; not zero); one kernel radius ahead of the "        \
+             "nozzle must be free fluid space, not a wall or a collider"),                         \
+    KEY_FLOAT("speed", pbf_emitter_def, speed, ABOVE_UP_TO(0.0, 1000.0), "m/s",                    \
+              "exit speed; volume rate = speed · area"),                                           \
+    KEY_FLOAT("start", pbf_emitter_def, start, AT_LEAST(0.0), "s", "when it starts emitting"),     \
+    KEY_FLOAT("stop", pbf_emitter_def, stop, AT_LEAST(0.0), "s",                                   \
+              "when it stops; after start", .default_doc = "never",                                \
+              .written = scene_emitter_stops)
+static const scene_key EMITTER_DISC_KEYS[] = {
+    EMITTER_SHAPE_KEY,
+    EMITTER_COMMON_KEYS,
+    KEY_FLOAT("radius", pbf_emitter_def, radius, ABOVE(0.0), "m", "the disc's radius"),
+};
+static const scene_key EMITTER_RECTANGLE_KEYS[] = {
+    EMITTER_SHAPE_KEY,
+    EMITTER_COMMON_KEYS,
+    KEY_FLOAT("width", pbf_emitter_def, width, ABOVE(0.0), "m",
+              "size along the horizontal axis across the direction (x for a vertical nozzle)"),
+    KEY_FLOAT("height", pbf_emitter_def, height, ABOVE(0.0), "m",
+              "size along the third axis (direction × width axis)"),
+};
+static const scene_table EMITTER_DISC_TABLE = {TABLE(EMITTER_DISC_KEYS),
+                                               .what = "for a disc emitter",
+                                               .check = scene_emitter_check};
+static const scene_table EMITTER_RECTANGLE_TABLE = {TABLE(EMITTER_RECTANGLE_KEYS),
+                                                    .what = "for a rectangle emitter",
+                                                    .check = scene_emitter_check};
+static const scene_table *const EMITTER_VARIANTS[] = {&EMITTER_DISC_TABLE,
+                                                      &EMITTER_RECTANGLE_TABLE};
+static const scene_table EMITTER_TABLE = {.variants = EMITTER_VARIANTS,
+                                          .variant_count = COUNT_OF(EMITTER_VARIANTS),
+                                          .defaults = scene_emitter_defaults,
+                                          .own_doc_table = 1};
+
+static const scene_key SINK_KEYS[] = {
+    KEY_VEC3("min", pbf_sink_def, min, ANY_VALUE, "m",
+             "the box's lower corner; it may lie outside the domain"),
+    KEY_VEC3("max", pbf_sink_def, max, ANY_VALUE, "m", "the box's upper corner; above min"),
+};
+static const scene_table SINK_TABLE = {TABLE(SINK_KEYS), .defaults = scene_sink_defaults,
+                                       .check = scene_sink_check, .own_doc_table = 1};
+
+static const scene_key FLOW_KEYS[] = {
+    KEY_LIST("emitters", pbf_scene, emitters, emitter_count, CLOSED(0.0, PBF_MAX_EMITTERS),
+             EMITTER_TABLE, "nozzles that add fluid: a layer each time the last one travelled one pitch (>= 2r)"),
+    KEY_LIST("sinks", pbf_scene, sinks, sink_count, CLOSED(0.0, PBF_MAX_SINKS), SINK_TABLE,
+             "boxes that remove the particles entering them (an outflow: past a domain face)"),
+    KEY_INT("capacity", pbf_scene, capacity, CLOSED(0.0, (double)(INT_MAX / 4)),
+            "most particles at once, allocated at the start; a run that fills it stops, its "
+            "frames kept. 0: none (the arrays grow)",
+            .default_doc = "with emitters: the blocks' particles plus all the emitters add over "
+                           "time.frames / time.fps; else 0"),
+};
+static const scene_table FLOW_TABLE = {TABLE(FLOW_KEYS), .check = scene_flow_check,
+                                       .own_doc_table = 1};
+
 /* ---- the root ------------------------------------------------------------------------------
  * Read in this order, so each section's hooks see the ones they depend on: the domain before the
  * blocks that must lie inside it, the name before the output folder named after it, the fluid
- * (r, h) and the colliders before the probes. Also the order of pbf_scene_to_json. */
+ * (r, h) and the colliders before the probes, the time before the flow (its default capacity).
+ * Also the order of pbf_scene_to_json. */
 static const scene_key ROOT_KEYS[] = {
     KEY_STRING("name", pbf_scene, name, "the scene's name",
                .default_doc = "the file's base name without .json (\"scene\" for JSON text with "
@@ -531,6 +599,8 @@ static const scene_key ROOT_KEYS[] = {
     KEY_LIST("probes", pbf_scene, probes, probe_count, CLOSED(0.0, PBF_MAX_PROBES), PROBE_TABLE,
              "measurements, written to probes.csv (docs/validation.md)",
              .written = scene_has_probes),
+    KEY_SECTION("flow", FLOW_TABLE, "inlets, outlets and the particle capacity",
+                .default_doc = "none", .written = scene_has_flow),
 };
 
 const scene_table scene_root_table = {TABLE(ROOT_KEYS), .defaults = scene_defaults,

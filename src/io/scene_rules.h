@@ -62,4 +62,16 @@ int scene_mesh_has_no_keys(const void *mesh);
 int scene_mesh_has_mass(const void *mesh);
 int scene_mesh_has_no_mass(const void *mesh);
 
+/* The flow section's hooks (scene_flow_rules.c). */
+void scene_emitter_defaults(void *emitter);
+void scene_sink_defaults(void *sink);
+pbf_status scene_flow_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                            int index);
+pbf_status scene_sink_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                            int index);
+pbf_status scene_emitter_check(const scene_ctx *c, const cJSON *object, const char *path,
+                               void *base, int index);
+int scene_has_flow(const void *scene);
+int scene_emitter_stops(const void *emitter);
+
 #endif /* PBF_IO_SCENE_RULES_H */

@@ -75,6 +75,52 @@ no_temp_files() {
     [ -z "$left" ] || fail "temporary file left: $left"
 }
 
+# Emitters and sinks (docs/scenes.md, "flow"): particle counts change every frame, every PLY and
+# VTK file is complete, stats.csv counts what came in and went out, a resume from a checkpoint
+# taken with the emitter running writes the same bytes, a full capacity stops the run with its
+# frames kept, and a nozzle aimed into a wall is refused before the run.
+flow_scene() { # flow_scene FILE [EXTRA JSON FOR "flow"]
+    cat >"$1" <<JSON
+{"name": "channel", "domain": {"min": [0, 0, 0], "max": [1.2, 0.4, 0.4]},
+ "fluid": {"particle_radius": 0.02, "blocks": [{"min": [0.3, 0, 0], "max": [0.6, 0.08, 0.4]}]},
+ "time": {"frames": 30, "substeps": 1},
+ "flow": {"emitters": [{"shape": "disc", "position": [0.1, 0.15, 0.2], "direction": [1, 0, 0],
+                        "speed": 3, "radius": 0.1}],
+          "sinks": [{"min": [0.8, -1, -1], "max": [2, 2, 2]}]${2:-}}}
+JSON
+}
+
+case_flow() {
+    flow_scene "$TMP/flow.json"
+    expect_rc 0 "$PBF" run "$TMP/flow.json" --out "$TMP/a" --format ply,vtk --checkpoint-every 10 --threads 2 -q
+    local first last f
+    first=$(check_frame_file "$TMP/a/frame_00000.ply")
+    last=$(check_frame_file "$TMP/a/frame_00030.ply")
+    [ "$first" -ne "$last" ] || fail "the particle count did not change ($first)"
+    for f in "$TMP/a"/frame_*.ply "$TMP/a"/frame_*.vtk; do check_frame_file "$f" >/dev/null; done
+    check_stats "$TMP/a" 31
+    head -1 "$TMP/a/stats.csv" | grep -q ',emitted,removed$' || fail "no emitted, removed columns"
+    awk -F, 'NR == 2 { base = $3 } NR > 1 { if ($3 != base + $(NF-1) - $NF) exit 1 }' "$TMP/a/stats.csv" \
+        || fail "particles != initial + emitted - removed in stats.csv"
+    awk -F, 'END { if ($NF <= 0) exit 1 }' "$TMP/a/stats.csv" || fail "the sink removed nothing"
+    # resume from frame 20's checkpoint: the same files as the straight run
+    expect_rc 0 "$PBF" run "$TMP/flow.json" --out "$TMP/b" --frames 20 --format ply,vtk --checkpoint-every 10 --threads 1 -q
+    expect_rc 0 "$PBF" resume "$TMP/b" --frames 30 --threads 2 -q
+    for f in "$TMP/a"/frame_*; do cmp -s "$f" "$TMP/b/$(basename "$f")" || fail "$(basename "$f") differs after resume"; done
+    # a full capacity: a clear stop naming the key, every frame before it kept
+    expect_rc 1 "$PBF" run "$TMP/flow.json" --out "$TMP/c" --set flow.capacity=450 --threads 2 -q
+    expect_in "$TMP/err" "flow.capacity"
+    local kept
+    kept=$(ls "$TMP/c"/frame_*.ply | wc -l)
+    [ "$kept" -gt 1 ] && [ "$kept" -lt 31 ] || fail "$kept frames kept"
+    check_stats "$TMP/c" "$kept"
+    for f in "$TMP/c"/frame_*.ply; do cmp -s "$f" "$TMP/a/$(basename "$f")" || fail "$(basename "$f") differs"; done
+    # a nozzle aimed into a wall: refused before the run, naming the emitter and the key
+    expect_rc 1 "$PBF" run "$TMP/flow.json" --out "$TMP/d" --set 'flow.emitters[0].direction=[-1,0,0]' --set 'flow.emitters[0].position=[0.05,0.15,0.2]' -q
+    expect_in "$TMP/err" "flow.emitters[0]: emitter: direction aims the nozzle into the domain's x_min wall"
+    [ ! -e "$TMP/d/frame_00000.ply" ] || fail "a frame was written for a refused scene"
+}
+
 case_run_ply() {
     expect_rc 0 "$PBF" run --frames 3 --out "$TMP/o" "${SMALL[@]}"
     [ "$(ls "$TMP/o"/frame_*.ply | wc -l)" -eq 4 ] || fail "expected 4 ply files: $(ls "$TMP/o")"

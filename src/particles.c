@@ -1,0 +1,122 @@
+/* The particle arrays of a world: growing them (once, to a fixed capacity, when the world has
+ * one), the memory check before that, and appending a particle with the next id. Below world.c,
+ * emitter.c and checkpoint.c, which all add particles; it calls nothing above it. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "resources.h" /* memory checks before allocating */
+#include "emitter.h"   /* the fixed capacity (data only) */
+#include "cuda/world_cuda.h" /* cuda: the host arrays are rewritten */
+#include "world_internal.h"
+
+/* Bytes per particle of the per-particle arrays of pbf_world (the neighbour list is counted
+ * separately). */
+size_t pbf__bytes_per_particle(void) {
+    return 7 * 3 * sizeof(float) + 4 * sizeof(float) + 5 * sizeof(int32_t) + 3 * sizeof(uint32_t);
+}
+
+/* Grows every per-particle array to hold at least n particles. */
+pbf_status pbf__world_grow(pbf_world *w, int n) {
+    const int fixed = w->flow != NULL ? w->flow->capacity : 0; /* emitter.h: a fixed capacity */
+    if (fixed > 0 && n > fixed)
+        return pbf__fail(w, PBF_ERR_CAPACITY,
+                         "%d particles do not fit the particle capacity of %d (scene key "
+                         "flow.capacity, pbf_world_set_capacity)",
+                         n, fixed);
+    if (n <= w->capacity) return PBF_OK;
+    int cap = w->capacity ? w->capacity : 1024;
+    while (cap < n) cap = cap > INT32_MAX / 2 ? n : cap * 2;
+    if (fixed > 0 && cap > fixed) cap = fixed; /* a fixed capacity is allocated exactly */
+    size_t c = (size_t)cap;
+#define GROW(ptr, elems)                                                                        \
+    do {                                                                                        \
+        void *q_ = realloc((ptr), (elems) * sizeof *(ptr));                                     \
+        if (!q_) goto oom;                                                                      \
+        (ptr) = q_;                                                                             \
+    } while (0)
+    GROW(w->x, 3 * c);
+    GROW(w->p, 3 * c);
+    GROW(w->p_tmp, 3 * c);
+    GROW(w->p_prev, 3 * c);
+    GROW(w->v, 3 * c);
+    GROW(w->omega, 3 * c);
+    GROW(w->dv, 3 * c);
+    GROW(w->lambda, c);
+    GROW(w->density, c);
+    GROW(w->omega_len, c);
+    GROW(w->ids, c);
+    GROW(w->ids_tmp, c);
+    GROW(w->neighbor_counts, c);
+    GROW(w->id_order, c);
+    GROW(w->id_scratch, c);
+    GROW(w->grid.cell_of, c);
+    GROW(w->grid.order, c);
+    GROW(w->neighbors.start, c + 1);
+#undef GROW
+    w->capacity = cap;
+    return PBF_OK;
+oom:
+    return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory growing to %d particles (%.1f MB)",
+                     cap, (double)c * (double)pbf__bytes_per_particle() / 1e6);
+}
+
+/* Resources: a world of `total` particles must fit in memory, refused before anything
+ * is allocated (Linux would grant the allocation and kill the process later). */
+pbf_status pbf__check_particle_memory(pbf_world *w, int64_t total) {
+    char why[PBF_ERROR_SIZE];
+    if (pbf__check_memory((double)pbf_world_memory_estimate(&w->def, total),
+                          "pbf_world_memory_estimate", why, sizeof why) == 0)
+        return PBF_OK;
+    return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
+                     "a world of %lld particles %s; use fewer particles (a larger "
+                     "particle_radius or smaller blocks)",
+                     (long long)total, why);
+}
+
+/* Checkpoint restore (src/io/checkpoint.c): room for count particles, count set; the
+ * caller fills slots [0, count) of every per-particle array. */
+pbf_status pbf__world_resize(pbf_world *w, int count) {
+    pbf__cuda_touch(w); /* cuda: the caller rewrites the host arrays */
+    pbf_status st = pbf__check_particle_memory(w, count);
+    if (st == PBF_OK) st = pbf__world_grow(w, count);
+    if (st == PBF_OK) w->count = count;
+    return st;
+}
+
+/* The same with the memory check when the arrays must grow (emitters, the capacity). */
+pbf_status pbf__world_reserve(pbf_world *w, int n) {
+    if (n > w->capacity) {
+        pbf_status st = pbf__check_particle_memory(w, n);
+        if (st != PBF_OK) return st;
+    }
+    return pbf__world_grow(w, n);
+}
+
+/* Appends one particle with the next id; the caller has reserved room. */
+void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v) {
+    int i = w->count++;
+    v3_store(w->x, i, x);
+    v3_store(w->p, i, x);
+    v3_store(w->v, i, v);
+    v3_store(w->omega, i, v3(0.0f, 0.0f, 0.0f));
+    v3_store(w->dv, i, v3(0.0f, 0.0f, 0.0f));
+    w->lambda[i] = 0.0f;
+    w->density[i] = 0.0f;
+    w->omega_len[i] = 0.0f;
+    w->neighbor_counts[i] = 0;
+    w->ids[i] = w->next_id++;
+}
+
+size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {
+    /* Neighbours per particle at rest ≈ (4/3)π (h/2r)³; compressed states and the list's
+     * headroom take up to about twice that. */
+    double ratio = def->kernel_scale / 2.0;
+    double neighbors = 2.0 * 4.18879 * ratio * ratio * ratio;
+    pbf_v3 lo, hi;
+    pbf__walls_envelope(def, &lo, &hi);
+    double h = def->kernel_scale * def->particle_radius;
+    double cells = ceil((hi.x - lo.x) / h) * ceil((hi.y - lo.y) / h) * ceil((hi.z - lo.z) / h);
+    /* a doubling growth policy may leave up to 2x capacity */
+    double per = (double)pbf__bytes_per_particle() + 4.0 + neighbors * 8.0; /* index + pair_g */
+    return (size_t)((double)particles * per * 1.25 + cells * 8.0 + sizeof(pbf_world));
+}

@@ -30,6 +30,8 @@ void pbf__walls_envelope(const pbf_world_def *def, pbf_v3 *lo, pbf_v3 *hi) {
 pbf_solid pbf__solid_from_def(const pbf_collider_def *c) {
     pbf_solid s;
     s.radius = c->radius;
+    s.adhesion = c->adhesion;
+    s.friction = c->friction;
     switch (c->type) {
     case PBF_COLLIDER_SPHERE:
         s.type = PBF_SOLID_SPHERE;

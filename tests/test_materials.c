@@ -158,7 +158,7 @@ static double rayleigh_period(double sigma, double rho, double radius) {
 static int droplet_becomes_sphere(void) {
     double ratio[2];
     for (int k = 0; k < 2; ++k) {
-        pbf_world *w = droplet_world(10, 0.002f, k ? 0.0728f : 0.0f, 0);
+        pbf_world *w = droplet_world(10, 0.002f, k ? 0.0728f : 0.0f, 1);
         ENSURE(w != NULL);
         for (int f = 0; f < 60; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
         ratio[k] = sphericity(w, NULL);
@@ -226,7 +226,7 @@ static int drop_spreads_with_adhesion(void) {
     for (int plate = 0; plate < 2; ++plate) {
         double reach[3];
         for (int k = 0; k < 3; ++k) {
-            reach[k] = footprint(w[k], plate, 0);
+            reach[k] = footprint(w[k], plate, 1);
             ENSURE(reach[k] > 0.0);
         }
         printf("  footprint radius on the %s, W = 0, σ, 2σ: %.1f, %.1f, %.1f mm\n",
@@ -244,6 +244,7 @@ static double slide(float mu, int plate) {
     def.particle_radius = 0.01f;
     def.domain_max = (pbf_vec3){1.5f, 0.3f, 0.1f};
     def.wall_friction = plate ? 0.0f : mu;
+    def.threads = 1;
     pbf_world *w = NULL;
     char err[PBF_ERROR_SIZE];
     if (pbf_world_create(&def, &w, err, sizeof err) != PBF_OK) return -1.0;
@@ -326,7 +327,7 @@ static int all_on_is_deterministic(void) {
 }
 
 static int all_on_resumes_bit_identically(void) {
-    pbf_world *a = all_on_world(2, PBF_NEIGHBOR_LIST), *b = all_on_world(1, PBF_NEIGHBOR_LIST);
+    pbf_world *a = all_on_world(1, PBF_NEIGHBOR_LIST), *b = all_on_world(2, PBF_NEIGHBOR_LIST);
     ENSURE(a != NULL && b != NULL);
     for (int f = 0; f < 20; ++f) ENSURE(pbf_world_step(a, 1.0f / 60.0f) == PBF_OK);
     for (int f = 0; f < 8; ++f) ENSURE(pbf_world_step(b, 1.0f / 60.0f) == PBF_OK);

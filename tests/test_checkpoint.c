@@ -360,7 +360,8 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
             uint32_t colliders = rd32(d + from);
             memcpy(out, d + from, 4);
             len = 4;
-            for (uint32_t c = 0; c < colliders; ++c, len += 56) memcpy(out + len, d + from + 4 + 64 * c, 56);
+            for (uint32_t c = 0; c < colliders; ++c, len += 56)
+                memcpy(out + len, d + from + 4 + 64 * c, 56);
         } else {
             memcpy(out, d + from, n);
             len = n;

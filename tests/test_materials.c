@@ -100,8 +100,14 @@ static double oscillation_period(int n, float r, float sigma, float a, int frame
     if (!w) return 0.0;
     for (int f = 0; f < 60; ++f) pbf_world_step(w, 1.0f / 60.0f);
     int count = pbf_world_particle_count(w);
-    float *x = malloc(sizeof(float) * 3 * (size_t)count), *v = malloc(sizeof(float) * 3 * (size_t)count);
-    if (!x || !v) return 0.0;
+    float *x = malloc(sizeof(float) * 3 * (size_t)count);
+    float *v = malloc(sizeof(float) * 3 * (size_t)count);
+    if (!x || !v) {
+        free(x);
+        free(v);
+        pbf_world_destroy(w);
+        return 0.0;
+    }
     pbf_world_get_positions(w, x);
     double c[3] = {0, 0, 0};
     for (int i = 0; i < count; ++i)
@@ -211,7 +217,7 @@ static double footprint(float adhesion, int plate, int threads) {
     for (int i = 0; i < n; ++i) cx += x[3 * i] / n, cz += x[3 * i + 2] / n;
     for (int i = 0; i < n; ++i) {
         if (x[3 * i + 1] > floor_y + 3.0f * r) continue; /* the lowest layer */
-        double d = sqrt((x[3 * i] - cx) * (x[3 * i] - cx) + (x[3 * i + 2] - cz) * (x[3 * i + 2] - cz));
+        double ex = x[3 * i] - cx, ez = x[3 * i + 2] - cz, d = sqrt(ex * ex + ez * ez);
         if (d > reach) reach = d;
     }
     free(x);

@@ -27,8 +27,8 @@
  * Sections (versions 1 to 3; version 2 added solver.scorr_deficit to WORLDDEF, and a version-1
  * file reads with deficit 0, the s_corr it ran with; version 3 added material.surface_tension,
  * wall_adhesion and wall_friction to WORLDDEF and adhesion and friction to each COLLIDER, and
- * older files read with them 0, off): "WORLDDEF", "STATE", "COLLIDER", "PARTICLE" and, when the world has a
- * tool, "TOOL" (all required), and "APPDATA" (optional). Extension rule: a later version may add
+ * older files read with them 0, off): "WORLDDEF", "STATE", "COLLIDER", "PARTICLE" and, when the
+ * world has a tool, "TOOL" (all required), and "APPDATA" (optional). Extension rule: a later version may add
  * sections. A reader skips a section it does not know unless its flags say PBF_CHECKPOINT_REQUIRED,
  * in which case it refuses the file (the state would be incomplete without it); a change to an
  * existing section's payload bumps the version, and a reader refuses versions newer than its own.

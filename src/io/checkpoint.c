@@ -640,7 +640,9 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     const char *path = ck->path;
     in_buf b = {p, p + size, 0};
     if (strcmp(tag, TAG_DEF) == 0) {
-        uint64_t want = ck->version >= 3 ? DEF_BYTES : ck->version == 2 ? DEF_BYTES_V2 : DEF_BYTES_V1;
+        uint64_t want = ck->version >= 3    ? DEF_BYTES
+                        : ck->version == 2 ? DEF_BYTES_V2
+                                           : DEF_BYTES_V1;
         if (!payload_size_ok(path, ck->version, tag, size, want, err, err_size)) return PBF_ERR_PARSE;
         get_def(&b, &ck->def, ck->version);
     } else if (strcmp(tag, TAG_STATE) == 0) {

@@ -33,6 +33,8 @@ pbf_solid pbf__solid_from_def(const pbf_collider_def *c) {
     pbf_solid s;
     memset(&s, 0, sizeof s); /* no mesh field, identity rotation unused */
     s.radius = c->radius;
+    s.adhesion = c->adhesion;
+    s.friction = c->friction;
     switch (c->type) {
     case PBF_COLLIDER_SPHERE:
         s.type = PBF_SOLID_SPHERE;

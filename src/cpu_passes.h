@@ -207,6 +207,80 @@ static inline pbf_conf_acc pbf__conf_list(const pbf_params *P, const float *p,
     return pbf_conf_lanes_end(&L);
 }
 
+/* Surface tension (kernels.h, "Materials"), after the vorticity passes at the same positions:
+ * the normal pass with pass A's gradient factors, then the tension pass. */
+static inline void pbf__normal_groups(pbf_normal_lanes *PBF_RESTRICT L,
+                                      const float *PBF_RESTRICT dx, const float *PBF_RESTRICT dy,
+                                      const float *PBF_RESTRICT dz, const float *PBF_RESTRICT rj,
+                                      const float *PBF_RESTRICT gs, int padded) {
+    for (int c = 0; c < padded; c += PBF_LANES) {
+#pragma omp simd
+        for (int l = 0; l < PBF_LANES; ++l)
+            pbf_normal_lane(L, l, dx[c + l], dy[c + l], dz[c + l], rj[c + l], gs[c + l]);
+    }
+}
+
+static inline void pbf__tension_groups(pbf_tension_lanes *PBF_RESTRICT L,
+                                       const float *PBF_RESTRICT dx, const float *PBF_RESTRICT dy,
+                                       const float *PBF_RESTRICT dz, const float *PBF_RESTRICT rs,
+                                       const float *PBF_RESTRICT nx, const float *PBF_RESTRICT ny,
+                                       const float *PBF_RESTRICT nz, int padded,
+                                       const pbf_params *PBF_RESTRICT P) {
+    for (int c = 0; c < padded; c += PBF_LANES) {
+#pragma omp simd
+        for (int l = 0; l < PBF_LANES; ++l)
+            pbf_tension_lane(L, l, dx[c + l], dy[c + l], dz[c + l], rs[c + l], nx[c + l],
+                             ny[c + l], nz[c + l], P);
+    }
+}
+
+/* n_i over list entries [start, end), with the gradient factors of vorticity pass A. */
+static inline pbf_v3 pbf__normal_list(const pbf_params *P, const float *p, const float *density,
+                                      pbf_v3 xi, const uint32_t *nb, uint32_t start,
+                                      uint32_t end, const float *pair_g) {
+    float dx[PBF_CHUNK], dy[PBF_CHUNK], dz[PBF_CHUNK], rj[PBF_CHUNK], gs[PBF_CHUNK];
+    pbf_normal_lanes L;
+    memset(&L, 0, sizeof L);
+    for (uint32_t k0 = start; k0 < end; k0 += PBF_CHUNK) {
+        int padded, m = pbf__chunk(k0, end, &padded);
+        pbf__gather_d(p, xi, nb, k0, m, padded, P->h, dx, dy, dz);
+        for (int c = 0; c < m; ++c) rj[c] = density[nb[k0 + c]];
+        for (int c = 0; c < m; ++c) gs[c] = pair_g[k0 + c];
+        for (int c = m; c < padded; ++c) rj[c] = P->rest_density;
+        pbf__pad_zero(gs, m, padded);
+        pbf__normal_groups(&L, dx, dy, dz, rj, gs, padded);
+    }
+    return pbf_normal_lanes_end(&L, P);
+}
+
+/* The surface tension velocity change of particle i (density rho_i, normal n_i; normals of all
+ * particles in `normal`) over list entries [start, end). */
+static inline pbf_v3 pbf__tension_list(const pbf_params *P, const float *p, const float *density,
+                                       const float *normal, pbf_v3 xi, float rho_i, pbf_v3 ni,
+                                       const uint32_t *nb, uint32_t start, uint32_t end) {
+    float dx[PBF_CHUNK], dy[PBF_CHUNK], dz[PBF_CHUNK], rs[PBF_CHUNK];
+    float nx[PBF_CHUNK], ny[PBF_CHUNK], nz[PBF_CHUNK];
+    pbf_tension_lanes L;
+    memset(&L, 0, sizeof L);
+    for (uint32_t k0 = start; k0 < end; k0 += PBF_CHUNK) {
+        int padded, m = pbf__chunk(k0, end, &padded);
+        pbf__gather_d(p, xi, nb, k0, m, padded, P->h, dx, dy, dz);
+        for (int c = 0; c < m; ++c) {
+            uint32_t j = nb[k0 + c];
+            rs[c] = rho_i + density[j];
+            nx[c] = ni.x - normal[3 * (size_t)j];
+            ny[c] = ni.y - normal[3 * (size_t)j + 1];
+            nz[c] = ni.z - normal[3 * (size_t)j + 2];
+        }
+        for (int c = m; c < padded; ++c) rs[c] = 2.0f * P->rest_density;
+        pbf__pad_zero(nx, m, padded);
+        pbf__pad_zero(ny, m, padded);
+        pbf__pad_zero(nz, m, padded);
+        pbf__tension_groups(&L, dx, dy, dz, rs, nx, ny, nz, padded, P);
+    }
+    return pbf_tension_lanes_end(&L, P);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * The 27-cell walk (neighbor_mode "cells"): the neighbours within h at the current positions,
  * found again in every pass, the k-th of them summed into lane k mod 4 like a list entry. */
@@ -274,6 +348,30 @@ static inline pbf_conf_acc pbf__conf_cells(const pbf_params *P, const pbf_grid *
         pbf_conf_lane(&L, l, d.x, d.y, d.z, omega_len[j] - wi, gf);
     });
     return pbf_conf_lanes_end(&L);
+}
+
+static inline pbf_v3 pbf__normal_cells(const pbf_params *P, const pbf_grid *g, const float *p,
+                                       const float *density, int i, pbf_v3 xi) {
+    pbf_normal_lanes L;
+    memset(&L, 0, sizeof L);
+    PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
+        pbf_v3 d = v3_sub(xi, v3_load(p, j));
+        float gm, gf = pbf_spiky_factor(v3_dot(d, d), P, &gm);
+        pbf_normal_lane(&L, l, d.x, d.y, d.z, density[j], gf);
+    });
+    return pbf_normal_lanes_end(&L, P);
+}
+
+static inline pbf_v3 pbf__tension_cells(const pbf_params *P, const pbf_grid *g, const float *p,
+                                        const float *density, const float *normal, int i,
+                                        pbf_v3 xi, float rho_i, pbf_v3 ni) {
+    pbf_tension_lanes L;
+    memset(&L, 0, sizeof L);
+    PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
+        pbf_v3 d = v3_sub(xi, v3_load(p, j)), n = v3_sub(ni, v3_load(normal, j));
+        pbf_tension_lane(&L, l, d.x, d.y, d.z, rho_i + density[j], n.x, n.y, n.z, P);
+    });
+    return pbf_tension_lanes_end(&L, P);
 }
 
 #endif

@@ -42,6 +42,9 @@ pbf_world_def pbf_default_world_def(void) {
     d.neighbor_mode = PBF_NEIGHBOR_LIST;
     d.backend = PBF_BACKEND_CPU;
     d.threads = 0;
+    d.material.surface_tension = 0.0f;
+    d.wall_adhesion = 0.0f;
+    d.wall_friction = 0.0f;
     return d;
 }
 
@@ -63,5 +66,7 @@ pbf_collider_def pbf_default_collider_def(void) {
     c.radius = 0.1f;
     c.a = (pbf_vec3){0.4f, 0.5f, 0.5f};
     c.b = (pbf_vec3){0.6f, 0.5f, 0.5f};
+    c.adhesion = 0.0f;
+    c.friction = 0.0f;
     return c;
 }

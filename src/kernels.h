@@ -80,11 +80,16 @@ typedef struct pbf_solid {
     pbf_v3 a;     /* sphere/box centre, capsule end a; a mesh's position */
     pbf_v3 b;     /* box half extents, capsule end b */
     float radius; /* sphere/capsule radius */
+    float adhesion; /* work of adhesion with the fluid, N/m (pbf_collider_def.adhesion) */
+    float friction; /* Coulomb friction coefficient μ (pbf_collider_def.friction) */
     /* PBF_SOLID_MESH ("Mesh solids" below): x_world = R x_local + a, R row-major, and the
      * field baked in the local frame. NULL for the analytic solids. */
     float rot[9];
     const struct pbf_field *field;
 } pbf_solid;
+
+/* Entries of the adhesion profile table (pbf_params.adh_table), over distances [0, h]. */
+#define PBF_ADH_TABLE 64
 
 /* Everything a pass needs besides the particle arrays. Plain old data: it is copied as is into
  * CUDA constant memory. */
@@ -118,6 +123,20 @@ typedef struct pbf_params {
     float radius;
     pbf_v3 wall_lo, wall_hi; /* the domain box at the end of the current substep */
     int solid_count;
+    /* materials (the "Materials" section below; docs/physics.md): all zero when off */
+    int surface_tension_on;
+    float st_cohesion;    /* γ m: the cohesion term's factor (γ from σ, pbf__init_params) */
+    float st_curvature;   /* γ ρ0 / 1000: the curvature term's factor */
+    float coh_k;          /* 32 / (π h^9) */
+    float coh_h6;         /* h^6 / 64 */
+    float normal_scale;   /* h m: n_i = h Σ_j (m/ρ_j) ∇W_ij, pointing into the fluid */
+    int adhesion_on;
+    float wall_adhesion;  /* N/m */
+    float adhesion_scale; /* 1 / (ρ0 ∫ s T(s) ds): Δv = −dt W · this · T(d) n per N/m of W */
+    float adh_inv_step;   /* PBF_ADH_TABLE / h */
+    float adh_table[PBF_ADH_TABLE + 1]; /* T(d) at d = k h / PBF_ADH_TABLE (m³/m³·1/m: 1/m) */
+    int friction_on;
+    float wall_friction;
 } pbf_params;
 
 /* ---------------------------------------------------------------------------------------------
@@ -884,6 +903,167 @@ PBF_KERNEL_INLINE pbf_conf_acc pbf_conf_lanes_end(const pbf_conf_lanes *L) {
     pbf_conf_acc a = pbf_conf_begin();
     a.eta = v3(pbf_lanes_sum(L->x), pbf_lanes_sum(L->y), pbf_lanes_sum(L->z));
     return a;
+}
+
+/* =============================================================================================
+ * Materials (docs/physics.md, "Materials"): surface tension, adhesion and wall friction. Every
+ * term here is off (never called) unless its parameter is set, so a world without them steps
+ * exactly as before.
+ *
+ * Surface tension (Akinci, Akinci & Teschner 2013, "Versatile surface tension and adhesion for
+ * SPH fluids"), as a velocity change after the solve, over the final positions:
+ *   n_i   = h Σ_j (m/ρ_j) ∇W_ij                  (∇W_ij = ∇_i W(x_i − x_j): into the fluid)
+ *   Δv_i  = −dt γ Σ_j K_ij [ m C(r) d/r + (ρ0/1000) (n_i − n_j) ],  K_ij = 2ρ0 / (ρ_i + ρ_j)
+ *   C(r)  = 32/(π h^9) · { (h − r)³ r³                 h/2 < r <= h
+ *                          2 (h − r)³ r³ − h^6/64      0 < r <= h/2 }
+ * with d = x_i − x_j, r = |d|. The first term is the cohesion (attraction at the range of a
+ * neighbour, repulsion up close, so particles do not clump), the second the curvature term,
+ * which evens the surface out. Akinci writes the curvature term γ m_i (n_i − n_j), a force only
+ * with γ in SI numbers; pbf scales it by ρ0/(1000 kg/m³): Akinci's term for water, and the same
+ * ratio to the cohesion for other rest densities. γ comes from σ (pbf__init_params) so that a
+ * flat surface holds the energy σ per area. The solver adds dt Δv to the positions in its first
+ * Δp pass (src/solver.c, stage_material, says why not to the velocities).
+ *
+ * Adhesion (Akinci 2013's adhesion kernel) between the fluid and the walls and colliders:
+ *   A(q) = 0.007/h^3.25 · (−4q²/h + 6q − 2h)^(1/4)  for h/2 < q <= h, else 0
+ * summed over the ghost layers of the solid (as for the density): a layer at distance z gives
+ * (2π z/s²) V ∫_{max(z, h/2)}^{h} A(q) dq towards the solid. Their sum T(d) over the layers at a
+ * particle distance d is tabulated once (adh_table); Δv_i = −dt W adhesion_scale T(d) n.
+ *
+ * Wall friction (Macklin, Müller, Chentanez & Kim 2014, "Unified particle physics", §6.1): in
+ * every Δp pass, after the boundary's push Δx_n along a surface's normal, the particle's slide
+ * along that surface since the start of the substep is shortened by μ |Δx_n|, and stopped when
+ * it is shorter than that (static friction). */
+
+/* Akinci's cohesion kernel C(r) for r = |d| (zero beyond h). */
+PBF_KERNEL_INLINE float pbf_cohesion_kernel(float r, const pbf_params *p) {
+    float hr = pbf_pos(p->h - r);
+    float t = hr * hr * hr * r * r * r;
+    float c = 2.0f * r > p->h ? t : 2.0f * t - p->coh_h6;
+    return p->coh_k * c;
+}
+
+typedef struct pbf_normal_lanes {
+    float x[PBF_LANES], y[PBF_LANES], z[PBF_LANES];
+} pbf_normal_lanes;
+
+/* Normal pass: pair d with the neighbour's density rho_j and the pair's gradient factor g
+ * (pbf_spiky_factor at these positions, zero beyond h): Σ d g / ρ_j. */
+PBF_KERNEL_INLINE void pbf_normal_lane(pbf_normal_lanes *L, int l, float dx, float dy, float dz,
+                                       float rho_j, float g) {
+    float f = g / rho_j;
+    L->x[l] += dx * f;
+    L->y[l] += dy * f;
+    L->z[l] += dz * f;
+}
+
+/* n_i from the lanes. */
+PBF_KERNEL_INLINE pbf_v3 pbf_normal_lanes_end(const pbf_normal_lanes *L, const pbf_params *p) {
+    pbf_v3 n = v3(pbf_lanes_sum(L->x), pbf_lanes_sum(L->y), pbf_lanes_sum(L->z));
+    return v3_scale(n, p->normal_scale);
+}
+
+typedef struct pbf_tension_lanes {
+    float x[PBF_LANES], y[PBF_LANES], z[PBF_LANES];
+} pbf_tension_lanes;
+
+/* Surface tension pass: pair d with ρ_i + ρ_j and n_i − n_j. Pairs at or beyond h add zero. */
+PBF_KERNEL_INLINE void pbf_tension_lane(pbf_tension_lanes *L, int l, float dx, float dy, float dz,
+                                        float rho_sum, float nx, float ny, float nz,
+                                        const pbf_params *p) {
+    float r2 = dx * dx + dy * dy + dz * dz;
+    float r = sqrtf(r2);
+    float inv_r = 1.0f / (r > 1e-9f * p->h ? r : 1e-9f * p->h);
+    float k = r2 < p->h2 ? 2.0f * p->rest_density / rho_sum : 0.0f;
+    float c = k * p->st_cohesion * pbf_cohesion_kernel(r, p) * inv_r;
+    float q = k * p->st_curvature;
+    L->x[l] += dx * c + nx * q;
+    L->y[l] += dy * c + ny * q;
+    L->z[l] += dz * c + nz * q;
+}
+
+/* The velocity change of particle i from its surface tension sum (over dt). */
+PBF_KERNEL_INLINE pbf_v3 pbf_tension_lanes_end(const pbf_tension_lanes *L, const pbf_params *p) {
+    pbf_v3 f = v3(pbf_lanes_sum(L->x), pbf_lanes_sum(L->y), pbf_lanes_sum(L->z));
+    return v3_scale(f, -p->dt);
+}
+
+/* T(d): the adhesion profile of a solid at particle distance d >= 0 (1/m; zero from h on). */
+PBF_KERNEL_INLINE float pbf_adhesion_profile(float d, const pbf_params *p) {
+    float u = d * p->adh_inv_step;
+    if (!(u < (float)PBF_ADH_TABLE)) return 0.0f;
+    int k = (int)u;
+    float f = u - (float)k;
+    return p->adh_table[k] * (1.0f - f) + p->adh_table[k + 1] * f;
+}
+
+/* The velocity change of a particle at x from the adhesion of the walls and colliders. */
+PBF_KERNEL_INLINE pbf_v3 pbf_adhesion_dv(pbf_v3 x, const pbf_params *p, const pbf_solid *solids) {
+    pbf_v3 a = v3(0.0f, 0.0f, 0.0f);
+    if (p->wall_adhesion > 0.0f) {
+        float lo[3], hi[3], xs[3];
+        lo[0] = p->wall_lo.x, lo[1] = p->wall_lo.y, lo[2] = p->wall_lo.z;
+        hi[0] = p->wall_hi.x, hi[1] = p->wall_hi.y, hi[2] = p->wall_hi.z;
+        xs[0] = x.x, xs[1] = x.y, xs[2] = x.z;
+        float f[3];
+        for (int k = 0; k < 3; ++k) /* towards the min wall is −, towards the max wall + */
+            f[k] = pbf_adhesion_profile(pbf_maxf(hi[k] - xs[k], 0.0f), p) -
+                   pbf_adhesion_profile(pbf_maxf(xs[k] - lo[k], 0.0f), p);
+        a = v3_scale(v3(f[0], f[1], f[2]), p->wall_adhesion);
+    }
+    for (int s = 0; s < p->solid_count; ++s) {
+        if (solids[s].adhesion <= 0.0f) continue;
+        pbf_v3 n;
+        float d = pbf_maxf(pbf_solid_sdf(&solids[s], x, &n), 0.0f);
+        a = v3_madd(a, n, -solids[s].adhesion * pbf_adhesion_profile(d, p));
+    }
+    return v3_scale(a, p->dt * p->adhesion_scale);
+}
+
+/* Shortens the slide of x along a surface of unit normal n since the substep started (at x0) by
+ * mu · push, stopping it when it is shorter than that. */
+PBF_KERNEL_INLINE pbf_v3 pbf_friction_slide(pbf_v3 x, pbf_v3 x0, pbf_v3 n, float push,
+                                            float mu) {
+    pbf_v3 d = v3_sub(x, x0);
+    pbf_v3 t = v3_madd(d, n, -v3_dot(d, n));
+    float len = v3_len(t), cut = mu * push;
+    if (!(cut > 0.0f)) return x;
+    return len <= cut ? v3_sub(x, t) : v3_madd(x, t, -cut / len);
+}
+
+/* pbf_delta_end with wall friction: x_new as pbf_delta_end gives it, then for each surface in
+ * reach, its push (the part of the boundary's displacement x_new − (xi + fluid Δp) along its
+ * normal) shortens the slide since x0. */
+PBF_KERNEL_INLINE pbf_v3 pbf_delta_end_friction(const pbf_delta_acc *a, pbf_v3 xi, pbf_v3 x0,
+                                                float lambda_i, const pbf_params *p,
+                                                const pbf_solid *solids) {
+    pbf_v3 x = pbf_delta_end(a, xi, lambda_i, p, solids);
+    pbf_v3 b = v3_sub(x, v3_madd(xi, a->dp, p->volume)); /* the boundary's displacement */
+    const float reach = p->h - p->radius;
+    if (p->wall_friction > 0.0f) {
+        float lo[3], hi[3], xs[3], bs[3];
+        lo[0] = p->wall_lo.x, lo[1] = p->wall_lo.y, lo[2] = p->wall_lo.z;
+        hi[0] = p->wall_hi.x, hi[1] = p->wall_hi.y, hi[2] = p->wall_hi.z;
+        xs[0] = xi.x, xs[1] = xi.y, xs[2] = xi.z;
+        bs[0] = b.x, bs[1] = b.y, bs[2] = b.z;
+        for (int k = 0; k < 3; ++k) {
+            float sg = xs[k] - lo[k] < hi[k] - xs[k] ? 1.0f : -1.0f; /* the nearer wall */
+            float dist = sg > 0.0f ? xs[k] - lo[k] : hi[k] - xs[k];
+            float push = bs[k] * sg;
+            if (dist >= reach || !(push > 0.0f)) continue;
+            pbf_v3 n = v3(k == 0 ? sg : 0.0f, k == 1 ? sg : 0.0f, k == 2 ? sg : 0.0f);
+            x = pbf_friction_slide(x, x0, n, push, p->wall_friction);
+        }
+    }
+    for (int s = 0; s < p->solid_count; ++s) {
+        if (solids[s].friction <= 0.0f) continue;
+        pbf_v3 n;
+        float d = pbf_solid_sdf(&solids[s], xi, &n);
+        float push = v3_dot(b, n);
+        if (d >= reach || !(push > 0.0f)) continue;
+        x = pbf_friction_slide(x, x0, n, push, solids[s].friction);
+    }
+    return x;
 }
 
 /* =============================================================================================

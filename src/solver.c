@@ -22,6 +22,73 @@
 /* ---------------------------------------------------------------------------------------------
  * Constants */
 
+/* Akinci's adhesion kernel A(q) (kernels.h, "Materials"), in double for the tables. */
+static double adhesion_kernel(double q, double h) {
+    if (q <= 0.5 * h || q > h) return 0.0;
+    double u = -4.0 * q * q / h + 6.0 * q - 2.0 * h;
+    return 0.007 / pow(h, 3.25) * pow(u > 0.0 ? u : 0.0, 0.25);
+}
+
+/* The constants of the material terms (kernels.h, "Materials"; docs/physics.md):
+ *  - γ from σ: two half-spaces of fluid held by the cohesion potential φ(r) = −γ m² ∫_r^h C
+ *    at number density ρ0/m part with the energy −π (ρ0/m)² ∫ r³ φ dr per area, which is 2σ:
+ *    σ = (π/8) ρ0² γ ∫_0^h C(s) s⁴ ds;
+ *  - the adhesion profile T(d) of a solid's ghost layers, and the scale that makes W the energy
+ *    per area of pulling a half-space of fluid off the solid: W = β ρ0² ∫_0^h s T(s) ds.
+ * The integrals are sums over fine midpoint grids (the kernels have kinks and a quarter power). */
+static void init_materials(pbf_world *w) {
+    const pbf_world_def *d = &w->def;
+    pbf_params *p = &w->params;
+    const double h = p->h, r = d->particle_radius, s = 2.0 * r, rho0 = d->rest_density;
+    enum { N = 4096 };
+    double ic = 0.0;
+    for (int k = 0; k < N; ++k) {
+        double q = (k + 0.5) * h / N, t = (h - q) * (h - q) * (h - q) * q * q * q;
+        double c = 32.0 / (PI_D * pow(h, 9)) * (2.0 * q > h ? t : 2.0 * t - pow(h, 6) / 64.0);
+        ic += c * q * q * q * q * (h / N);
+    }
+    double gamma = d->material.surface_tension / (PI_D / 8.0 * rho0 * rho0 * ic);
+    p->surface_tension_on = d->material.surface_tension > 0.0f;
+    p->st_cohesion = (float)(gamma * p->mass);
+    /* Akinci's curvature term is γ m_i (n_i − n_j) with γ in SI numbers; scaled by ρ0/1000 it
+     * is that for water and keeps its ratio to the cohesion for other rest densities. Scaled
+     * by ρ0 (the ratio of units alone) it was 1000× stronger and tore the droplet apart. */
+    p->st_curvature = (float)(gamma * rho0 * 1e-3);
+    p->coh_k = (float)(32.0 / (PI_D * pow(h, 9)));
+    p->coh_h6 = (float)(pow(h, 6) / 64.0);
+    p->normal_scale = (float)(h * p->mass);
+
+    /* J(z) = ∫_z^h A(q) dq on a grid over [h/2, h], then T(d) = Σ_layers (2π z/s²) V J(z) */
+    double J[N + 1];
+    J[N] = 0.0;
+    for (int k = N - 1; k >= 0; --k) {
+        double q = 0.5 * h + (k + 0.5) * 0.5 * h / N;
+        J[k] = J[k + 1] + adhesion_kernel(q, h) * 0.5 * h / N;
+    }
+    double it = 0.0;
+    const int M = 8 * PBF_ADH_TABLE;
+    for (int k = 0; k <= M; ++k) {
+        double dist = k * h / M, t = 0.0;
+        for (double z = dist + r; z < h; z += s) {
+            double u = (z - 0.5 * h) / (0.5 * h) * N;
+            double j = u <= 0.0 ? J[0] : J[(int)u] + (J[(int)u + 1] - J[(int)u]) * (u - (int)u);
+            t += 2.0 * PI_D * z / (s * s) * p->volume * j;
+        }
+        if (k % 8 == 0) p->adh_table[k / 8] = (float)t;
+        if (k < M) it += (k == 0 ? 0.5 : 1.0) * dist * t * (h / M); /* trapezoid; T(h) = 0 */
+    }
+    p->adhesion_scale = it > 0.0 ? (float)(1.0 / (rho0 * it)) : 0.0f;
+    p->adh_inv_step = (float)(PBF_ADH_TABLE / h);
+    p->wall_adhesion = d->wall_adhesion;
+    p->wall_friction = d->wall_friction;
+    p->adhesion_on = d->wall_adhesion > 0.0f;
+    p->friction_on = d->wall_friction > 0.0f;
+    for (int i = 0; i < w->collider_count; ++i) {
+        p->adhesion_on |= w->solids[i].adhesion > 0.0f;
+        p->friction_on |= w->solids[i].friction > 0.0f;
+    }
+}
+
 void pbf__init_params(pbf_world *w) {
     const pbf_world_def *d = &w->def;
     pbf_params *p = &w->params;
@@ -67,6 +134,7 @@ void pbf__init_params(pbf_world *w) {
     p->gravity = v3(d->gravity.x, d->gravity.y, d->gravity.z);
     p->radius = d->particle_radius;
     p->solid_count = w->collider_count;
+    init_materials(w);
 }
 
 static double now_ms(void) { return omp_get_wtime() * 1000.0; }
@@ -137,12 +205,61 @@ static void stage_lambda(pbf_world *w, int nt) {
     }
 }
 
-/* One Δp pass with the parameters P (w->params, or a copy without s_corr). omega != 1 applies
- * the Chebyshev step (kernels.h) to the Jacobi result, using the iterate one back, p_prev. */
-static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega) {
+/* Surface tension and adhesion (kernels.h, "Materials"), as a displacement dt Δv that the first
+ * Δp pass of the substep adds (w->dv; the normals go to w->omega: both are free until the
+ * vorticity passes). It is computed after the first λ pass, at the predicted positions, with
+ * that pass's densities and (list mode) gradient factors.
+ *
+ * Why a displacement inside the solve and not a velocity change: PBF turns position corrections
+ * into velocities, v = (p − x)/dt, and a pairwise central correction evaluated at the predicted
+ * positions changes the angular momentum by Σ_pairs f_ij x_ij × v_ij. Against a cohesion given
+ * as a velocity, the solver's corrections are a net push apart (f > 0) every substep, and a
+ * zero-gravity droplet spun up from round-off until it tore (its angular momentum grew 3× per
+ * 0.5 s). Given as a correction at the same positions, cohesion and push cancel. */
+static void stage_material(pbf_world *w, int nt) {
+    const pbf_params *P = &w->params;
+    const pbf_solid *S = w->solids;
+    const int n = w->count;
+    const float *p = w->p, *density = w->density;
+    float *shift = w->dv, *normal = w->omega;
+    const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
+    const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
+    const float *pair_g = w->neighbors.pair_g;
+    const int tension = P->surface_tension_on;
+    if (tension) {
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (int i = 0; i < n; ++i) {
+            pbf_v3 xi = v3_load(p, i);
+            v3_store(normal, i,
+                     list ? pbf__normal_list(P, p, density, xi, nb, nb_start[i], nb_start[i + 1],
+                                             pair_g)
+                          : pbf__normal_cells(P, &w->grid, p, density, i, xi));
+        }
+    }
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int i = 0; i < n; ++i) {
+        pbf_v3 xi = v3_load(p, i), dv = v3(0.0f, 0.0f, 0.0f);
+        if (tension) {
+            pbf_v3 ni = v3_load(normal, i);
+            float ri = density[i];
+            dv = list ? pbf__tension_list(P, p, density, normal, xi, ri, ni, nb, nb_start[i],
+                                          nb_start[i + 1])
+                      : pbf__tension_cells(P, &w->grid, p, density, normal, i, xi, ri, ni);
+        }
+        if (P->adhesion_on) dv = v3_add(dv, pbf_adhesion_dv(xi, P, S));
+        v3_store(shift, i, v3_scale(dv, P->dt));
+    }
+}
+
+/* One Δp pass with the parameters P (w->params, or a copy without s_corr), adding `shift` (the
+ * materials' displacement) when it is not NULL. omega != 1 applies the Chebyshev step
+ * (kernels.h) to the Jacobi result, using the iterate one back, p_prev. */
+static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega,
+                        const float *shift) {
     const pbf_solid *S = w->solids;
     const int n = w->count;
     const float *p = w->p, *lambda = w->lambda, *p_prev = w->p_prev, *density = w->density;
+    const float *x0 = w->x; /* the substep's start: wall friction shortens the slide since */
     const float gamma = w->def.solver.chebyshev_gamma;
     const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
     const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
@@ -159,7 +276,10 @@ static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega) 
             list ? pbf__delta_list_of(P, p, lambda, density, xi, li, wi, nb, nb_start[i],
                                       nb_start[i + 1], pair_g)
                  : pbf__delta_cells(P, &w->grid, p, lambda, density, i, xi, li, wi);
-        pbf_v3 xn = pbf_delta_end(&a, xi, li, P, S);
+        if (shift) /* materials: surface tension and adhesion, in the first pass */
+            a.dp = v3_madd(a.dp, v3_load(shift, i), 1.0f / P->volume);
+        pbf_v3 xn = P->friction_on ? pbf_delta_end_friction(&a, xi, v3_load(x0, i), li, P, S)
+                                   : pbf_delta_end(&a, xi, li, P, S);
         if (mesh_target) v3_store(mesh_target, i, v3_add(xi, v3_scale(a.dp, P->volume)));
         if (omega != 1.0f) /* accelerated: the extrapolated position must obey the solids too */
             xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), P, S);
@@ -207,6 +327,11 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
     const pbf_solver_def *sd = &w->def.solver;
     const int controlled = sd->target_error > 0.0f;
     const int max_it = controlled ? sd->max_iterations : sd->iterations;
+    /* materials act in the first Δp pass: at least one is done */
+    const int min_it = sd->min_iterations > 0 || !(w->params.surface_tension_on ||
+                                                   w->params.adhesion_on)
+                           ? sd->min_iterations
+                           : 1;
     const float target = sd->target_error * 0.01f;
     /* With a fixed count the solve stays the paper's plain Jacobi: over 2–3 accelerated
      * iterations Chebyshev lowers the error but leaves a resting column jittering (its kinetic
@@ -227,7 +352,7 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         w->iteration_error[k] = err;
         double t1 = now_ms();
         ms[PBF_STAGE_LAMBDA] += t1 - *t, *t = t1;
-        if (controlled && ((k >= sd->min_iterations && err <= target) || k == max_it)) break;
+        if (controlled && ((k >= min_it && err <= target) || k == max_it)) break;
         if (err < err_min) err_min = err;
         if (accelerate && omega != 1.0f && err > 1.25f * err_min) {
             w->profile.chebyshev_restarts++; /* diverging: restart with a plain iteration */
@@ -239,7 +364,9 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         }
         int scorr = sd->scorr_iterations == 0 || k < sd->scorr_iterations;
         const pbf_params *P = scorr ? &w->params : &no_scorr;
-        stage_delta(w, P, nt, omega);
+        const int material = k == 0 && (w->params.surface_tension_on || w->params.adhesion_on);
+        if (material) stage_material(w, nt); /* materials: their displacement, first pass only */
+        stage_delta(w, P, nt, omega, material ? w->dv : NULL);
         pbf__probes_after_delta(w, P, omega); /* probes: wall force patches (no-op without) */
         pbf__meshes_after_delta(w, nt); /* meshes: their share of the corrections, forces */
         t1 = now_ms();

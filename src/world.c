@@ -108,6 +108,12 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
     CHECK_RANGE(d->neighbor_mode == PBF_NEIGHBOR_LIST || d->neighbor_mode == PBF_NEIGHBOR_CELLS,
                 "neighbor_mode", "PBF_NEIGHBOR_LIST or PBF_NEIGHBOR_CELLS", d->neighbor_mode);
     CHECK_RANGE(d->threads >= 0 && d->threads <= 1024, "threads", "in [0, 1024]", d->threads);
+    CHECK_RANGE(d->material.surface_tension >= 0.0f && d->material.surface_tension <= 10.0f,
+                "material.surface_tension", "in [0, 10] N/m", d->material.surface_tension);
+    CHECK_RANGE(d->wall_adhesion >= 0.0f && d->wall_adhesion <= 10.0f, "wall_adhesion",
+                "in [0, 10] N/m", d->wall_adhesion);
+    CHECK_RANGE(d->wall_friction >= 0.0f && d->wall_friction <= 10.0f, "wall_friction",
+                "in [0, 10]", d->wall_friction);
 #ifndef PBF_HAVE_CUDA /* cuda: without the backend built in (with it: pbf__cuda_attach) */
     if (d->backend == PBF_BACKEND_CUDA) {
         pbf__format(err, err_size,
@@ -372,11 +378,19 @@ pbf_status pbf_world_add_collider(pbf_world *w, const pbf_collider_def *c) {
     default:
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: unknown type %d", (int)c->type);
     }
+    if (!(c->adhesion >= 0.0f && c->adhesion <= 10.0f))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                         "collider: adhesion must be in [0, 10] N/m, got %g", (double)c->adhesion);
+    if (!(c->friction >= 0.0f && c->friction <= 10.0f))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: friction must be in [0, 10], got %g",
+                         (double)c->friction);
     w->colliders[w->collider_count] = *c;
     w->solids[w->collider_count] = pbf__solid_from_def(c);
     w->collider_count++;
     w->params.solid_count = w->collider_count;
     pbf__meshes_sync(w); /* the meshes' solids follow the colliders */
+    w->params.adhesion_on |= c->adhesion > 0.0f; /* materials (kernels.h) */
+    w->params.friction_on |= c->friction > 0.0f;
     return PBF_OK;
 }
 

@@ -333,10 +333,58 @@ static void fix_crc(unsigned char *d, size_t at) {
 
 static void fix_header_crc(unsigned char *d) { wr32(d + 28, (uint32_t)crc32(0L, d, 28)); }
 
-/* A version-1 file (no scorr_deficit, scorr_iterations in WORLDDEF) is read with both 0, the
- * s_corr it ran with. The test makes one from a version-2 file by cutting the field out of the payload; the
- * field is found by its distinctive value rather than by a hard-coded offset. */
-static int reads_version_1(void) {
+/* An older version's file made from a version-3 file: version 2 has no material fields in
+ * WORLDDEF (its last 12 bytes) nor adhesion and friction in each COLLIDER (the last 8 of its
+ * 64 bytes); version 1 has no scorr_deficit and scorr_iterations either (WORLDDEF's 4 bytes equal
+ * to mark, found by their distinctive value rather than by a hard-coded offset, and the 4 after
+ * them). Sections are copied in order with
+ * their CRCs recomputed. Returns the new file (malloc) and its size, or NULL. */
+static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t version,
+                                const unsigned char *mark, size_t *out_size) {
+    unsigned char *e = malloc(size);
+    if (!e) return NULL;
+    memcpy(e, d, 32);
+    wr32(e + 8, version);
+    size_t at = 32, to = 32;
+    uint32_t count = rd32(d + 16);
+    for (uint32_t k = 0; k < count && at + 24 <= size; ++k) {
+        size_t n = (size_t)rd32(d + at + 16), from = at + 24, len = 0;
+        memcpy(e + to, d + at, 24);
+        unsigned char *out = e + to + 24;
+        if (strncmp((const char *)d + at, "WORLDDEF", 8) == 0) {
+            for (size_t q = 0; q + 4 <= n - 12; q += 4) {
+                if (version == 1 && memcmp(d + from + q, mark, 4) == 0) {
+                    q += 4; /* and scorr_iterations after it */
+                    continue;
+                }
+                memcpy(out + len, d + from + q, 4);
+                len += 4;
+            }
+        } else if (strncmp((const char *)d + at, "COLLIDER", 8) == 0) {
+            uint32_t colliders = rd32(d + from);
+            memcpy(out, d + from, 4);
+            len = 4;
+            for (uint32_t c = 0; c < colliders; ++c, len += 56)
+                memcpy(out + len, d + from + 4 + 64 * c, 56);
+        } else {
+            memcpy(out, d + from, n);
+            len = n;
+        }
+        wr32(e + to + 16, (uint32_t)len);
+        wr32(e + to + 20, 0);
+        fix_crc(e, to);
+        at += 24 + n + 4;
+        to += 24 + len + 4;
+    }
+    fix_header_crc(e);
+    *out_size = to;
+    return e;
+}
+
+/* A version-1 file (no scorr_deficit or scorr_iterations, no materials) is read with both 0, the
+ * s_corr it ran with, and the materials off; a version-2 file with its s_corr fields and the
+ * materials off. */
+static int reads_older_versions(void) {
     pbf_world *w = make_world(1, PBF_NEIGHBOR_LIST);
     ENSURE(w != NULL);
     ENSURE(step_n(w, 2) == 0);
@@ -344,7 +392,7 @@ static int reads_version_1(void) {
     def.solver.scorr_deficit = 0.0371f;
     def.solver.scorr_iterations = 7;
     char err[PBF_ERROR_SIZE];
-    const char *path = tmp_path("v2.pbfck"), *old = tmp_path("v1.pbfck");
+    const char *path = tmp_path("v3.pbfck"), *old = tmp_path("old.pbfck");
     pbf_world *r = round_trip(w, path, &def); /* a world with the marked def, saved again */
     ENSURE(r != NULL);
     ENSURE(pbf_checkpoint_save(r, path, NULL, 0, err, sizeof err) == PBF_OK);
@@ -353,30 +401,36 @@ static int reads_version_1(void) {
     unsigned char *d = read_file(path, &size);
     ENSURE(d != NULL);
     size_t at = find_section(d, size, "WORLDDEF");
-    ENSURE(at > 0 && rd32(d + at + 16) == 208);
+    ENSURE(at > 0 && rd32(d + at + 16) == 220);
     unsigned char mark[4];
     memcpy(mark, &def.solver.scorr_deficit, 4);
-    size_t field = 0;
-    for (size_t k = at + 24; k + 4 <= at + 24 + 208; k += 4)
-        if (memcmp(d + k, mark, 4) == 0) field = k;
-    ENSURE(field > 0 && (int)rd32(d + field + 4) == def.solver.scorr_iterations);
-    unsigned char *e = malloc(size);
-    ENSURE(e != NULL);
-    memcpy(e, d, field); /* deficit and iterations, 8 bytes, cut out */
-    memcpy(e + field, d + field + 8, size - field - 8);
-    wr32(e + 8, 1);
-    fix_header_crc(e);
-    wr32(e + at + 16, 200);
-    fix_crc(e, at);
-    ENSURE(write_file(old, e, size - 8) == 0);
-    pbf_checkpoint *ck = NULL;
-    ENSURE(pbf_checkpoint_open(old, &ck, err, sizeof err) == PBF_OK);
-    const pbf_world_def *got = pbf_checkpoint_def(ck);
-    ENSURE(got->solver.scorr_deficit == 0.0f && got->solver.scorr_iterations == 0);
-    ENSURE(got->solver.scorr_k == def.solver.scorr_k && got->solver.vorticity == def.solver.vorticity);
-    ENSURE(got->solver.xsph == def.solver.xsph && got->solver.cfl == def.solver.cfl);
-    pbf_checkpoint_close(ck);
-    free(e);
+    for (uint32_t version = 1; version <= 2; ++version) {
+        size_t old_size = 0;
+        unsigned char *e = downgrade(d, size, version, mark, &old_size);
+        ENSURE(e != NULL);
+        at = find_section(e, old_size, "WORLDDEF");
+        ENSURE(at > 0 && rd32(e + at + 16) == (version == 1 ? 200u : 208u));
+        ENSURE(write_file(old, e, old_size) == 0);
+        free(e);
+        pbf_checkpoint *ck = NULL;
+        ENSURE(pbf_checkpoint_open(old, &ck, err, sizeof err) == PBF_OK);
+        const pbf_world_def *got = pbf_checkpoint_def(ck);
+        ENSURE(got->solver.scorr_deficit == (version == 1 ? 0.0f : def.solver.scorr_deficit));
+        ENSURE(got->solver.scorr_iterations == (version == 1 ? 0 : def.solver.scorr_iterations));
+        ENSURE(got->solver.scorr_k == def.solver.scorr_k &&
+               got->solver.vorticity == def.solver.vorticity);
+        ENSURE(got->solver.xsph == def.solver.xsph && got->solver.cfl == def.solver.cfl);
+        ENSURE(got->threads == def.threads);
+        ENSURE(got->material.surface_tension == 0.0f && got->wall_adhesion == 0.0f &&
+               got->wall_friction == 0.0f);
+        pbf_world *c = NULL;
+        ENSURE(pbf_checkpoint_create_world(ck, NULL, &c, err, sizeof err) == PBF_OK);
+        ENSURE(pbf_world_collider_count(c) == 1);
+        pbf_collider_def cd = pbf_world_get_collider(c, 0);
+        ENSURE(cd.radius == 0.08f && cd.adhesion == 0.0f && cd.friction == 0.0f);
+        pbf_world_destroy(c);
+        pbf_checkpoint_close(ck);
+    }
     free(d);
     pbf_world_destroy(w);
     return 0;
@@ -612,7 +666,7 @@ TEST_MAIN_BEGIN
     RUN_TEST(resume_with_tool);
     RUN_TEST(app_data_round_trip);
     RUN_TEST(changed_def);
-    RUN_TEST(reads_version_1);
+    RUN_TEST(reads_older_versions);
     RUN_TEST(damaged_files_are_refused);
     RUN_TEST(failed_save_keeps_previous);
     RUN_TEST(empty_world);

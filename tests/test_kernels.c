@@ -153,9 +153,9 @@ static int walls_complete_the_rest_density(void) {
 
 /* Signed distances of the colliders. */
 static int collider_distances(void) {
-    pbf_solid sph = {PBF_SOLID_SPHERE, {0, 0, 0}, {0, 0, 0}, 1.0f, {0}, NULL};
-    pbf_solid box = {PBF_SOLID_BOX, {0, 0, 0}, {1, 2, 3}, 0.0f, {0}, NULL};
-    pbf_solid cap = {PBF_SOLID_CAPSULE, {0, 0, 0}, {0, 2, 0}, 0.5f, {0}, NULL};
+    pbf_solid sph = {PBF_SOLID_SPHERE, {0, 0, 0}, {0, 0, 0}, 1.0f, 0.0f, 0.0f, {0}, NULL};
+    pbf_solid box = {PBF_SOLID_BOX, {0, 0, 0}, {1, 2, 3}, 0.0f, 0.0f, 0.0f, {0}, NULL};
+    pbf_solid cap = {PBF_SOLID_CAPSULE, {0, 0, 0}, {0, 2, 0}, 0.5f, 0.0f, 0.0f, {0}, NULL};
     pbf_v3 n;
     ENSURE_NEAR(pbf_solid_sdf(&sph, v3(2, 0, 0), &n), 1.0, 1e-6);
     ENSURE_NEAR(n.x, 1.0, 1e-6);

@@ -24,12 +24,14 @@
  *              u32 CRC-32 of the tag, flags, reserved, size and payload
  *     ...      (section count sections, then the end of the file exactly)
  *
- * Sections (versions 1 and 2; version 2 added solver.scorr_deficit and scorr_iterations to
- * WORLDDEF, and a version-1 file reads with both 0, the s_corr it ran with): "WORLDDEF", "STATE",
- * "COLLIDER", "PARTICLE" and, when the world has a tool, "TOOL", when it has emitters, sinks or a
- * capacity, "FLOW" (include/pbf/flow.h: the defs, each emitter's carried travel, the counters
- * and the next id; a new required section, so no version bump) (all required), and "APPDATA"
- * (optional). Extension rule: a later version may add
+ * Sections (versions 1 to 3; version 2 added solver.scorr_deficit and scorr_iterations to
+ * WORLDDEF, and a version-1 file reads with both 0, the s_corr it ran with; version 3 added
+ * material.surface_tension, wall_adhesion and wall_friction to WORLDDEF and adhesion and friction
+ * to each COLLIDER, and older files read with them 0, off): "WORLDDEF", "STATE", "COLLIDER",
+ * "PARTICLE" and, when the world has a tool, "TOOL", when it has emitters, sinks or a capacity,
+ * "FLOW" (include/pbf/flow.h: the defs, each emitter's carried travel, the counters and the next
+ * id; a new required section, so no version bump), when it has meshes, "MESHES" (all required),
+ * and "APPDATA" (optional). Extension rule: a later version may add
  * sections. A reader skips a section it does not know unless its flags say PBF_CHECKPOINT_REQUIRED,
  * in which case it refuses the file (the state would be incomplete without it); a change to an
  * existing section's payload bumps the version, and a reader refuses versions newer than its own.
@@ -47,7 +49,7 @@ extern "C" {
 #endif
 
 /* The format version this library writes, and the newest it reads. */
-#define PBF_CHECKPOINT_VERSION 2
+#define PBF_CHECKPOINT_VERSION 3
 /* Section flag: a reader that does not know the section must refuse the file. */
 #define PBF_CHECKPOINT_REQUIRED 1u
 

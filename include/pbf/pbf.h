@@ -157,6 +157,16 @@ typedef struct pbf_solver_def {
     int chebyshev_delay;
 } pbf_solver_def;
 
+/* The fluid's material (docs/physics.md, "Materials"). Every default is off: a world without
+ * them steps exactly as before. */
+typedef struct pbf_material_def {
+    /* Surface tension σ in N/m (water at 20 °C: 0.0728), by Akinci et al. 2013's cohesion and
+     * curvature terms. σ sets their strength through the flat-surface energy of the cohesion
+     * potential (docs/physics.md gives the conversion and how far a droplet follows it).
+     * Default 0 (off), range [0, 10]. */
+    float surface_tension;
+} pbf_material_def;
+
 typedef struct pbf_world_def {
     /* Particle radius r in m. Spacing at rest is 2r. Default 0.01, range (0, 10]. */
     float particle_radius;
@@ -182,6 +192,17 @@ typedef struct pbf_world_def {
     pbf_backend backend;
     /* OpenMP threads for this world, [0, 1024]; 0 uses the OpenMP default (all cores). Default 0. */
     int threads;
+    /* The fluid's material: surface tension. */
+    pbf_material_def material;
+    /* Adhesion of the domain walls to the fluid (Akinci et al. 2013's adhesion kernel), as a work
+     * of adhesion in N/m: the energy per area it takes to pull the fluid off the wall. By
+     * Young–Dupré W = σ (1 + cos θ): 2σ wets fully, σ gives a contact angle of 90°, 0 none (the
+     * walls only push). Default 0, range [0, 10]. */
+    float wall_adhesion;
+    /* Coulomb friction coefficient μ of the domain walls (Macklin et al. 2014's friction
+     * projection: a particle's slide along a wall over a substep is shortened by μ times the
+     * wall's push on it). 0 is free-slip. Default 0, range [0, 10]. */
+    float wall_friction;
 } pbf_world_def;
 
 /* A box of fluid filled on a cubic lattice of spacing 2r, starting r inside its min corner. */
@@ -209,6 +230,10 @@ typedef struct pbf_collider_def {
     pbf_vec3 half_extents;  /* box half sizes, m, > 0 */
     float radius;           /* sphere and capsule radius, m, > 0 */
     pbf_vec3 a, b;          /* capsule segment end points, m */
+    /* Work of adhesion with the fluid, N/m, as pbf_world_def.wall_adhesion. Default 0, [0, 10]. */
+    float adhesion;
+    /* Coulomb friction coefficient, as pbf_world_def.wall_friction. Default 0, [0, 10]. */
+    float friction;
 } pbf_collider_def;
 
 PBF_API pbf_solver_def pbf_default_solver_def(void);

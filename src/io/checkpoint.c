@@ -35,7 +35,9 @@
 
 /* The sections. Version 2 added solver.scorr_deficit and solver.scorr_iterations to WORLDDEF; a
  * version-1 file is read with both 0, the s_corr it was run with, so an old run resumes as it
- * would have gone on. */
+ * would have gone on. Version 3 added the materials (material.surface_tension, wall_adhesion,
+ * wall_friction) to WORLDDEF and adhesion and friction to each COLLIDER; an older file reads
+ * with them 0 (off), as it was run. */
 #define TAG_DEF "WORLDDEF"
 #define TAG_STATE "STATE"
 #define TAG_COLLIDER "COLLIDER"
@@ -49,10 +51,12 @@
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
-#define DEF_BYTES 208u
+#define DEF_BYTES 220u
+#define DEF_BYTES_V2 208u
 #define DEF_BYTES_V1 200u
 #define STATE_BYTES 40u
-#define COLLIDER_BYTES 56u
+#define COLLIDER_BYTES 64u
+#define COLLIDER_BYTES_V2 56u
 _Static_assert(sizeof(pbf_world_def) == DEF_BYTES,
                "pbf_world_def changed: add the field to put_def/get_def in src/io/checkpoint.c "
                "and bump PBF_CHECKPOINT_VERSION");
@@ -228,6 +232,9 @@ static void put_def(out_buf *b, const pbf_world_def *d) {
     put_i32(b, (int32_t)d->neighbor_mode);
     put_i32(b, (int32_t)d->backend);
     put_i32(b, d->threads);
+    put_f32(b, d->material.surface_tension);
+    put_f32(b, d->wall_adhesion);
+    put_f32(b, d->wall_friction);
 }
 
 static void put_collider(out_buf *b, const pbf_collider_def *c) {
@@ -237,6 +244,8 @@ static void put_collider(out_buf *b, const pbf_collider_def *c) {
     put_f32(b, c->radius);
     put_vec3(b, c->a);
     put_vec3(b, c->b);
+    put_f32(b, c->adhesion);
+    put_f32(b, c->friction);
 }
 
 /* ---- mesh solids (include/pbf/geometry.h) ------------------------------------------------------ *
@@ -591,6 +600,9 @@ static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
     d->neighbor_mode = (pbf_neighbor_mode)get_i32(b);
     d->backend = (pbf_backend)get_i32(b);
     d->threads = get_i32(b);
+    d->material.surface_tension = version >= 3 ? get_f32(b) : 0.0f;
+    d->wall_adhesion = version >= 3 ? get_f32(b) : 0.0f;
+    d->wall_friction = version >= 3 ? get_f32(b) : 0.0f;
 }
 
 /* 0, or -1 when the counts are out of range. */
@@ -623,13 +635,15 @@ static int get_mesh(in_buf *b, pbf_mesh_def *d) {
     return 0;
 }
 
-static void get_collider(in_buf *b, pbf_collider_def *c) {
+static void get_collider(in_buf *b, pbf_collider_def *c, uint32_t version) {
     c->type = (pbf_collider_type)get_i32(b);
     c->center = get_vec3(b);
     c->half_extents = get_vec3(b);
     c->radius = get_f32(b);
     c->a = get_vec3(b);
     c->b = get_vec3(b);
+    c->adhesion = version >= 3 ? get_f32(b) : 0.0f;
+    c->friction = version >= 3 ? get_f32(b) : 0.0f;
 }
 
 static void get_tool_state(in_buf *b, pbf_tool_state *s) {
@@ -767,7 +781,9 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     const char *path = ck->path;
     in_buf b = {p, p + size, 0};
     if (strcmp(tag, TAG_DEF) == 0) {
-        uint64_t want = ck->version >= 2 ? DEF_BYTES : DEF_BYTES_V1;
+        uint64_t want = ck->version >= 3    ? DEF_BYTES
+                        : ck->version == 2 ? DEF_BYTES_V2
+                                           : DEF_BYTES_V1;
         if (!payload_size_ok(path, ck->version, tag, size, want, err, err_size)) return PBF_ERR_PARSE;
         get_def(&b, &ck->def, ck->version);
     } else if (strcmp(tag, TAG_STATE) == 0) {
@@ -788,15 +804,17 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
         }
     } else if (strcmp(tag, TAG_COLLIDER) == 0) {
         uint32_t n = get_u32(&b);
+        uint64_t collider_bytes = ck->version >= 3 ? COLLIDER_BYTES : COLLIDER_BYTES_V2;
         if (b.short_read || n > PBF_MAX_SOLIDS ||
-            !payload_size_ok(path, ck->version, tag, size, 4 + (uint64_t)n * COLLIDER_BYTES, err, err_size)) {
+            !payload_size_ok(path, ck->version, tag, size, 4 + (uint64_t)n * collider_bytes,
+                             err, err_size)) {
             if (n > PBF_MAX_SOLIDS)
                 set_error(err, err_size, "%s: section 'COLLIDER' has %u colliders, at most %d",
                           path, n, PBF_MAX_SOLIDS);
             return PBF_ERR_PARSE;
         }
         ck->collider_count = (int)n;
-        for (uint32_t i = 0; i < n; ++i) get_collider(&b, &ck->colliders[i]);
+        for (uint32_t i = 0; i < n; ++i) get_collider(&b, &ck->colliders[i], ck->version);
     } else if (strcmp(tag, TAG_PARTICLE) == 0) {
         uint32_t n = get_u32(&b);
         if (b.short_read || n > MAX_PARTICLES) {

@@ -70,6 +70,11 @@ static const scene_key DOMAIN_KEYS[] = {
                 "the motion of each wall: offset = amplitude · sin(2π t / period + phase) along "
                 "its axis (positive towards +x, +y or +z)",
                 .default_doc = "all static"),
+    KEY_FLOAT("adhesion", pbf_scene, world.wall_adhesion, CLOSED(0.0, 10.0), "N/m",
+              "work of adhesion between the walls and the fluid (Akinci 2013): 2σ wets fully, σ "
+              "gives a 90° contact angle; 0: the walls only push (docs/physics.md)"),
+    KEY_FLOAT("friction", pbf_scene, world.wall_friction, CLOSED(0.0, 10.0), "",
+              "Coulomb friction coefficient μ of the walls; 0: free-slip (docs/physics.md)"),
 };
 static const scene_table DOMAIN_TABLE = {TABLE(DOMAIN_KEYS), .check = scene_domain_check,
                                          .own_doc_table = 1};
@@ -99,6 +104,10 @@ static const scene_key FLUID_KEYS[] = {
               "kernel support h as a multiple of r (h = 4r: about 33 neighbours)"),
     KEY_FLOAT("rest_density", pbf_scene, world.rest_density, ABOVE(0.0), "kg/m^3",
               "rest density ρ0"),
+    KEY_FLOAT("surface_tension", pbf_scene, world.material.surface_tension, CLOSED(0.0, 10.0),
+              "N/m",
+              "surface tension σ (Akinci 2013's cohesion and curvature terms; water 0.0728); 0: "
+              "off (docs/physics.md)"),
     KEY_LIST("blocks", pbf_scene, blocks, block_count, CLOSED(1.0, PBF_SCENE_MAX_BLOCKS),
              BLOCK_TABLE, "boxes filled with particles, in order",
              .default_doc = "one block with the defaults of fluid.blocks[i]",
@@ -117,19 +126,26 @@ static const char *const COLLIDER_NAMES[] = {"sphere", "box", "capsule"};
     KEY_VEC3("center", pbf_collider_def, center, ANY_VALUE, "m", "the centre")
 #define COLLIDER_RADIUS_KEY                                                                        \
     KEY_FLOAT("radius", pbf_collider_def, radius, ABOVE(0.0), "m", "the radius")
+#define COLLIDER_MATERIAL_KEYS                                                                     \
+    KEY_FLOAT("adhesion", pbf_collider_def, adhesion, CLOSED(0.0, 10.0), "N/m",                   \
+              "work of adhesion with the fluid, as domain.adhesion"),                             \
+        KEY_FLOAT("friction", pbf_collider_def, friction, CLOSED(0.0, 10.0), "",                  \
+                  "Coulomb friction coefficient μ, as domain.friction")
 static const scene_key SPHERE_KEYS[] = {COLLIDER_TYPE_KEY, COLLIDER_CENTER_KEY,
-                                        COLLIDER_RADIUS_KEY};
+                                        COLLIDER_RADIUS_KEY, COLLIDER_MATERIAL_KEYS};
 static const scene_key BOX_KEYS[] = {
     COLLIDER_TYPE_KEY,
     COLLIDER_CENTER_KEY,
     KEY_VEC3("half_extents", pbf_collider_def, half_extents, ABOVE(0.0), "m",
              "half sizes along x, y and z (the box is axis-aligned)"),
+    COLLIDER_MATERIAL_KEYS,
 };
 static const scene_key CAPSULE_KEYS[] = {
     COLLIDER_TYPE_KEY,
     KEY_VEC3("a", pbf_collider_def, a, ANY_VALUE, "m", "one end of the axis segment"),
     KEY_VEC3("b", pbf_collider_def, b, ANY_VALUE, "m", "the other end"),
     COLLIDER_RADIUS_KEY,
+    COLLIDER_MATERIAL_KEYS,
 };
 static const scene_table SPHERE_TABLE = {TABLE(SPHERE_KEYS), .what = "for a sphere collider"};
 static const scene_table BOX_TABLE = {TABLE(BOX_KEYS), .what = "for a box collider"};

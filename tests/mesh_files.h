@@ -1,5 +1,6 @@
 /* Mesh files for the tests, written by the tests themselves: boxes, icospheres and plates as
- * OBJ, ASCII or binary STL and binary PLY, all with outward-facing triangles. */
+ * OBJ, ASCII or binary STL and binary PLY, all with outward-facing triangles; and the tests' own
+ * field cache folder. Needs _POSIX_C_SOURCE 200809L (mkdtemp, setenv) before any include. */
 #ifndef PBF_TEST_MESH_FILES_H
 #define PBF_TEST_MESH_FILES_H
 
@@ -170,6 +171,21 @@ static inline int test_mesh_write_ply(const char *path, const test_mesh *m) {
         fwrite(m->t + 3 * t, 4, 3, f);
     }
     return fclose(f);
+}
+
+/* A fresh folder under $TMPDIR (pbf_<name>_XXXXXX) in dir, made the field cache of this process
+ * (PBF_CACHE_DIR) so the tests bake and load their own fields. 0, or -1. */
+static inline int test_mesh_cache_dir(char *dir, size_t size, const char *name) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, size, "%s/pbf_%s_XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp", name);
+    if (mkdtemp(dir) == NULL) return -1;
+    return setenv("PBF_CACHE_DIR", dir, 1);
+}
+
+static inline void test_mesh_remove_dir(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
 #endif

@@ -403,17 +403,12 @@ if (!pbf_mesh_import_available()) {
     printf("mesh import not built (PBF_MESH=OFF): skipped\n");
     return 77;
 }
-const char *tmp = getenv("TMPDIR");
-snprintf(dir, sizeof dir, "%s/pbf_test_mesh_XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
-if (mkdtemp(dir) == NULL) return 1;
-setenv("PBF_CACHE_DIR", dir, 1);
+if (test_mesh_cache_dir(dir, sizeof dir, "test_mesh") != 0) return 1;
 RUN_TEST(formats_and_placement);
 RUN_TEST(container_and_cache);
 RUN_TEST(bad_input);
 RUN_TEST(scene_entries);
 RUN_TEST(kinematic_paddle_drags_water);
 RUN_TEST(floating_body_resumes_bit_identically);
-char cmd[600];
-snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+test_mesh_remove_dir(dir);
 TEST_MAIN_END

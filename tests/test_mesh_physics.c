@@ -396,17 +396,12 @@ if (!pbf_mesh_import_available()) {
     printf("mesh import not built (PBF_MESH=OFF): skipped\n");
     return 77;
 }
-const char *tmp = getenv("TMPDIR");
-snprintf(dir, sizeof dir, "%s/pbf_test_mesh_physics_XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
-if (mkdtemp(dir) == NULL) return 1;
-setenv("PBF_CACHE_DIR", dir, 1);
+if (test_mesh_cache_dir(dir, sizeof dir, "test_mesh_physics") != 0) return 1;
 RUN_TEST(mesh_box_floor_as_analytic);
 RUN_TEST(mesh_sphere_buoyancy_as_analytic);
 RUN_TEST(thin_plate_holds_water);
 RUN_TEST(corner_of_a_box_feels_rest_density);
 RUN_TEST(floating_cube_draft);
 RUN_TEST(long_box_rolls_over);
-char cmd[600];
-snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+test_mesh_remove_dir(dir);
 TEST_MAIN_END

@@ -185,6 +185,14 @@ static int bad_input(void) {
     ENSURE(fails_with(mesh_def("empty.obj"), PBF_ERR_PARSE, "empty.obj", NULL) == 0);
     ENSURE(write_text("junk.stl", "solid x\nfacet normal what\n") == 0);
     ENSURE(fails_with(mesh_def("junk.stl"), PBF_ERR_PARSE, "junk.stl", NULL) == 0);
+    /* a PLY whose face list runs into garbage: Assimp's own assertion aborts on it, which the
+     * library turns into an error (the read runs in a child process) */
+    ENSURE(write_text("abort.ply", "ply\nformat ascii 1.0\nelement vertex 4\n"
+                                   "property float x\nproperty float y\nproperty float z\n"
+                                   "element face 4\nproperty list uchar int vertex_indices\n"
+                                   "end_header\n0 0 0\n0.1 0 0\n0 0.1 0\n0 0 0.1\n"
+                                   "3 0 2 1\n3 0 1 3\n3 0 3 2\nBBBBBBBBBBBBBBBB3 1 2 3\n") == 0);
+    ENSURE(fails_with(mesh_def("abort.ply"), PBF_ERR_PARSE, "abort.ply", "Assimp") == 0);
     if (geteuid() != 0) { /* root reads anything */
         ENSURE(write_text("locked.obj", "v 0 0 0\n") == 0);
         ENSURE(chmod(path_of("locked.obj"), 0) == 0);

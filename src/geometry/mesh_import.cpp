@@ -1,5 +1,7 @@
 // Triangle meshes from OBJ, STL and PLY files through Assimp (mesh_import.h). The only C++ file
-// of the library: everything it hands back is plain C arrays, and no exception leaves it.
+// of the library: everything it hands back is plain C arrays, and no exception leaves it. It runs
+// in a child process (mesh_import_guard.c), so that an abort or a crash inside Assimp on a
+// malformed file becomes an error message, not the end of the caller.
 #include "mesh_import.h"
 
 #include <assimp/Importer.hpp>
@@ -117,14 +119,11 @@ void assimp_error(char *err, size_t size, const char *name, const char *ext,
               n > 0 ? why : "the importer gave no reason");
 }
 
-pbf_status import(const char *path, const void *data, size_t size, const char *ext_in,
-                  const char *name, pbf_trimesh *out, char *err, size_t err_size) {
+pbf_status import(const char *path, pbf_trimesh *out, char *err, size_t err_size) {
+    const char *name = path;
     std::memset(out, 0, sizeof *out);
     char ext[16];
-    if (ext_in != nullptr)
-        std::snprintf(ext, sizeof ext, "%s", ext_in);
-    else
-        extension_of(path, ext, sizeof ext);
+    extension_of(path, ext, sizeof ext);
     if (!supported(ext)) {
         set_error(err, err_size,
                   "mesh '%s': unsupported format '%s%s' (supported: .obj, .stl and .ply)", name,
@@ -136,27 +135,18 @@ pbf_status import(const char *path, const void *data, size_t size, const char *e
         upper[i] = (ext[i] >= 'a' && ext[i] <= 'z') ? (char)(ext[i] - 'a' + 'A') : ext[i];
     try {
         Assimp::Importer importer;
-        const aiScene *scene = nullptr;
-        if (data == nullptr) {
-            std::FILE *f = std::fopen(path, "rb");
-            if (f == nullptr) {
-                set_error(err, err_size, "mesh '%s': cannot open: %s", name, std::strerror(errno));
-                return PBF_ERR_IO;
-            }
-            int c = std::fgetc(f);
-            std::fclose(f);
-            if (c == EOF) {
-                set_error(err, err_size, "mesh '%s': the file is empty (an empty mesh)", name);
-                return PBF_ERR_PARSE;
-            }
-            scene = importer.ReadFile(path, kFlags);
-        } else {
-            if (size == 0) {
-                set_error(err, err_size, "mesh '%s': no data (an empty mesh)", name);
-                return PBF_ERR_PARSE;
-            }
-            scene = importer.ReadFileFromMemory(data, size, kFlags, ext);
+        std::FILE *f = std::fopen(path, "rb");
+        if (f == nullptr) {
+            set_error(err, err_size, "mesh '%s': cannot open: %s", name, std::strerror(errno));
+            return PBF_ERR_IO;
         }
+        int c = std::fgetc(f);
+        std::fclose(f);
+        if (c == EOF) {
+            set_error(err, err_size, "mesh '%s': the file is empty (an empty mesh)", name);
+            return PBF_ERR_PARSE;
+        }
+        const aiScene *scene = importer.ReadFile(path, kFlags);
         if (scene == nullptr) {
             assimp_error(err, err_size, name, upper, importer);
             return PBF_ERR_PARSE;
@@ -181,23 +171,11 @@ pbf_status import(const char *path, const void *data, size_t size, const char *e
 
 extern "C" int pbf__mesh_import_available(void) { return 1; }
 
-extern "C" pbf_status pbf__mesh_import(const char *path, pbf_trimesh *out, char *err,
-                                       size_t err_size) {
+extern "C" pbf_status pbf__mesh_read(const char *path, pbf_trimesh *out, char *err,
+                                     size_t err_size) {
     if (path == nullptr || out == nullptr) {
         set_error(err, err_size, "mesh import: path and out must not be NULL");
         return PBF_ERR_INVALID_ARG;
     }
-    return import(path, nullptr, 0, nullptr, path, out, err, err_size);
-}
-
-extern "C" pbf_status pbf__mesh_import_memory(const void *data, size_t size, const char *ext,
-                                              const char *name, pbf_trimesh *out, char *err,
-                                              size_t err_size) {
-    if (out == nullptr || ext == nullptr || (data == nullptr && size > 0)) {
-        set_error(err, err_size, "mesh import: out, ext and data must not be NULL");
-        return PBF_ERR_INVALID_ARG;
-    }
-    static const char empty = 0;
-    return import(nullptr, data != nullptr ? data : &empty, size, ext,
-                  name != nullptr ? name : "<memory>", out, err, err_size);
+    return import(path, out, err, err_size);
 }

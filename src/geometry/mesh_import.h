@@ -1,7 +1,7 @@
 /* Triangle meshes from files (OBJ, STL ASCII and binary, PLY), read through Assimp in one C++
- * file (mesh_import.cpp) behind this C header; without Assimp (PBF_MESH=OFF) a stub returns
- * PBF_ERR_UNSUPPORTED (mesh_import_none.c). Only the reading is here: welding, checks and
- * transforms are in trimesh.c, which is plain C. */
+ * file (mesh_import.cpp) behind this C header, run in a child process by mesh_import_guard.c;
+ * without Assimp (PBF_MESH=OFF) a stub returns PBF_ERR_UNSUPPORTED (mesh_import_none.c). Only
+ * the reading is here: welding, checks and transforms are in trimesh.c, which is plain C. */
 #ifndef PBF_GEOMETRY_MESH_IMPORT_H
 #define PBF_GEOMETRY_MESH_IMPORT_H
 
@@ -28,14 +28,13 @@ int pbf__mesh_import_available(void);
 
 /* Reads path. The format is taken from the extension (.obj, .stl, .ply, any case); another
  * extension is PBF_ERR_UNSUPPORTED. Errors name the file: missing or unreadable (PBF_ERR_IO),
- * not parseable as that format (PBF_ERR_PARSE), no triangles (PBF_ERR_PARSE). */
+ * not parseable as that format (PBF_ERR_PARSE), no triangles (PBF_ERR_PARSE), and the reader
+ * aborting or crashing on it (PBF_ERR_PARSE: Assimp asserts on some malformed files, and the
+ * read runs in a child process so that this cannot take the caller down). */
 pbf_status pbf__mesh_import(const char *path, pbf_trimesh *out, char *err, size_t err_size);
 
-/* The same from memory: ext is "obj", "stl" or "ply"; name is used in messages. For the fuzzer
- * and the tests. */
-pbf_status pbf__mesh_import_memory(const void *data, size_t size, const char *ext,
-                                   const char *name, pbf_trimesh *out, char *err,
-                                   size_t err_size);
+/* The same read in this process, unguarded (mesh_import.cpp): for mesh_import_guard.c only. */
+pbf_status pbf__mesh_read(const char *path, pbf_trimesh *out, char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -23,10 +23,3 @@ int pbf__mesh_import_available(void) { return 0; }
 pbf_status pbf__mesh_import(const char *path, pbf_trimesh *out, char *err, size_t err_size) {
     return unavailable(path, out, err, err_size);
 }
-
-pbf_status pbf__mesh_import_memory(const void *data, size_t size, const char *ext,
-                                   const char *name, pbf_trimesh *out, char *err,
-                                   size_t err_size) {
-    (void)data, (void)size, (void)ext;
-    return unavailable(name, out, err, err_size);
-}

@@ -316,6 +316,8 @@ class World:
         radius: float = ...,
         a: _Vec3 = ...,
         b: _Vec3 = ...,
+        adhesion: float = ...,
+        friction: float = ...,
     ) -> None: ...
     def colliders(self) -> list[dict[str, Any]]: ...
     def set_tool(

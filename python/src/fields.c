@@ -29,6 +29,8 @@ const pbfpy_field pbfpy_solver_fields[] = {
     F(pbf_solver_def, scorr_k, PBFPY_FLOAT),
     F(pbf_solver_def, scorr_n, PBFPY_INT),
     F(pbf_solver_def, scorr_dq, PBFPY_FLOAT),
+    F(pbf_solver_def, scorr_deficit, PBFPY_FLOAT),
+    F(pbf_solver_def, scorr_iterations, PBFPY_INT),
     F(pbf_solver_def, vorticity, PBFPY_FLOAT),
     F(pbf_solver_def, xsph, PBFPY_FLOAT),
     F(pbf_solver_def, cfl, PBFPY_FLOAT),
@@ -54,6 +56,8 @@ const pbfpy_field pbfpy_world_fields[] = {
     E(pbf_world_def, neighbor_mode, pbfpy_neighbor_names),
     E(pbf_world_def, backend, pbfpy_backend_names),
     F(pbf_world_def, threads, PBFPY_INT),
+    F(pbf_world_def, wall_adhesion, PBFPY_FLOAT),
+    F(pbf_world_def, wall_friction, PBFPY_FLOAT),
     PBFPY_END,
 };
 
@@ -73,6 +77,8 @@ const pbfpy_field pbfpy_collider_fields[] = {
     F(pbf_collider_def, radius, PBFPY_FLOAT),
     F(pbf_collider_def, a, PBFPY_VEC3),
     F(pbf_collider_def, b, PBFPY_VEC3),
+    F(pbf_collider_def, adhesion, PBFPY_FLOAT),
+    F(pbf_collider_def, friction, PBFPY_FLOAT),
     PBFPY_END,
 };
 

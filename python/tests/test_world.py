@@ -75,6 +75,26 @@ def test_build_a_world_by_hand():
     assert world.domain == ((0.0, 0.0, 0.0), (1.0, 1.0, 0.5))
 
 
+def test_materials_and_scorr_fields():
+    scene = pbf.Scene.from_dict({"domain": {"max": [1.0, 1.0, 0.5], "friction": 0.3,
+                                            "adhesion": 0.05},
+                                 "fluid": {"particle_radius": 0.025}})
+    world = pbf.World(scene, fill=False, threads=1)
+    settings = world.settings()
+    assert settings["wall_friction"] == pytest.approx(0.3)
+    assert settings["wall_adhesion"] == pytest.approx(0.05)
+    assert settings["solver"]["scorr_deficit"] == pytest.approx(0.05)
+    assert settings["solver"]["scorr_iterations"] == 4
+    world.add_collider("sphere", center=(0.5, 0.2, 0.25), radius=0.1, friction=0.5, adhesion=0.1)
+    collider = world.colliders()[0]
+    assert collider["friction"] == pytest.approx(0.5)
+    assert collider["adhesion"] == pytest.approx(0.1)
+    with pytest.raises(pbf.InvalidArgumentError, match="friction"):
+        world.add_collider("sphere", center=(0.5, 0.2, 0.25), radius=0.1, friction=-1)
+    world.set_solver(scorr_deficit=0.0, scorr_iterations=0)
+    assert world.settings()["solver"]["scorr_deficit"] == 0.0
+
+
 def test_profile_and_stats(coarse_scene):
     world = pbf.World(coarse_scene)
     world.step(coarse_scene.dt, steps=2)

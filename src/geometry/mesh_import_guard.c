@@ -5,7 +5,8 @@
  * pMesh->mNumFaces", then abort()). A long run or the viewer must not end because of a bad mesh
  * file, and the library must not abort, so the read happens in a forked child: it sends the
  * triangles (or its error message) back through a pipe and leaves with _exit. A child that dies
- * before sending everything, by a signal or otherwise, is reported as an unreadable file.
+ * before sending everything, by a signal or otherwise, or that runs past a generous time limit
+ * (Assimp also loops forever on some files), is reported as an unreadable file.
  *
  * The child only reads the file and writes to the pipe: no OpenMP, no stdio flushing, no atexit
  * handlers, no core file. What Assimp prints goes to a temporary file, not to the caller's
@@ -19,7 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,10 +59,25 @@ static int write_all(int fd, const void *data, size_t n) {
     return 0;
 }
 
-/* Reads exactly n bytes; 0 when they all came, -1 on an early end or an error. */
-static int read_all(int fd, void *data, size_t n) {
+/* Seconds on a monotonic clock. */
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Reads exactly n bytes before the deadline (now()); 0 when they all came, -1 on an early end
+ * or an error, -2 when the deadline passed. */
+static int read_all(int fd, void *data, size_t n, double deadline) {
     char *p = data;
     while (n > 0) {
+        double left = deadline - now();
+        if (left <= 0.0) return -2;
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int ready = poll(&pfd, 1, (int)(left * 1000.0) + 1);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready < 0) return -1;
+        if (ready == 0) continue; /* the loop's check ends it */
         ssize_t k = read(fd, p, n);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) return -1;
@@ -126,10 +145,13 @@ static void last_line(FILE *log, char *out, size_t size) {
     }
 }
 
-/* Reads the child's reply into out; PBF_OK, the child's own error, or -1 when it ended early. */
-static int receive(int fd, const char *name, pbf_trimesh *out, char *err, size_t err_size) {
+/* Reads the child's reply into out: PBF_OK or the child's own error; -1 when the child ended
+ * early, -2 when it ran past the deadline. */
+static int receive(int fd, const char *name, double deadline, pbf_trimesh *out, char *err,
+                   size_t err_size) {
     reply r;
-    if (read_all(fd, &r, sizeof r) != 0) return -1;
+    int got = read_all(fd, &r, sizeof r, deadline);
+    if (got != 0) return got;
     r.message[sizeof r.message - 1] = '\0';
     if (r.status != PBF_OK) {
         if (r.status < 0 || r.status > PBF_ERR_CAPACITY) return -1;
@@ -146,10 +168,13 @@ static int receive(int fd, const char *name, pbf_trimesh *out, char *err, size_t
         set_error(err, err_size, "mesh '%s': out of memory for its triangles", name);
         return PBF_ERR_OUT_OF_MEMORY;
     }
-    if (read_all(fd, out->vertices, 3 * (size_t)r.vertex_count * sizeof(float)) != 0 ||
-        read_all(fd, out->triangles, 3 * (size_t)r.triangle_count * sizeof(int32_t)) != 0) {
+    got = read_all(fd, out->vertices, 3 * (size_t)r.vertex_count * sizeof(float), deadline);
+    if (got == 0)
+        got = read_all(fd, out->triangles, 3 * (size_t)r.triangle_count * sizeof(int32_t),
+                       deadline);
+    if (got != 0) {
         pbf__trimesh_free(out);
-        return -1;
+        return got;
     }
     out->vertex_count = r.vertex_count;
     out->triangle_count = r.triangle_count;
@@ -162,6 +187,11 @@ pbf_status pbf__mesh_import(const char *path, pbf_trimesh *out, char *err, size_
         return PBF_ERR_INVALID_ARG;
     }
     memset(out, 0, sizeof *out);
+    /* Assimp loops forever on some malformed files (a PLY header cut by binary garbage): the
+     * child gets a time far beyond what any real file needs, 10 s plus 10 s per MB. */
+    struct stat info;
+    double megabytes = stat(path, &info) == 0 ? (double)info.st_size / 1e6 : 0.0;
+    double limit = 10.0 + 10.0 * megabytes;
     int fds[2];
     FILE *log = tmpfile(); /* may be NULL: then Assimp's words are lost, nothing else */
     if (pipe(fds) != 0) {
@@ -184,10 +214,12 @@ pbf_status pbf__mesh_import(const char *path, pbf_trimesh *out, char *err, size_
         child(fds[1], log != NULL ? fileno(log) : -1, path);
     }
     close(fds[1]);
-    int st = receive(fds[0], path, out, err, err_size);
+    int st = receive(fds[0], path, now() + limit, out, err, err_size);
     close(fds[0]);
+    if (st == -2) kill(pid, SIGKILL);
     char end[96], said[160];
     reap(pid, end, sizeof end);
+    if (st == -2) snprintf(end, sizeof end, "it did not finish within %.0f s", limit);
     last_line(log, said, sizeof said);
     if (log != NULL) fclose(log);
     if (st >= 0) return (pbf_status)st;

@@ -13,6 +13,7 @@
 #include "frame_files.h"
 #include "interrupt.h"
 #include "pbf/export.h"
+#include "pbf/geometry.h"
 #include "pbf/render.h"
 #include "progress.h"
 #include "render_run.h"
@@ -216,6 +217,7 @@ struct render_run {
     pbf_collider_def *colliders;
     int collider_count;
     pbf_collider_def tool; /* the tool's sphere of the frame being drawn */
+    pbf_render_mesh meshes[PBF_MAX_MESHES]; /* the mesh solids, posed for the frame drawn */
     int closed;
     int quiet;
 };
@@ -247,10 +249,30 @@ static int run_on_start(const pbf_world *world, const pbf_scene *scene, void *us
     return sink_open(&rr->sink, &rr->set, scene->fps);
 }
 
+/* The world's mesh solids for the renderer: the triangles in place (no copy) and the pose after
+ * the last step; coloured by motion (static grey, kinematic steel blue, floating wood). */
+static int world_meshes(const pbf_world *world, pbf_render_mesh *out) {
+    static const float kinematic[3] = {0.30f, 0.40f, 0.55f}, floating[3] = {0.60f, 0.40f, 0.20f};
+    int count = pbf_world_mesh_count(world);
+    if (count > PBF_MAX_MESHES) count = PBF_MAX_MESHES;
+    for (int i = 0; i < count; ++i) {
+        pbf_render_mesh *m = &out[i];
+        memset(m, 0, sizeof *m);
+        m->triangle_count =
+            pbf_world_mesh_triangles(world, i, &m->vertices, &m->vertex_count, &m->triangles);
+        pbf_world_mesh_transform(world, i, m->transform);
+        const pbf_mesh_def *d = pbf_world_get_mesh_def(world, i);
+        m->container = d->role == PBF_MESH_CONTAINER;
+        if (d->motion == PBF_MESH_KINEMATIC) memcpy(m->color, kinematic, sizeof kinematic);
+        if (d->motion == PBF_MESH_FLOATING) memcpy(m->color, floating, sizeof floating);
+    }
+    return count;
+}
+
 /* What the renderer needs from a world, straight from its read-only view (no copy). */
 static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *scene,
                                     const pbf_collider_def *colliders, int collider_count,
-                                    pbf_collider_def *tool) {
+                                    pbf_collider_def *tool, pbf_render_mesh *meshes) {
     pbf_render_scene s = pbf_default_render_scene();
     pbf_particle_view v = pbf_world_view(world);
     const pbf_world_def *def = pbf_world_get_def(world);
@@ -271,6 +293,8 @@ static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *sce
         tool->radius = ts.radius;
         s.tool = tool;
     }
+    s.mesh_count = world_meshes(world, meshes);
+    s.meshes = meshes;
     s.camera = scene->camera;
     return s;
 }
@@ -279,7 +303,7 @@ static int run_on_frame(const pbf_world *world, int frame, void *user) {
     render_run *rr = user;
     char err[PBF_ERROR_SIZE];
     pbf_render_scene s =
-        world_scene(world, rr->scene, rr->colliders, rr->collider_count, &rr->tool);
+        world_scene(world, rr->scene, rr->colliders, rr->collider_count, &rr->tool, rr->meshes);
     if (sink_frame(&rr->sink, &s, frame, err, sizeof err) != 0)
         return cli_error("frame %d: %s", frame, err);
     /* The last frame: finish the video here, so that a failure is the run's exit status. */
@@ -330,7 +354,8 @@ int render_bench_world(const pbf_world *world, const pbf_scene *scene, int width
     if (nc > 64) nc = 64;
     for (int i = 0; i < nc; ++i) colliders[i] = pbf_world_get_collider(world, i);
     pbf_collider_def tool;
-    pbf_render_scene s = world_scene(world, scene, colliders, nc, &tool);
+    pbf_render_mesh meshes[PBF_MAX_MESHES];
+    pbf_render_scene s = world_scene(world, scene, colliders, nc, &tool, meshes);
     double t0 = 0.0;
     for (int f = -1; !rc && f < frames; ++f) {
         if (f == 0) t0 = cli_now(); /* frame -1 warms up (shader compilation, allocations) */

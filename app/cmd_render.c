@@ -15,6 +15,7 @@
 #include "pbf/export.h"
 #include "pbf/geometry.h"
 #include "pbf/render.h"
+#include "pbf/surface.h"
 #include "progress.h"
 #include "render_run.h"
 
@@ -381,7 +382,8 @@ static const char render_synopsis[] =
 
 static const char render_help[] =
     "Renders the particle files of a run (frame_00000.ply ... or .vtk, as `pbf run` writes\n"
-    "them) to a video and/or PNG frames. The domain, colliders, camera, particle radius and\n"
+    "them), and its mesh solids where solids_00000.ply ... are there, to a video and/or PNG\n"
+    "frames. The domain, colliders, camera, particle radius and\n"
     "frame rate come from EXPORT_DIR/scene.json (written by `pbf run`), or from --scene FILE;\n"
     "without either, the domain is the particles' bounding box, the camera frames it and the\n"
     "radius is estimated from the particle spacing.\n"
@@ -439,6 +441,27 @@ static void load_tool_track(const char *dir, pbf_vec3 **out, int *count) {
         if (frame + 1 > *count) *count = frame + 1;
     }
     fclose(f);
+}
+
+/* The mesh solids of a frame from DIR/solids_NNNNN.ply (`pbf run` writes it beside the particles
+ * when the scene has meshes), already posed: one grey mesh with the identity transform. Leaves
+ * *mesh empty (and draws none) when there is no such file; a broken one is an error. */
+static int load_solids(const char *dir, int number, pbf_mesh *mesh, pbf_render_mesh *out,
+                       char *err, size_t err_size) {
+    pbf_mesh_free(mesh);
+    memset(out, 0, sizeof *out);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/solids_%05d.ply", dir, number);
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (pbf_mesh_read_ply(path, mesh, err, err_size) != PBF_OK) return 1;
+    out->vertices = mesh->positions;
+    out->vertex_count = mesh->vertex_count;
+    out->triangles = mesh->triangles;
+    out->triangle_count = mesh->triangle_count;
+    out->transform[0] = out->transform[5] = out->transform[10] = 1.0f;
+    out->version = (unsigned)number + 1; /* new arrays every frame: upload them again */
+    return 0;
 }
 
 int cmd_render(int argc, char **argv) {
@@ -517,6 +540,9 @@ int cmd_render(int argc, char **argv) {
     char err[PBF_ERROR_SIZE];
     pbf_particles parts;
     memset(&parts, 0, sizeof parts);
+    pbf_mesh solids; /* the mesh solids of the frame (solids_NNNNN.ply) */
+    memset(&solids, 0, sizeof solids);
+    pbf_render_mesh solids_mesh;
     pbf_render_scene rs = pbf_default_render_scene();
     frame_sink sink;
     memset(&sink, 0, sizeof sink);
@@ -579,6 +605,12 @@ int cmd_render(int argc, char **argv) {
                 tool_shape.center = tool_track[files[i].number];
                 rs.tool = &tool_shape;
             }
+            if (load_solids(dir, files[i].number, &solids, &solids_mesh, err, sizeof err) != 0) {
+                rc = cli_error("%s", err);
+                break;
+            }
+            rs.mesh_count = solids.triangle_count > 0;
+            rs.meshes = &solids_mesh;
             if (sink_frame(&sink, &rs, files[i].number, err, sizeof err) != 0) {
                 if (!quiet) progress_end(&bar);
                 rc = cli_error("%s: %s", files[i].path, err);
@@ -596,6 +628,7 @@ int cmd_render(int argc, char **argv) {
         if (rc == 0) rc = 128 + interrupted;
     }
     pbf_particles_free(&parts);
+    pbf_mesh_free(&solids);
     frame_files_free(files, count);
     free(tool_track);
     free(scene);

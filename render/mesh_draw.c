@@ -45,7 +45,8 @@ void mesh_slots_sync(mesh_slots *ms, const pbf_render_scene *s) {
         const pbf_render_mesh *m = &s->meshes[i];
         mesh_slot *sl = &ms->slot[i];
         if (sl->vao != 0 && sl->vertices == m->vertices && sl->triangles == m->triangles &&
-            sl->vertex_count == m->vertex_count && sl->triangle_count == m->triangle_count)
+            sl->vertex_count == m->vertex_count && sl->triangle_count == m->triangle_count &&
+            sl->version == m->version)
             continue;
         if (sl->vao == 0) {
             glGenVertexArrays(1, &sl->vao);
@@ -68,6 +69,7 @@ void mesh_slots_sync(mesh_slots *ms, const pbf_render_scene *s) {
         sl->triangles = m->triangles;
         sl->vertex_count = m->vertex_count;
         sl->triangle_count = m->triangle_count;
+        sl->version = m->version;
     }
 }
 

@@ -11,6 +11,7 @@ typedef struct mesh_slot {
     const float *vertices; /* what was uploaded: the slot is uploaded again when these change */
     const int32_t *triangles;
     int vertex_count, triangle_count;
+    unsigned version;
 } mesh_slot;
 
 typedef struct mesh_slots {

@@ -2,7 +2,8 @@
  * particle radius) after 20 steps, the bodies moved and turned; the PLY's header comments give
  * every body's pose as pbf_world_mesh_state, its vertices are the mesh's triangles placed by
  * pbf_world_mesh_transform, its faces index the right vertices and name their solid; the VTK
- * file holds the same points (big-endian), the poses as field data and the solid per cell. */
+ * file holds the same points (big-endian), the poses as field data and the solid per cell; the
+ * PLY reads back with pbf_mesh_read_ply (as `pbf render` draws it). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "pbf/export.h"
 #include "pbf/geometry.h"
 #include "pbf/scene.h"
+#include "pbf/surface.h"
 #include "test.h"
 
 static char dir[256];
@@ -131,6 +133,14 @@ static int export_solids(void) {
         }
         first += nv;
     }
+
+    /* what `pbf render` reads back (pbf_mesh_read_ply skips the solid index) */
+    pbf_mesh back;
+    ENSURE(pbf_mesh_read_ply(path, &back, err, sizeof err) == PBF_OK);
+    ENSURE(back.vertex_count == total_v && back.triangle_count == total_t);
+    ENSURE(back.positions[3 * total_v - 1] == get_f32(body + 12 * total_v - 4, 0));
+    ENSURE(back.triangles[3 * total_t - 1] == get_i32(faces + 17 * total_t - 8, 0));
+    pbf_mesh_free(&back);
 
     /* VTK: the same points, the poses as field data, the solid per cell */
     char ply_points[12 * 64];

@@ -184,6 +184,19 @@ static int test_coverage_and_pose(void) {
         ENSURE(area > 800);
         ENSURE(q > 0.98);
     }
+    /* the same arrays rewritten in place (half the size) under a new version: uploaded again */
+    for (int i = 0; i < 24; ++i) cube_v[i] *= 0.5f;
+    pbf_render_mesh m = cube_mesh(poses[0][0], poses[0][1], poses[0][2], poses[0][3], poses[0][4]);
+    m.version = 1;
+    s.meshes = &m;
+    ENSURE(draw(r, &s, img) == 0);
+    diff_mask(img, empty, got);
+    cpu_mesh_mask(&s, &m, want);
+    int area = 0;
+    double q = iou(want, got, &area);
+    printf("  half size, new version: %d pixels by ray cast, IoU %.4f\n", area, q);
+    ENSURE(area > 200 && q > 0.97);
+    make_cube();
     pbf_renderer_destroy(r);
     free(empty), free(img), free(got), free(want);
     return 0;

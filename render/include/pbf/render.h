@@ -176,7 +176,8 @@ PBF_API pbf_render_def pbf_default_render_def(void);
  * pbf_world_mesh_triangles gives the arrays, pbf_world_mesh_transform the pose). The renderer
  * keeps a copy of the triangles on the GPU per slot of pbf_render_scene.meshes: it uploads them
  * the first time it sees them in that slot and again only when the slot's arrays (pointers or
- * counts) change, so a moving body costs one matrix per frame. */
+ * counts) or `version` change, so a moving body costs one matrix per frame. Arrays rewritten in
+ * place, or freed and allocated again (the same address may come back), need a new version. */
 #define PBF_RENDER_MAX_MESHES 64
 typedef struct pbf_render_mesh {
     const float *vertices;     /* 3*vertex_count, xyz in the mesh's local frame, m */
@@ -189,6 +190,7 @@ typedef struct pbf_render_mesh {
      * drawn, so the fluid inside stays visible. Needs outward-facing triangles (counter-
      * clockwise seen from outside), as pbf_world_mesh_triangles gives a closed mesh. */
     int container;
+    unsigned version; /* change it when the arrays' contents change */
 } pbf_render_mesh;
 
 /* What one frame shows. The renderer reads the arrays during pbf_renderer_draw only. */

@@ -17,6 +17,7 @@
 #include "pbf/render.h"
 #include "pbf/surface.h"
 #include "progress.h"
+#include "render_meshes.h"
 #include "render_run.h"
 
 /* ---- settings shared by the commands ---------------------------------------------------------- */
@@ -250,26 +251,6 @@ static int run_on_start(const pbf_world *world, const pbf_scene *scene, void *us
     return sink_open(&rr->sink, &rr->set, scene->fps);
 }
 
-/* The world's mesh solids for the renderer: the triangles in place (no copy) and the pose after
- * the last step; coloured by motion (static grey, kinematic steel blue, floating wood). */
-static int world_meshes(const pbf_world *world, pbf_render_mesh *out) {
-    static const float kinematic[3] = {0.30f, 0.40f, 0.55f}, floating[3] = {0.60f, 0.40f, 0.20f};
-    int count = pbf_world_mesh_count(world);
-    if (count > PBF_MAX_MESHES) count = PBF_MAX_MESHES;
-    for (int i = 0; i < count; ++i) {
-        pbf_render_mesh *m = &out[i];
-        memset(m, 0, sizeof *m);
-        m->triangle_count =
-            pbf_world_mesh_triangles(world, i, &m->vertices, &m->vertex_count, &m->triangles);
-        pbf_world_mesh_transform(world, i, m->transform);
-        const pbf_mesh_def *d = pbf_world_get_mesh_def(world, i);
-        m->container = d->role == PBF_MESH_CONTAINER;
-        if (d->motion == PBF_MESH_KINEMATIC) memcpy(m->color, kinematic, sizeof kinematic);
-        if (d->motion == PBF_MESH_FLOATING) memcpy(m->color, floating, sizeof floating);
-    }
-    return count;
-}
-
 /* What the renderer needs from a world, straight from its read-only view (no copy). */
 static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *scene,
                                     const pbf_collider_def *colliders, int collider_count,
@@ -294,7 +275,7 @@ static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *sce
         tool->radius = ts.radius;
         s.tool = tool;
     }
-    s.mesh_count = world_meshes(world, meshes);
+    s.mesh_count = render_meshes_from_world(world, meshes);
     s.meshes = meshes;
     s.camera = scene->camera;
     return s;

@@ -11,7 +11,8 @@
  *   PBF_LOOK_SPHERES every particle ray-cast as a sphere (exact depth), Blinn-Phong, optionally
  *                    coloured by speed or density.
  * Both draw a sky (gradient or cube map), a checkerboard floor under the domain, the domain
- * edges faintly, and colliders and the tool as solid shapes.
+ * edges faintly, and colliders, the tool and triangle-mesh solids (pbf_render_mesh) as solid
+ * shapes that the fluid hides and refracts.
  *
  * Use:
  *
@@ -263,7 +264,7 @@ PBF_API pbf_status pbf_renderer_read_buffer(const pbf_renderer *r, pbf_render_bu
 
 /* GPU time of each pass of the last frame, ms (GL timer queries; 0 for passes not run). */
 typedef struct pbf_render_timings {
-    double background_ms; /* sky, floor, domain edges, colliders */
+    double background_ms; /* sky, floor, domain edges, colliders, meshes */
     double depth_ms;      /* sphere depth (fluid) or shaded spheres (spheres look) */
     double thickness_ms;
     double smooth_ms;

@@ -34,7 +34,7 @@ static void put(buffer *b, const void *src, size_t n) {
 }
 
 static void put_text(buffer *b, const char *fmt, ...) {
-    char line[1024];
+    char line[2048]; /* a header line with a file name of up to PBF_MESH_PATH_SIZE */
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(line, sizeof line, fmt, ap);

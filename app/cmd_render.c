@@ -13,8 +13,11 @@
 #include "frame_files.h"
 #include "interrupt.h"
 #include "pbf/export.h"
+#include "pbf/geometry.h"
 #include "pbf/render.h"
+#include "pbf/surface.h"
 #include "progress.h"
+#include "render_meshes.h"
 #include "render_run.h"
 
 /* ---- settings shared by the commands ---------------------------------------------------------- */
@@ -216,6 +219,7 @@ struct render_run {
     pbf_collider_def *colliders;
     int collider_count;
     pbf_collider_def tool; /* the tool's sphere of the frame being drawn */
+    pbf_render_mesh meshes[PBF_MAX_MESHES]; /* the mesh solids, posed for the frame drawn */
     int closed;
     int quiet;
 };
@@ -250,7 +254,7 @@ static int run_on_start(const pbf_world *world, const pbf_scene *scene, void *us
 /* What the renderer needs from a world, straight from its read-only view (no copy). */
 static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *scene,
                                     const pbf_collider_def *colliders, int collider_count,
-                                    pbf_collider_def *tool) {
+                                    pbf_collider_def *tool, pbf_render_mesh *meshes) {
     pbf_render_scene s = pbf_default_render_scene();
     pbf_particle_view v = pbf_world_view(world);
     const pbf_world_def *def = pbf_world_get_def(world);
@@ -271,6 +275,8 @@ static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *sce
         tool->radius = ts.radius;
         s.tool = tool;
     }
+    s.mesh_count = render_meshes_from_world(world, meshes);
+    s.meshes = meshes;
     s.camera = scene->camera;
     return s;
 }
@@ -279,7 +285,7 @@ static int run_on_frame(const pbf_world *world, int frame, void *user) {
     render_run *rr = user;
     char err[PBF_ERROR_SIZE];
     pbf_render_scene s =
-        world_scene(world, rr->scene, rr->colliders, rr->collider_count, &rr->tool);
+        world_scene(world, rr->scene, rr->colliders, rr->collider_count, &rr->tool, rr->meshes);
     if (sink_frame(&rr->sink, &s, frame, err, sizeof err) != 0)
         return cli_error("frame %d: %s", frame, err);
     /* The last frame: finish the video here, so that a failure is the run's exit status. */
@@ -330,7 +336,8 @@ int render_bench_world(const pbf_world *world, const pbf_scene *scene, int width
     if (nc > 64) nc = 64;
     for (int i = 0; i < nc; ++i) colliders[i] = pbf_world_get_collider(world, i);
     pbf_collider_def tool;
-    pbf_render_scene s = world_scene(world, scene, colliders, nc, &tool);
+    pbf_render_mesh meshes[PBF_MAX_MESHES];
+    pbf_render_scene s = world_scene(world, scene, colliders, nc, &tool, meshes);
     double t0 = 0.0;
     for (int f = -1; !rc && f < frames; ++f) {
         if (f == 0) t0 = cli_now(); /* frame -1 warms up (shader compilation, allocations) */
@@ -356,7 +363,8 @@ static const char render_synopsis[] =
 
 static const char render_help[] =
     "Renders the particle files of a run (frame_00000.ply ... or .vtk, as `pbf run` writes\n"
-    "them) to a video and/or PNG frames. The domain, colliders, camera, particle radius and\n"
+    "them), and its mesh solids where solids_00000.ply ... are there, to a video and/or PNG\n"
+    "frames. The domain, colliders, camera, particle radius and\n"
     "frame rate come from EXPORT_DIR/scene.json (written by `pbf run`), or from --scene FILE;\n"
     "without either, the domain is the particles' bounding box, the camera frames it and the\n"
     "radius is estimated from the particle spacing.\n"
@@ -414,6 +422,27 @@ static void load_tool_track(const char *dir, pbf_vec3 **out, int *count) {
         if (frame + 1 > *count) *count = frame + 1;
     }
     fclose(f);
+}
+
+/* The mesh solids of a frame from DIR/solids_NNNNN.ply (`pbf run` writes it beside the particles
+ * when the scene has meshes), already posed: one grey mesh with the identity transform. Leaves
+ * *mesh empty (and draws none) when there is no such file; a broken one is an error. */
+static int load_solids(const char *dir, int number, pbf_mesh *mesh, pbf_render_mesh *out,
+                       char *err, size_t err_size) {
+    pbf_mesh_free(mesh);
+    memset(out, 0, sizeof *out);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/solids_%05d.ply", dir, number);
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    if (pbf_mesh_read_ply(path, mesh, err, err_size) != PBF_OK) return 1;
+    out->vertices = mesh->positions;
+    out->vertex_count = mesh->vertex_count;
+    out->triangles = mesh->triangles;
+    out->triangle_count = mesh->triangle_count;
+    out->transform[0] = out->transform[5] = out->transform[10] = 1.0f;
+    out->version = (unsigned)number + 1; /* new arrays every frame: upload them again */
+    return 0;
 }
 
 int cmd_render(int argc, char **argv) {
@@ -492,6 +521,9 @@ int cmd_render(int argc, char **argv) {
     char err[PBF_ERROR_SIZE];
     pbf_particles parts;
     memset(&parts, 0, sizeof parts);
+    pbf_mesh solids; /* the mesh solids of the frame (solids_NNNNN.ply) */
+    memset(&solids, 0, sizeof solids);
+    pbf_render_mesh solids_mesh;
     pbf_render_scene rs = pbf_default_render_scene();
     frame_sink sink;
     memset(&sink, 0, sizeof sink);
@@ -554,6 +586,12 @@ int cmd_render(int argc, char **argv) {
                 tool_shape.center = tool_track[files[i].number];
                 rs.tool = &tool_shape;
             }
+            if (load_solids(dir, files[i].number, &solids, &solids_mesh, err, sizeof err) != 0) {
+                rc = cli_error("%s", err);
+                break;
+            }
+            rs.mesh_count = solids.triangle_count > 0;
+            rs.meshes = &solids_mesh;
             if (sink_frame(&sink, &rs, files[i].number, err, sizeof err) != 0) {
                 if (!quiet) progress_end(&bar);
                 rc = cli_error("%s: %s", files[i].path, err);
@@ -571,6 +609,7 @@ int cmd_render(int argc, char **argv) {
         if (rc == 0) rc = 128 + interrupted;
     }
     pbf_particles_free(&parts);
+    pbf_mesh_free(&solids);
     frame_files_free(files, count);
     free(tool_track);
     free(scene);

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "pbf/render.h"
 #include "pbf/scene.h"
+#include "render_meshes.h"
 
 #ifdef PBF_WITH_GLFW
 #include <GLFW/glfw3.h>
@@ -91,6 +92,12 @@ typedef struct sim_shared {
     int has_tool, tool_drag;
     pbf_tool_state tool;
     pbf_vec3 tool_target;
+    /* The mesh solids: their triangles copied once (the same for every world of the scene, so a
+     * reset keeps them), their poses with every state (under lock). */
+    pbf_render_mesh meshes[PBF_MAX_MESHES];
+    int mesh_count;
+    float *mesh_vertices[PBF_MAX_MESHES];
+    int32_t *mesh_triangles[PBF_MAX_MESHES];
     int failed;
     char error[PBF_ERROR_SIZE];
     /* Set before the thread starts, read-only after. */
@@ -137,6 +144,26 @@ static int publish(sim_shared *sh, const pbf_world *w) {
     sh->profile = pbf_world_get_profile(w);
     sh->has_tool = pbf_world_has_tool(w); /* tool */
     if (sh->has_tool) sh->tool = pbf_tool_get_state(w);
+    pbf_render_mesh m[PBF_MAX_MESHES]; /* mesh solids */
+    int nm = render_meshes_from_world(w, m);
+    for (int i = 0; i < nm; ++i) {
+        if (sh->mesh_vertices[i] == NULL) {
+            size_t vb = 3 * (size_t)m[i].vertex_count * sizeof(float);
+            size_t tb = 3 * (size_t)m[i].triangle_count * sizeof(int32_t);
+            sh->mesh_vertices[i] = malloc(vb > 0 ? vb : 1);
+            sh->mesh_triangles[i] = malloc(tb > 0 ? tb : 1);
+            if (sh->mesh_vertices[i] == NULL || sh->mesh_triangles[i] == NULL) {
+                pthread_mutex_unlock(&sh->lock);
+                return 1;
+            }
+            memcpy(sh->mesh_vertices[i], m[i].vertices, vb);
+            memcpy(sh->mesh_triangles[i], m[i].triangles, tb);
+        }
+        m[i].vertices = sh->mesh_vertices[i];
+        m[i].triangles = sh->mesh_triangles[i];
+        sh->meshes[i] = m[i];
+    }
+    sh->mesh_count = nm;
     ++sh->version;
     pthread_mutex_unlock(&sh->lock);
     return 0;
@@ -542,7 +569,8 @@ int cmd_view(int argc, char **argv) {
     memset(&tool, 0, sizeof tool);
     memset(&prof, 0, sizeof prof);
     double fps = 0.0, fps_t0 = now_s(), last = now_s();
-    int fps_frames = 0, drawn = 0, failed = 0;
+    int fps_frames = 0, drawn = 0, failed = 0, mesh_count = 0;
+    pbf_render_mesh meshes[PBF_MAX_MESHES];
     char hud[1024], sim_error[PBF_ERROR_SIZE] = "";
     uint8_t *shot = NULL;
     while (!glfwWindowShouldClose(win)) {
@@ -575,6 +603,8 @@ int cmd_view(int argc, char **argv) {
             prof = sh.profile;
             has_tool = sh.has_tool;
             tool = sh.tool;
+            mesh_count = sh.mesh_count; /* the arrays stay put: only the poses change */
+            memcpy(meshes, sh.meshes, (size_t)mesh_count * sizeof *meshes);
             seen = sh.version;
         }
         int paused = sh.paused;
@@ -609,6 +639,8 @@ int cmd_view(int argc, char **argv) {
         s.domain_max = dmax;
         s.collider_count = scene->collider_count;
         s.colliders = scene->colliders;
+        s.mesh_count = mesh_count;
+        s.meshes = meshes;
         if (has_tool) { /* tool */
             tool_shape.type = PBF_COLLIDER_SPHERE;
             tool_shape.center = tool.position;
@@ -685,6 +717,10 @@ int cmd_view(int argc, char **argv) {
     free(sh.positions);
     free(sh.velocities);
     free(sh.densities);
+    for (int i = 0; i < PBF_MAX_MESHES; ++i) {
+        free(sh.mesh_vertices[i]);
+        free(sh.mesh_triangles[i]);
+    }
     free(pos);
     free(vel);
     free(rho);

@@ -37,7 +37,15 @@ static int all_digits(const char *s, size_t n) {
     return 1;
 }
 
-/* Files a run writes: frame_<digits>.ply|vtk, its checkpoint, and the temporary files
+/* The length of the prefix of a per-frame file name: "frame_" (particles) or "solids_" (the mesh
+ * solids at their pose, pbf_export_solids_write); 0 for other names. */
+static size_t frame_prefix(const char *name) {
+    if (strncmp(name, "frame_", 6) == 0) return 6;
+    if (strncmp(name, "solids_", 7) == 0) return 7;
+    return 0;
+}
+
+/* Files a run writes: frame_<digits>.ply|vtk, solids_<digits>.ply|vtk, its checkpoint, and the temporary files
  * "<ours>.tmp.<pid>" that a killed run can leave behind (for frames, stats.csv, scene.json and
  * the checkpoint). An earlier run's checkpoint goes too: resuming it would mix two runs. */
 static int is_run_file(const char *name, int *is_frame) {
@@ -45,9 +53,10 @@ static int is_run_file(const char *name, int *is_frame) {
     size_t len = tmp ? (size_t)(tmp - name) : strlen(name);
     if (tmp && !all_digits(tmp + 5, strlen(tmp + 5))) return 0;
     *is_frame = 0;
-    if (len > 10 && strncmp(name, "frame_", 6) == 0 &&
+    size_t pre = frame_prefix(name);
+    if (pre > 0 && len > pre + 4 &&
         (strncmp(name + len - 4, ".ply", 4) == 0 || strncmp(name + len - 4, ".vtk", 4) == 0) &&
-        all_digits(name + 6, len - 10)) {
+        all_digits(name + pre, len - pre - 4)) {
         *is_frame = 1;
         return 1;
     }
@@ -62,7 +71,7 @@ static int is_run_file(const char *name, int *is_frame) {
 static long frame_number(const char *name) {
     int is_frame = 0;
     if (!is_run_file(name, &is_frame) || !is_frame) return -1;
-    return strtol(name + 6, NULL, 10);
+    return strtol(name + frame_prefix(name), NULL, 10);
 }
 
 /* Removes an earlier run's frame files, so the folder never mixes two runs and stats.csv
@@ -193,10 +202,12 @@ static const pbf_format all_formats[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK};
 static void remove_frame_files(run_output *o, char *const *paths) {
     for (size_t f = 0; f < FORMAT_COUNT; ++f)
         if (paths[f] != NULL && unlink(paths[f]) == 0) --o->files_written;
+    for (size_t f = FORMAT_COUNT; f < 2 * FORMAT_COUNT; ++f)
+        if (paths[f] != NULL) unlink(paths[f]);
 }
 
 int run_output_frame(run_output *o, const pbf_world *world, int frame) {
-    char *written[FORMAT_COUNT] = {NULL};
+    char *written[2 * FORMAT_COUNT] = {NULL}; /* particles, then the mesh solids */
     int rc = 0;
     if (o->formats != 0) rc = read_back(o, world);
     for (size_t f = 0; rc == 0 && f < FORMAT_COUNT; ++f) {
@@ -213,13 +224,26 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
             written[f] = path;
             ++o->files_written;
         }
+        /* the mesh solids at their pose of the frame, beside the particles */
+        if (rc != 0 || o->solids == NULL) continue;
+        snprintf(name, sizeof name, "solids_%05d.%s", frame, pbf_format_extension(all_formats[f]));
+        path = join(o->dir, name);
+        if (path == NULL) {
+            rc = frame_fail(o, "out of memory");
+        } else if (pbf_export_solids_write(world, all_formats[f], path, o->error,
+                                           sizeof o->error) != PBF_OK) {
+            rc = 1;
+            free(path);
+        } else {
+            written[FORMAT_COUNT + f] = path;
+        }
     }
     if (rc == 0) rc = write_stats_row(o, world, frame);
     if (rc == 0) rc = tool_output_row(o->tool, world, frame, o->error, sizeof o->error);
     if (rc == 0) rc = probe_output_row(o->probes, world, frame, o->error, sizeof o->error);
     if (rc == 0) rc = solid_output_row(o->solids, world, frame, o->error, sizeof o->error);
     if (rc != 0) remove_frame_files(o, written);
-    for (size_t f = 0; f < FORMAT_COUNT; ++f) free(written[f]);
+    for (size_t f = 0; f < 2 * FORMAT_COUNT; ++f) free(written[f]);
     return rc;
 }
 

@@ -51,6 +51,7 @@
 #define glDrawArraysInstanced pbf_glDrawArraysInstanced
 #define glDrawBuffer pbf_glDrawBuffer
 #define glDrawBuffers pbf_glDrawBuffers
+#define glDrawElements pbf_glDrawElements
 #define glEnable pbf_glEnable
 #define glEnableVertexAttribArray pbf_glEnableVertexAttribArray
 #define glFinish pbf_glFinish

@@ -8,6 +8,7 @@
 
 #include "font.h"
 #include "gl.h"
+#include "mesh_draw.h"
 #include "pbf/surface.h"
 #include "shaders_gen.h"
 #include "util.h"
@@ -28,11 +29,14 @@ struct pbf_renderer {
     int thick_w, thick_h;
 
     GLuint prog_background, prog_solid, prog_lines, prog_depth, prog_thickness, prog_spheres,
-        prog_smooth, prog_smooth2d, prog_normal, prog_composite, prog_text, prog_ellipsoid;
+        prog_smooth, prog_smooth2d, prog_normal, prog_composite, prog_text, prog_ellipsoid, prog_mesh;
     GLuint vao_empty, vao_particles, vbo_positions, vbo_scalars, vao_text, vbo_text;
     GLuint vao_ellipsoids, vbo_centers, vbo_axes;
     size_t positions_capacity, scalars_capacity; /* bytes in the GL buffers */
     size_t centers_capacity, axes_capacity;
+
+    /* Mesh solids: their triangles on the GPU, one slot per pbf_render_scene.meshes entry. */
+    mesh_slots meshes;
 
     /* Ellipsoid splats: the particles' anisotropy (pbf_surface_anisotropy), CPU side. */
     float *centers, *axes;
@@ -450,6 +454,7 @@ pbf_status pbf_renderer_create(const pbf_render_def *def, pbf_renderer **out, ch
         {&r->prog_text, "text.vert", pbf_shader_text_vert, "text.frag", pbf_shader_text_frag, 0},
         {&r->prog_ellipsoid, "ellipsoid.vert", pbf_shader_ellipsoid_vert, "ellipsoid_depth.frag",
          pbf_shader_ellipsoid_depth_frag, 0},
+        {&r->prog_mesh, "mesh.vert", pbf_shader_mesh_vert, "mesh.frag", pbf_shader_mesh_frag, 0},
     };
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         *programs[i].out = build_program(programs[i].vs_name, programs[i].vs, programs[i].fs_name,
@@ -537,11 +542,12 @@ void pbf_renderer_destroy(pbf_renderer *r) {
     if (r == NULL) return;
     GLuint progs[] = {r->prog_background, r->prog_solid, r->prog_lines, r->prog_depth,
                       r->prog_thickness, r->prog_spheres, r->prog_smooth, r->prog_smooth2d, r->prog_normal,
-                      r->prog_composite, r->prog_text, r->prog_ellipsoid};
+                      r->prog_composite, r->prog_text, r->prog_ellipsoid, r->prog_mesh};
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; ++i) {
         if (progs[i]) glDeleteProgram(progs[i]);
     }
     delete_targets(r);
+    mesh_slots_free(&r->meshes);
     GLuint vaos[] = {r->vao_empty, r->vao_particles, r->vao_text, r->vao_ellipsoids};
     GLuint bufs[] = {r->vbo_positions, r->vbo_scalars, r->vbo_text, r->vbo_centers, r->vbo_axes};
     GLuint texs[] = {r->tex_font, r->tex_sky};
@@ -774,6 +780,8 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
         pbf_render_set_error(err, n, "render: %d colliders but no array", s->collider_count);
         return PBF_ERR_INVALID_ARG;
     }
+    pbf_status mst = mesh_slots_check(s, err, n);
+    if (mst != PBF_OK) return mst;
     const pbf_render_def *d = &r->def;
     int w = r->width, h = r->height;
     memset(r->query_used, 0, sizeof r->query_used);
@@ -849,6 +857,13 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
     static const float tool_color[3] = {0.85f, 0.38f, 0.10f};
     for (int i = 0; i < s->collider_count; ++i) draw_solid(r, &s->colliders[i], collider_color);
     if (s->tool != NULL) draw_solid(r, s->tool, tool_color);
+    if (s->mesh_count > 0) { /* mesh solids, rasterized with their pose of the frame */
+        mesh_slots_sync(&r->meshes, s);
+        glUseProgram(r->prog_mesh);
+        set_common(r, r->prog_mesh, s, sun, checker, fog);
+        mesh_slots_draw(&r->meshes, r->prog_mesh, s, collider_color);
+        glBindVertexArray(r->vao_empty);
+    }
     /* The fluid's depth buffer starts as the scene's, so solids hide the fluid behind them. */
     glBindFramebuffer(GL_READ_FRAMEBUFFER, r->fbo_scene);
     glBindFramebuffer(GL_DRAW_FRAMEBUFFER, r->fbo_depth);

@@ -8,6 +8,9 @@
   crate.obj    a box 12 x 8 x 12 cm (12 triangles)
   hull.obj     a barge's hull: a flat bottom 24 x 6 cm widening to a deck 30 x 12 cm, 6 cm
                high (12 triangles)
+  glass.obj    a drinking glass with walls: outside radius 4.6 cm, inside 4 cm (walls 6 mm),
+               13 cm high, a bottom 1 cm thick, open at the top; a closed solid of revolution
+               with 48 sides (384 triangles)
 
 Usage: python3 scripts/make_scene_meshes.py [out_dir]     (default scenes/meshes)
 The files are in the repository; run this again only to change them.
@@ -61,6 +64,35 @@ def hexahedron(bottom, top):
     return v, box((0, 0, 0), (1, 1, 1))[1]
 
 
+def revolve(profile, n):
+    """The closed surface swept by a profile of (radius, y) points turned about the y axis in n
+    steps; a point of radius 0 (an end on the axis) becomes one vertex."""
+    v, ring = [], []
+    for r, y in profile:
+        if r == 0.0:
+            ring.append([len(v)] * n)
+            v.append((0.0, y, 0.0))
+        else:
+            ring.append(list(range(len(v), len(v) + n)))
+            for k in range(n):
+                a = 2.0 * math.pi * k / n
+                v.append((r * math.cos(a), y, r * math.sin(a)))
+    t = []
+    for j in range(len(profile) - 1):
+        p, q = ring[j], ring[j + 1]
+        for k in range(n):
+            k1 = (k + 1) % n
+            a, b, c, d = p[k], q[k], q[k1], p[k1]
+            if a == d:            # p is on the axis: a fan round it
+                t.append((a, b, c))
+            elif b == c:          # q is on the axis
+                t.append((a, b, d))
+            else:
+                t.append((a, b, c))
+                t.append((a, c, d))
+    return v, t
+
+
 def signed_volume(v, t):
     s = 0.0
     for a, b, c in t:
@@ -112,6 +144,10 @@ def main():
     write_obj(os.path.join(out, "crate.obj"), v, outward(v, t), "a crate")
     v, t = hexahedron((-0.12, 0.12, -0.03, 0.03, -0.03), (-0.15, 0.15, -0.06, 0.06, 0.03))
     write_obj(os.path.join(out, "hull.obj"), v, outward(v, t), "a barge's hull")
+    # the profile runs round the glass's wall: bottom, outside, rim, inside, inner floor
+    v, t = revolve([(0.0, 0.0), (0.046, 0.0), (0.046, 0.13), (0.04, 0.13), (0.04, 0.01),
+                    (0.0, 0.01)], 48)
+    write_obj(os.path.join(out, "glass.obj"), v, outward(v, t), "a drinking glass")
 
 
 if __name__ == "__main__":

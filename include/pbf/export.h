@@ -52,6 +52,20 @@ PBF_API pbf_status pbf_export_write(const pbf_particles *p, pbf_format format, c
  * .vtk). Errors name the file and what was wrong. On failure *out is zeroed. */
 PBF_API pbf_status pbf_export_read(const char *path, pbf_particles *out, char *err,
                                    size_t err_size);
+/* The world's mesh solids (include/pbf/geometry.h) at their current pose, as one file of
+ * triangles in world coordinates (`pbf run` writes solids_00042.ply/.vtk next to each frame):
+ *   PLY  binary little-endian: element vertex (float x y z), element face (list uchar int
+ *        vertex_indices, int solid: the mesh's index); one header comment per solid,
+ *        "comment solid I FILE position X Y Z orientation W X Y Z" (the pose: the local frame's
+ *        origin, a floating body's centre of mass, and the unit quaternion local to world).
+ *        Blender imports it as a mesh; the comments are for scripts.
+ *   VTK  legacy binary POLYDATA: POINTS, POLYGONS, CELL_DATA SCALARS solid int, and field data
+ *        time (1 float), position (3 per solid), orientation (4 per solid, w x y z). ParaView
+ *        reads the numbered files as a series and shows the field data in its spreadsheet.
+ * Written atomically like the particle files. */
+PBF_API pbf_status pbf_export_solids_write(const pbf_world *world, pbf_format format,
+                                           const char *path, char *err, size_t err_size);
+
 /* File name extension of a format: "ply" or "vtk"; "" for anything else. */
 PBF_API const char *pbf_format_extension(pbf_format format);
 

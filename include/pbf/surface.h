@@ -158,7 +158,8 @@ typedef enum pbf_mesh_format {
  * exporters; an empty mesh gives a valid empty file. */
 PBF_API pbf_status pbf_mesh_write(const pbf_mesh *mesh, pbf_mesh_format format, const char *path,
                                   char *err, size_t err_size);
-/* Reads a PLY file written by pbf_mesh_write (positions, normals when present, triangles).
+/* Reads a PLY file written by pbf_mesh_write (positions, normals when present, triangles), or
+ * by pbf_export_solids_write (up to two 32-bit face properties after the list are skipped).
  * Errors name the file and what was wrong. */
 PBF_API pbf_status pbf_mesh_read_ply(const char *path, pbf_mesh *out, char *err,
                                      size_t err_size);

@@ -79,3 +79,15 @@ vec3 environment(vec3 o, vec3 dir) {
     }
     return sky_color(dir);
 }
+
+// Opaque solids (colliders, the tool, meshes): Blinn-Phong with the sun as key light and a
+// softer fill from the opposite side, so that faces turned away from the sun keep their shape.
+// n: unit normal facing the viewer, d: unit view ray direction.
+vec3 shade_solid(vec3 n, vec3 d, vec3 color) {
+    vec3 hv = normalize(u_sun - d);
+    vec3 fill_dir = normalize(vec3(-u_sun.x, 0.6, -u_sun.z));
+    float diff = max(dot(n, u_sun), 0.0) + 0.45 * max(dot(n, fill_dir), 0.0);
+    float spec = pow(max(dot(n, hv), 0.0), 64.0);
+    vec3 amb = 0.35 * mix(vec3(0.30, 0.29, 0.28), vec3(0.55, 0.65, 0.80), 0.5 + 0.5 * n.y);
+    return color * (amb + 0.75 * diff) + vec3(0.25) * spec;
+}

@@ -73,14 +73,6 @@ void main() {
     else t = hit_capsule(o, d, u_a, u_b, u_radius, n);
     if (t <= 0.0) discard;
     vec3 p = o + t * d;
-    vec3 v = -d;
-    vec3 hv = normalize(u_sun + v);
-    // The sun (key light) and a softer fill from the opposite side, so that faces turned
-    // away from the sun keep their shape.
-    vec3 fill_dir = normalize(vec3(-u_sun.x, 0.6, -u_sun.z));
-    float diff = max(dot(n, u_sun), 0.0) + 0.45 * max(dot(n, fill_dir), 0.0);
-    float spec = pow(max(dot(n, hv), 0.0), 64.0);
-    vec3 amb = 0.35 * mix(vec3(0.30, 0.29, 0.28), vec3(0.55, 0.65, 0.80), 0.5 + 0.5 * n.y);
-    o_color = vec4(u_color * (amb + 0.75 * diff) + vec3(0.25) * spec, 1.0);
+    o_color = vec4(shade_solid(n, d, u_color), 1.0);
     gl_FragDepth = window_depth((u_view * vec4(p, 1.0)).z);
 }

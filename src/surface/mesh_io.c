@@ -144,7 +144,9 @@ pbf_status pbf_mesh_read_ply(const char *path, pbf_mesh *out, char *err, size_t 
         return PBF_ERR_IO;
     }
     char line[256];
-    int nv = -1, nt = -1, props = 0, in_vertex = 0, ended = 0, ok = 1;
+    /* face_extra: bytes of 32-bit face properties after the list (the solid index of
+     * pbf_export_solids_write), skipped */
+    int nv = -1, nt = -1, props = 0, in_vertex = 0, in_face = 0, face_extra = 0, ended = 0, ok = 1;
     if (fgets(line, sizeof line, f) == NULL || strcmp(line, "ply\n") != 0) ok = 0;
     while (ok && !ended && fgets(line, sizeof line, f) != NULL) {
         if (strncmp(line, "element vertex ", 15) == 0) {
@@ -153,6 +155,10 @@ pbf_status pbf_mesh_read_ply(const char *path, pbf_mesh *out, char *err, size_t 
         } else if (strncmp(line, "element face ", 13) == 0) {
             ok = sscanf(line + 13, "%d", &nt) == 1 && nt >= 0;
             in_vertex = 0;
+            in_face = 1;
+        } else if (in_face && (strncmp(line, "property int ", 13) == 0 ||
+                               strncmp(line, "property float ", 15) == 0)) {
+            face_extra += 4;
         } else if (strncmp(line, "property float ", 15) == 0 && in_vertex) {
             ++props;
         } else if (strcmp(line, "end_header\n") == 0) {
@@ -161,7 +167,7 @@ pbf_status pbf_mesh_read_ply(const char *path, pbf_mesh *out, char *err, size_t 
             ok = strcmp(line, "format binary_little_endian 1.0\n") == 0;
         }
     }
-    if (!ok || !ended || nv < 0 || nt < 0 || (props != 3 && props != 6)) {
+    if (!ok || !ended || nv < 0 || nt < 0 || (props != 3 && props != 6) || face_extra > 8) {
         fclose(f);
         surface_format(err, err_size,
                        "%s: not a mesh PLY of pbf (expected binary_little_endian, float x y z "
@@ -190,7 +196,8 @@ pbf_status pbf_mesh_read_ply(const char *path, pbf_mesh *out, char *err, size_t 
         }
     }
     for (int t = 0; t < nt && why == NULL; ++t) {
-        if (fread(buf, 1, 13, f) != 13) why = "the faces end early";
+        if (fread(buf, 1, 13 + (size_t)face_extra, f) != 13 + (size_t)face_extra)
+            why = "the faces end early";
         else if (buf[0] != 3) why = "a face is not a triangle";
         for (int k = 0; k < 3 && why == NULL; ++k) {
             uint32_t i = get_u32(buf + 1 + 4 * k);

@@ -3,6 +3,7 @@
 #   view        `pbf view --screenshot` under Xvfb (skips, exit 77, without xvfb-run)
 #   run_video   `pbf run --video --png` writes a video with every frame and the PNGs
 #   render      `pbf render EXPORT_DIR` renders a run's files afterwards; bad input fails
+#   render_solids  a mesh scene's solids_NNNNN files, and `pbf render` drawing them
 set -u
 pbf=$1 src=$2 png_check=$3 case=$4
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pbf_render_cli.XXXXXX")
@@ -62,6 +63,26 @@ render)
   mkdir "$tmp/empty"
   "$pbf" render "$tmp/empty" --png "$tmp/p" 2> "$tmp/err"; [ $? = 1 ] || fail "empty folder accepted"
   grep -q "no frame_" "$tmp/err" || fail "message: $(cat "$tmp/err")"
+  ;;
+render_solids)
+  # A scene with a mesh: solids_NNNNN.ply/.vtk beside the particle files, an earlier run's
+  # removed, and `pbf render` draws them (the image changes without them); a broken one fails.
+  export PBF_CACHE_DIR="$tmp/cache"
+  mkdir -p "$tmp/out" && touch "$tmp/out/solids_00099.ply"
+  "$pbf" run "$src/scenes/glass_fill.json" --set fluid.particle_radius=0.005 --frames 2 \
+    --format ply,vtk --out "$tmp/out" --quiet 2> /dev/null || fail "pbf run exited with $?"
+  for f in solids_00000.ply solids_00002.ply solids_00000.vtk solids_00002.vtk; do
+    [ -s "$tmp/out/$f" ] || fail "missing $f: $(ls "$tmp/out")"
+  done
+  [ ! -e "$tmp/out/solids_00099.ply" ] || fail "an earlier run's solids file stayed"
+  grep -a -q "comment solid 0 glass.obj position" "$tmp/out/solids_00002.ply" || fail "no pose"
+  "$pbf" render "$tmp/out" --png "$tmp/with" --resolution 160x120 --quiet || fail "pbf render: $?"
+  rm "$tmp/out"/solids_*
+  "$pbf" render "$tmp/out" --png "$tmp/without" --resolution 160x120 --quiet || fail "pbf render: $?"
+  ! cmp -s "$tmp/with/frame_00002.png" "$tmp/without/frame_00002.png" || fail "no glass drawn"
+  echo "ply" > "$tmp/out/solids_00001.ply"
+  "$pbf" render "$tmp/out" --png "$tmp/broken" --quiet 2> "$tmp/err"; [ $? = 1 ] || fail "broken accepted"
+  grep -q "solids_00001.ply" "$tmp/err" || fail "message: $(cat "$tmp/err")"
   ;;
 *)
   fail "unknown case $case"

@@ -11,7 +11,8 @@
  *   PBF_LOOK_SPHERES every particle ray-cast as a sphere (exact depth), Blinn-Phong, optionally
  *                    coloured by speed or density.
  * Both draw a sky (gradient or cube map), a checkerboard floor under the domain, the domain
- * edges faintly, and colliders and the tool as solid shapes.
+ * edges faintly, and colliders, the tool and triangle-mesh solids (pbf_render_mesh) as solid
+ * shapes that the fluid hides and refracts.
  *
  * Use:
  *
@@ -172,6 +173,27 @@ typedef struct pbf_render_def {
 
 PBF_API pbf_render_def pbf_default_render_def(void);
 
+/* A triangle mesh drawn as a solid (the mesh solids of include/pbf/geometry.h:
+ * pbf_world_mesh_triangles gives the arrays, pbf_world_mesh_transform the pose). The renderer
+ * keeps a copy of the triangles on the GPU per slot of pbf_render_scene.meshes: it uploads them
+ * the first time it sees them in that slot and again only when the slot's arrays (pointers or
+ * counts) or `version` change, so a moving body costs one matrix per frame. Arrays rewritten in
+ * place, or freed and allocated again (the same address may come back), need a new version. */
+#define PBF_RENDER_MAX_MESHES 64
+typedef struct pbf_render_mesh {
+    const float *vertices;     /* 3*vertex_count, xyz in the mesh's local frame, m */
+    int vertex_count;
+    const int32_t *triangles;  /* 3*triangle_count indices into vertices */
+    int triangle_count;
+    float transform[12];       /* local to world, row-major 3x4 [R | t] */
+    float color[3];            /* linear RGB; (0, 0, 0): the colliders' grey */
+    /* 1: the fluid is inside this closed mesh (PBF_MESH_CONTAINER): only its far walls are
+     * drawn, so the fluid inside stays visible. Needs outward-facing triangles (counter-
+     * clockwise seen from outside), as pbf_world_mesh_triangles gives a closed mesh. */
+    int container;
+    unsigned version; /* change it when the arrays' contents change */
+} pbf_render_mesh;
+
 /* What one frame shows. The renderer reads the arrays during pbf_renderer_draw only. */
 typedef struct pbf_render_scene {
     int particle_count;
@@ -185,6 +207,10 @@ typedef struct pbf_render_scene {
     const pbf_collider_def *colliders;
     /* The tool, drawn solid in its own colour; NULL when the scene has none. */
     const pbf_collider_def *tool;
+    /* Triangle meshes, shaded like the colliders, hiding the fluid behind them and seen
+     * through it (refraction). At most PBF_RENDER_MAX_MESHES. */
+    int mesh_count;
+    const pbf_render_mesh *meshes;
     /* position == target (e.g. all zero) means pbf_render_default_camera of the domain. */
     pbf_camera_def camera;
 } pbf_render_scene;
@@ -238,7 +264,7 @@ PBF_API pbf_status pbf_renderer_read_buffer(const pbf_renderer *r, pbf_render_bu
 
 /* GPU time of each pass of the last frame, ms (GL timer queries; 0 for passes not run). */
 typedef struct pbf_render_timings {
-    double background_ms; /* sky, floor, domain edges, colliders */
+    double background_ms; /* sky, floor, domain edges, colliders, meshes */
     double depth_ms;      /* sphere depth (fluid) or shaded spheres (spheres look) */
     double thickness_ms;
     double smooth_ms;

@@ -10,6 +10,7 @@
 #include "probes.h" /* probes: freed here */
 #include "geometry/meshes.h" /* mesh solids: freed, counted and kept after the colliders */
 #include "emitter.h" /* emitters and sinks: freed and counted here */
+#include "viscosity.h" /* the viscosity solve's scratch: freed here */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
 #include "world_internal.h"
 
@@ -168,6 +169,7 @@ void pbf_world_destroy(pbf_world *w) {
     pbf__probes_free(w); /* probes */
     pbf__meshes_free(w);
     pbf__flow_free(w);   /* emitters and sinks */
+    pbf__viscosity_free(w);
     free(w->grid.cell_start);
     free(w->grid.cursor);
     free(w->iteration_error);

@@ -142,8 +142,7 @@ typedef struct pbf_params {
     float visc_k;        /* 10 ν V (m⁵/s), calibrated on the rest lattice (pbf_visc_pair) */
     float visc_eps;      /* 0.01 h² */
     float surface_drag;  /* c, 1/s */
-    int drag_full_count; /* N_full: neighbours inside the rest lattice */
-    float drag_inv_span; /* 1 / (N_full − N_half) */
+    float drag_inv_span; /* 1 / (ρ0 − ρ_top), ρ_top the rest lattice's top layer's density */
 } pbf_params;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1092,11 +1091,14 @@ PBF_KERNEL_INLINE pbf_v3 pbf_delta_end_friction(const pbf_delta_acc *a, pbf_v3 x
  *
  * Surface drag (NVIDIA FleX's "drag"): particles at the free surface are pulled towards the
  * velocity of the air, which is at rest: dv/dt = −c s_i v_i, with c in 1/s and a surface
- * weight s_i from the neighbour count N_i of the last λ pass,
- *   s_i = clamp((N_full − N_i) / (N_full − N_half), 0, 1),
- * where N_full and N_half are the neighbour counts inside the rest lattice and in its top layer
- * (26 and 17 with h = 4r): 0 inside the fluid, 1 at a flat surface and beyond (edges, spray).
- * It is applied implicitly, v ← v / (1 + dt c s_i), which never overshoots past rest. */
+ * weight s_i from the particle's neighbourhood, its density ρ_i at the end of the substep
+ * (the kernel-weighted count of its neighbours, with the walls' and colliders' ghost layers):
+ *   s_i = clamp((ρ0 − ρ_i) / (ρ0 − ρ_top), 0, 1),
+ * where ρ_top is the density of a particle in the top layer of the rest lattice (0.73 ρ0 with
+ * h = 4r): 0 inside the fluid and against walls, 1 at a flat free surface and beyond (edges,
+ * spray). The neighbour count alone would also drag the layers along the walls, which have
+ * half a neighbourhood too. It is applied implicitly, v ← v / (1 + dt c s_i), which never
+ * overshoots past rest. */
 
 /* s_ij of a pair at r² (zero at and beyond h): visc_eps = 0.01 h², visc_k = 10 ν V scaled so
  * that the rest lattice gives the exact Laplacian of a shear (src/viscosity.c: 1.54 × with
@@ -1179,15 +1181,15 @@ PBF_KERNEL_INLINE pbf_v3 pbf_sym3_apply(pbf_sym3 m, pbf_v3 u) {
               m.xz * u.x + m.yz * u.y + m.zz * u.z);
 }
 
-/* The surface weight s_i of a particle with `neighbors` neighbours within h. */
-PBF_KERNEL_INLINE float pbf_surface_weight(int neighbors, const pbf_params *p) {
-    float s = ((float)p->drag_full_count - (float)neighbors) * p->drag_inv_span;
+/* The surface weight s_i of a particle of density rho. */
+PBF_KERNEL_INLINE float pbf_surface_weight(float rho, const pbf_params *p) {
+    float s = (p->rest_density - rho) * p->drag_inv_span;
     return s < 0.0f ? 0.0f : s > 1.0f ? 1.0f : s;
 }
 
 /* The velocity after a substep of surface drag. */
-PBF_KERNEL_INLINE pbf_v3 pbf_surface_drag(pbf_v3 v, int neighbors, const pbf_params *p) {
-    return v3_scale(v, 1.0f / (1.0f + p->dt * p->surface_drag * pbf_surface_weight(neighbors, p)));
+PBF_KERNEL_INLINE pbf_v3 pbf_surface_drag(pbf_v3 v, float rho, const pbf_params *p) {
+    return v3_scale(v, 1.0f / (1.0f + p->dt * p->surface_drag * pbf_surface_weight(rho, p)));
 }
 
 /* =============================================================================================

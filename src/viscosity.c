@@ -31,26 +31,25 @@ void pbf__viscosity_init_params(pbf_world *w) {
      * shear u = (y², 0, 0) gives 0.65 × its ν∇²u = 2ν (the continuum integral is exact; the
      * lattice sums a kernel this peaked too coarsely). Scaled here so that the rest lattice
      * gives ν∇²u exactly, as the mass is scaled so that it gives ρ0: Σ_j s_ij d_x² d_y² = 2ν.
-     * The same sums give N_full and N_half: the neighbours within h of a particle inside the
-     * lattice and of one in its top layer (the layers at and below its own). */
+     * The same sums give ρ_top / ρ0, the density of a particle in the lattice's top layer (the
+     * layers at and below its own) over that of one inside it. */
     const double s = 2.0 * w->def.particle_radius, h2 = (double)p->h2;
     const int k = (int)ceil(sqrt(h2) / s);
-    int full = 0, half = 0;
-    double shear = 0.0;
+    double full = 0.0, top = 0.0, shear = 0.0;
     p->visc_k = 1.0f;
     for (int a = -k; a <= k; ++a)
         for (int b = -k; b <= k; ++b)
             for (int c = -k; c <= k; ++c) {
                 double r2 = s * s * (a * a + b * b + c * c);
-                if ((a == 0 && b == 0 && c == 0) || !(r2 < h2)) continue;
-                full++;
-                half += c <= 0;
-                double dx = a * s, dy = b * s;
+                if (!(r2 < h2)) continue;
+                double wk = (double)pbf_poly6((float)r2, p);
+                full += wk;
+                top += c <= 0 ? wk : 0.0;
+                double dx = a * s, dy = b * s; /* the particle itself adds zero */
                 shear += (double)pbf_visc_pair((float)r2, p) * dx * dx * dy * dy;
             }
     p->visc_k = shear > 0.0 ? (float)(2.0 * (double)m->viscosity / shear) : 0.0f;
-    p->drag_full_count = full;
-    p->drag_inv_span = full > half ? 1.0f / (float)(full - half) : 0.0f;
+    p->drag_inv_span = (float)(1.0 / ((double)p->rest_density * (1.0 - top / full)));
 }
 
 void pbf__viscosity_free(pbf_world *w) {
@@ -218,9 +217,9 @@ pbf_status pbf__viscosity_substep(pbf_world *w, int nt) {
     }
     if (P->surface_drag > 0.0f) {
         float *v = w->v;
-        const int32_t *counts = w->neighbor_counts;
+        const float *density = w->density; /* the vorticity pass's: at these positions */
 #pragma omp parallel for schedule(static) num_threads(nt)
-        for (int i = 0; i < n; ++i) v3_store(v, i, pbf_surface_drag(v3_load(v, i), counts[i], P));
+        for (int i = 0; i < n; ++i) v3_store(v, i, pbf_surface_drag(v3_load(v, i), density[i], P));
     }
     return PBF_OK;
 }

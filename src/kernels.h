@@ -1112,14 +1112,21 @@ typedef struct pbf_visc_lanes {
     float x[PBF_LANES], y[PBF_LANES], z[PBF_LANES];
 } pbf_visc_lanes;
 
-/* The product pass: pair d with u_i − u_j adds s_ij d (d · (u_i − u_j)). */
-PBF_KERNEL_INLINE void pbf_visc_lane(pbf_visc_lanes *L, int l, float dx, float dy, float dz,
-                                     float ux, float uy, float uz, const pbf_params *p) {
-    float r2 = dx * dx + dy * dy + dz * dz;
-    float f = pbf_visc_pair(r2, p) * (dx * ux + dy * uy + dz * uz);
+/* The product pass: pair d with u_i − u_j and the pair's s_ij adds s_ij d (d · (u_i − u_j)).
+ * The solve's iterations see the same positions, so a caller may keep s_ij per pair. */
+PBF_KERNEL_INLINE void pbf_visc_lane_s(pbf_visc_lanes *L, int l, float dx, float dy, float dz,
+                                       float ux, float uy, float uz, float s) {
+    float f = s * (dx * ux + dy * uy + dz * uz);
     L->x[l] += dx * f;
     L->y[l] += dy * f;
     L->z[l] += dz * f;
+}
+
+/* The same with s_ij computed from d. */
+PBF_KERNEL_INLINE void pbf_visc_lane(pbf_visc_lanes *L, int l, float dx, float dy, float dz,
+                                     float ux, float uy, float uz, const pbf_params *p) {
+    pbf_visc_lane_s(L, l, dx, dy, dz, ux, uy, uz,
+                    pbf_visc_pair(dx * dx + dy * dy + dz * dz, p));
 }
 
 /* (A u)_i from u_i and the lanes of its product pass. */
@@ -1145,10 +1152,9 @@ typedef struct pbf_visc_diag_lanes {
         yz[PBF_LANES];
 } pbf_visc_diag_lanes;
 
-/* The diagonal block pass: pair d adds s_ij d dᵀ. */
+/* The diagonal block pass: pair d with its s_ij adds s_ij d dᵀ. */
 PBF_KERNEL_INLINE void pbf_visc_diag_lane(pbf_visc_diag_lanes *L, int l, float dx, float dy,
-                                          float dz, const pbf_params *p) {
-    float s = pbf_visc_pair(dx * dx + dy * dy + dz * dz, p);
+                                          float dz, float s) {
     L->xx[l] += s * dx * dx;
     L->yy[l] += s * dy * dy;
     L->zz[l] += s * dz * dz;

@@ -18,6 +18,8 @@ struct pbf_viscosity {
     int capacity;
     float *r, *z, *d, *q; /* residual, preconditioned residual, direction, A·direction */
     pbf_sym3 *inv_diag;   /* each particle's inverse diagonal block */
+    float *pair_s;        /* list mode: s_ij of each list entry (the positions do not move) */
+    size_t pair_capacity;
     double *dots;         /* two per-particle products, summed in slot order */
 };
 
@@ -61,6 +63,7 @@ void pbf__viscosity_free(pbf_world *w) {
     free(s->q);
     free(s->inv_diag);
     free(s->dots);
+    free(s->pair_s);
     free(s);
     w->viscosity = NULL;
 }
@@ -90,8 +93,21 @@ static int reserve(pbf_world *w, int n) {
     return 1;
 }
 
-/* (A u)_i: over the neighbour list, or the 27 cells, at the positions p. */
-static pbf_v3 apply_one(const pbf_world *w, const float *p, const float *u, int i) {
+/* Room for `pairs` list entries' s_ij. */
+static int reserve_pairs(struct pbf_viscosity *s, size_t pairs) {
+    if (s->pair_capacity >= pairs) return 1;
+    size_t cap = pairs + pairs / 4;
+    float *a = realloc(s->pair_s, cap * sizeof *a);
+    if (!a) return 0;
+    s->pair_s = a;
+    s->pair_capacity = cap;
+    return 1;
+}
+
+/* (A u)_i: over the neighbour list (with the entries' s_ij in pair_s), or the 27 cells, at
+ * the positions p. */
+static pbf_v3 apply_one(const pbf_world *w, const float *p, const float *u, int i,
+                        const float *pair_s) {
     const pbf_params *P = &w->params;
     pbf_v3 xi = v3_load(p, i), ui = v3_load(u, i);
     pbf_visc_lanes L = {{0.0f}, {0.0f}, {0.0f}};
@@ -100,8 +116,8 @@ static pbf_v3 apply_one(const pbf_world *w, const float *p, const float *u, int 
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
             int j = (int)nb[k];
             pbf_v3 d = v3_sub(xi, v3_load(p, j)), du = v3_sub(ui, v3_load(u, j));
-            pbf_visc_lane(&L, (int)((k - start[i]) % PBF_LANES), d.x, d.y, d.z, du.x, du.y, du.z,
-                          P);
+            pbf_visc_lane_s(&L, (int)((k - start[i]) % PBF_LANES), d.x, d.y, d.z, du.x, du.y,
+                            du.z, pair_s[k]);
         }
     } else {
         PBF_FOR_EACH_CELL_NEIGHBOR(&w->grid, p, P->h2, i, xi, j, l, {
@@ -112,7 +128,9 @@ static pbf_v3 apply_one(const pbf_world *w, const float *p, const float *u, int 
     return pbf_visc_apply_end(&L, ui, P);
 }
 
-static pbf_sym3 inv_diag_one(const pbf_world *w, const float *p, int i) {
+/* The inverse diagonal block of particle i; in list mode it also keeps each entry's s_ij in
+ * pair_s. */
+static pbf_sym3 inv_diag_one(const pbf_world *w, const float *p, int i, float *pair_s) {
     const pbf_params *P = &w->params;
     pbf_v3 xi = v3_load(p, i);
     pbf_visc_diag_lanes L;
@@ -121,12 +139,14 @@ static pbf_sym3 inv_diag_one(const pbf_world *w, const float *p, int i) {
         const uint32_t *start = w->neighbors.start, *nb = w->neighbors.index;
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
             pbf_v3 d = v3_sub(xi, v3_load(p, (int)nb[k]));
-            pbf_visc_diag_lane(&L, (int)((k - start[i]) % PBF_LANES), d.x, d.y, d.z, P);
+            float s = pbf_visc_pair(v3_dot(d, d), P);
+            pair_s[k] = s;
+            pbf_visc_diag_lane(&L, (int)((k - start[i]) % PBF_LANES), d.x, d.y, d.z, s);
         }
     } else {
         PBF_FOR_EACH_CELL_NEIGHBOR(&w->grid, p, P->h2, i, xi, j, l, {
             pbf_v3 d = v3_sub(xi, v3_load(p, j));
-            pbf_visc_diag_lane(&L, l, d.x, d.y, d.z, P);
+            pbf_visc_diag_lane(&L, l, d.x, d.y, d.z, pbf_visc_pair(v3_dot(d, d), P));
         });
     }
     return pbf_visc_diag_end(&L, P);
@@ -155,11 +175,12 @@ static int solve_viscosity(pbf_world *w, int nt) {
     float *v = w->v, *r = s->r, *z = s->z, *d = s->d, *q = s->q;
     pbf_sym3 *M = s->inv_diag;
     double *dots = s->dots;
+    float *pair_s = s->pair_s;
     /* r = v − A v, z = M r, d = z; the products r·z and v·v */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
-        M[i] = inv_diag_one(w, p, i);
-        pbf_v3 vi = v3_load(v, i), ri = v3_sub(vi, apply_one(w, p, v, i));
+        M[i] = inv_diag_one(w, p, i, pair_s);
+        pbf_v3 vi = v3_load(v, i), ri = v3_sub(vi, apply_one(w, p, v, i, pair_s));
         pbf_v3 zi = pbf_sym3_apply(M[i], ri);
         v3_store(r, i, ri);
         v3_store(z, i, zi);
@@ -175,7 +196,7 @@ static int solve_viscosity(pbf_world *w, int nt) {
     while (k < w->def.material.viscosity_iterations && rr > tol_rr) {
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (int i = 0; i < n; ++i) {
-            pbf_v3 qi = apply_one(w, p, d, i);
+            pbf_v3 qi = apply_one(w, p, d, i, pair_s);
             v3_store(q, i, qi);
             dots[2 * i] = v3_dot_d(v3_load(d, i), qi);
             dots[2 * i + 1] = 0.0;
@@ -209,7 +230,8 @@ pbf_status pbf__viscosity_substep(pbf_world *w, int nt) {
     const pbf_params *P = &w->params;
     const int n = w->count;
     if (P->viscosity_on) {
-        if (!reserve(w, n))
+        const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
+        if (!reserve(w, n) || (list && !reserve_pairs(w->viscosity, w->neighbors.start[n])))
             return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
                              "out of memory for the viscosity solve of %d particles", n);
         int k = solve_viscosity(w, nt);

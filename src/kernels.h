@@ -1073,8 +1073,9 @@ PBF_KERNEL_INLINE pbf_v3 pbf_delta_end_friction(const pbf_delta_acc *a, pbf_v3 x
 }
 
 /* =============================================================================================
- * Viscosity for thick fluids and free-surface drag (docs/physics.md, "Viscosity", "Surface
- * drag"). Off (never called) unless material.viscosity or material.surface_drag is set.
+ * Viscosity for thick fluids and free-surface drag (docs/physics.md, "Viscosity for thick
+ * fluids", "Surface drag"). Off (never called) unless material.viscosity or
+ * material.surface_drag is set.
  *
  * Implicit viscosity (Weiler, Koschier, Brochard & Bender 2018, "A physically consistent
  * implicit viscosity solver for SPH fluids"): the Laplacian of the velocity is

@@ -1,5 +1,6 @@
-/* Implicit viscosity and free-surface drag (kernels.h, "Viscosity for thick fluids"; docs/physics.md,
- * "Viscosity" and "Surface drag"): stages of the CPU step after the vorticity passes. */
+/* Implicit viscosity and free-surface drag (kernels.h, "Viscosity for thick fluids";
+ * docs/physics.md, "Viscosity for thick fluids" and "Surface drag"): stages of the CPU step
+ * after the vorticity passes. */
 #ifndef PBF_VISCOSITY_H
 #define PBF_VISCOSITY_H
 

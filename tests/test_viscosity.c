@@ -231,7 +231,8 @@ static int threads_are_bit_identical(void) {
     for (int m = 0; m < 2; ++m) {
         pbf_neighbor_mode mode = m ? PBF_NEIGHBOR_CELLS : PBF_NEIGHBOR_LIST;
         uint64_t h1 = 0, h2 = 0;
-        pbf_world *a = moving_block(6, 3.0f, 0.2f, 1, mode), *b = moving_block(6, 3.0f, 0.2f, 2, mode);
+        pbf_world *a = moving_block(6, 3.0f, 0.2f, 1, mode);
+        pbf_world *b = moving_block(6, 3.0f, 0.2f, 2, mode);
         ENSURE(step_hash(a, 10, &h1) == 0 && step_hash(b, 10, &h2) == 0);
         ENSURE(pbf_world_get_profile(a).viscosity_iterations > 0);
         ENSURE(h1 == h2);

@@ -166,8 +166,9 @@ typedef struct pbf_material_def {
      * Default 0 (off), range [0, 10]. */
     float surface_tension;
     /* Kinematic viscosity ν in m²/s, solved implicitly (Weiler et al. 2018; docs/physics.md,
-     * "Viscosity"): stable at any time step, for fluids from water (1e-6) to honey (about
-     * 1e-2) and beyond. Acts on top of solver.xsph. Default 0 (off), range [0, 100]. */
+     * "Viscosity for thick fluids"): stable at any time step, for fluids from water (1e-6) to
+     * honey (about 1e-2) and beyond. Acts on top of solver.xsph. Default 0 (off),
+     * range [0, 100]. */
     float viscosity;
     /* Most conjugate-gradient iterations of the viscosity solve per substep. Default 100,
      * range [1, 10000]. */

@@ -43,6 +43,10 @@ pbf_world_def pbf_default_world_def(void) {
     d.backend = PBF_BACKEND_CPU;
     d.threads = 0;
     d.material.surface_tension = 0.0f;
+    d.material.viscosity = 0.0f;
+    d.material.viscosity_iterations = 100;
+    d.material.viscosity_tolerance = 0.001f;
+    d.material.surface_drag = 0.0f;
     d.wall_adhesion = 0.0f;
     d.wall_friction = 0.0f;
     return d;

@@ -137,6 +137,12 @@ typedef struct pbf_params {
     float adh_table[PBF_ADH_TABLE + 1]; /* T(d) at d = k h / PBF_ADH_TABLE (m³/m³·1/m: 1/m) */
     int friction_on;
     float wall_friction;
+    /* viscosity and surface drag ("Viscosity for thick fluids" below): zero when off */
+    int viscosity_on;
+    float visc_k;        /* 10 ν V (m⁵/s), calibrated on the rest lattice (pbf_visc_pair) */
+    float visc_eps;      /* 0.01 h² */
+    float surface_drag;  /* c, 1/s */
+    float drag_inv_span; /* 1 / (ρ0 − ρ_top), ρ_top the rest lattice's top layer's density */
 } pbf_params;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1064,6 +1070,133 @@ PBF_KERNEL_INLINE pbf_v3 pbf_delta_end_friction(const pbf_delta_acc *a, pbf_v3 x
         x = pbf_friction_slide(x, x0, n, push, solids[s].friction);
     }
     return x;
+}
+
+/* =============================================================================================
+ * Viscosity for thick fluids and free-surface drag (docs/physics.md, "Viscosity for thick
+ * fluids", "Surface drag"). Off (never called) unless material.viscosity or
+ * material.surface_drag is set.
+ *
+ * Implicit viscosity (Weiler, Koschier, Brochard & Bender 2018, "A physically consistent
+ * implicit viscosity solver for SPH fluids"): the Laplacian of the velocity is
+ *   ∇²v_i ≈ 2(d + 2) Σ_j V ((v_i − v_j) · d) / (r² + 0.01 h²) ∇W_ij,   d = x_i − x_j, r = |d|,
+ * with d = 3 dimensions and the rest volume V = m/ρ0 of every particle (so the matrix below is
+ * symmetric). With ∇W_ij = g d (g < 0, the spiky gradient factor) this is
+ *   ν ∇²v_i = −Σ_j s_ij d dᵀ (v_i − v_j),   s_ij = −10 ν V g / (r² + 0.01 h²) >= 0,
+ * and the backward Euler step v' − dt ν ∇²v' = v is the linear system
+ *   A v' = v,   (A u)_i = u_i + dt Σ_j s_ij d dᵀ (u_i − u_j):
+ * the identity plus a weighted graph Laplacian of positive semi-definite 3×3 blocks, so A is
+ * symmetric positive definite for any ν and dt, and conjugate gradients (src/viscosity.c, with
+ * the 3×3 diagonal blocks as preconditioner) solve it however thick the fluid. XSPH stays as
+ * it is; the two add up.
+ *
+ * Surface drag (NVIDIA FleX's "drag"): particles at the free surface are pulled towards the
+ * velocity of the air, which is at rest: dv/dt = −c s_i v_i, with c in 1/s and a surface
+ * weight s_i from the particle's neighbourhood, its density ρ_i at the end of the substep
+ * (the kernel-weighted count of its neighbours, with the walls' and colliders' ghost layers):
+ *   s_i = clamp((ρ0 − ρ_i) / (ρ0 − ρ_top), 0, 1),
+ * where ρ_top is the density of a particle in the top layer of the rest lattice (0.73 ρ0 with
+ * h = 4r): 0 inside the fluid and against walls, 1 at a flat free surface and beyond (edges,
+ * spray). The neighbour count alone would also drag the layers along the walls, which have
+ * half a neighbourhood too. It is applied implicitly, v ← v / (1 + dt c s_i), which never
+ * overshoots past rest. */
+
+/* s_ij of a pair at r² (zero at and beyond h): visc_eps = 0.01 h², visc_k = 10 ν V scaled so
+ * that the rest lattice gives the exact Laplacian of a shear (src/viscosity.c: 1.54 × with
+ * h = 4r). */
+PBF_KERNEL_INLINE float pbf_visc_pair(float r2, const pbf_params *p) {
+    float gm, g = pbf_spiky_factor(r2, p, &gm);
+    return -p->visc_k * g / (r2 + p->visc_eps);
+}
+
+typedef struct pbf_visc_lanes {
+    float x[PBF_LANES], y[PBF_LANES], z[PBF_LANES];
+} pbf_visc_lanes;
+
+/* The product pass: pair d with u_i − u_j and the pair's s_ij adds s_ij d (d · (u_i − u_j)).
+ * The solve's iterations see the same positions, so a caller may keep s_ij per pair. */
+PBF_KERNEL_INLINE void pbf_visc_lane_s(pbf_visc_lanes *L, int l, float dx, float dy, float dz,
+                                       float ux, float uy, float uz, float s) {
+    float f = s * (dx * ux + dy * uy + dz * uz);
+    L->x[l] += dx * f;
+    L->y[l] += dy * f;
+    L->z[l] += dz * f;
+}
+
+/* The same with s_ij computed from d. */
+PBF_KERNEL_INLINE void pbf_visc_lane(pbf_visc_lanes *L, int l, float dx, float dy, float dz,
+                                     float ux, float uy, float uz, const pbf_params *p) {
+    pbf_visc_lane_s(L, l, dx, dy, dz, ux, uy, uz,
+                    pbf_visc_pair(dx * dx + dy * dy + dz * dz, p));
+}
+
+/* (A u)_i from u_i and the lanes of its product pass. */
+PBF_KERNEL_INLINE pbf_v3 pbf_visc_apply_end(const pbf_visc_lanes *L, pbf_v3 ui,
+                                            const pbf_params *p) {
+    pbf_v3 s = v3(pbf_lanes_sum(L->x), pbf_lanes_sum(L->y), pbf_lanes_sum(L->z));
+    return v3_madd(ui, s, p->dt);
+}
+
+/* ν ∇²u_i (m/s³ for u in m/s) from the lanes of a product pass over u: −Σ s_ij d dᵀ (u_i − u_j)
+ * (tests/test_viscosity.c checks it against analytic fields). */
+PBF_KERNEL_INLINE pbf_v3 pbf_visc_laplacian_end(const pbf_visc_lanes *L) {
+    return v3(-pbf_lanes_sum(L->x), -pbf_lanes_sum(L->y), -pbf_lanes_sum(L->z));
+}
+
+/* A symmetric 3×3 matrix: xx, yy, zz, xy, xz, yz. */
+typedef struct pbf_sym3 {
+    float xx, yy, zz, xy, xz, yz;
+} pbf_sym3;
+
+typedef struct pbf_visc_diag_lanes {
+    float xx[PBF_LANES], yy[PBF_LANES], zz[PBF_LANES], xy[PBF_LANES], xz[PBF_LANES],
+        yz[PBF_LANES];
+} pbf_visc_diag_lanes;
+
+/* The diagonal block pass: pair d with its s_ij adds s_ij d dᵀ. */
+PBF_KERNEL_INLINE void pbf_visc_diag_lane(pbf_visc_diag_lanes *L, int l, float dx, float dy,
+                                          float dz, float s) {
+    L->xx[l] += s * dx * dx;
+    L->yy[l] += s * dy * dy;
+    L->zz[l] += s * dz * dz;
+    L->xy[l] += s * dx * dy;
+    L->xz[l] += s * dx * dz;
+    L->yz[l] += s * dy * dz;
+}
+
+/* The inverse of the diagonal block A_ii = I + dt Σ_j s_ij d dᵀ (symmetric positive definite:
+ * its determinant is at least 1), the preconditioner of the solve. */
+PBF_KERNEL_INLINE pbf_sym3 pbf_visc_diag_end(const pbf_visc_diag_lanes *L, const pbf_params *p) {
+    float a = 1.0f + p->dt * pbf_lanes_sum(L->xx), b = 1.0f + p->dt * pbf_lanes_sum(L->yy),
+          c = 1.0f + p->dt * pbf_lanes_sum(L->zz), d = p->dt * pbf_lanes_sum(L->xy),
+          e = p->dt * pbf_lanes_sum(L->xz), f = p->dt * pbf_lanes_sum(L->yz);
+    /* [[a d e] [d b f] [e f c]]⁻¹ by cofactors */
+    float cxx = b * c - f * f, cxy = e * f - d * c, cxz = d * f - b * e;
+    float inv = 1.0f / (a * cxx + d * cxy + e * cxz);
+    pbf_sym3 m;
+    m.xx = cxx * inv;
+    m.yy = (a * c - e * e) * inv;
+    m.zz = (a * b - d * d) * inv;
+    m.xy = cxy * inv;
+    m.xz = cxz * inv;
+    m.yz = (d * e - a * f) * inv;
+    return m;
+}
+
+PBF_KERNEL_INLINE pbf_v3 pbf_sym3_apply(pbf_sym3 m, pbf_v3 u) {
+    return v3(m.xx * u.x + m.xy * u.y + m.xz * u.z, m.xy * u.x + m.yy * u.y + m.yz * u.z,
+              m.xz * u.x + m.yz * u.y + m.zz * u.z);
+}
+
+/* The surface weight s_i of a particle of density rho. */
+PBF_KERNEL_INLINE float pbf_surface_weight(float rho, const pbf_params *p) {
+    float s = (p->rest_density - rho) * p->drag_inv_span;
+    return s < 0.0f ? 0.0f : s > 1.0f ? 1.0f : s;
+}
+
+/* The velocity after a substep of surface drag. */
+PBF_KERNEL_INLINE pbf_v3 pbf_surface_drag(pbf_v3 v, float rho, const pbf_params *p) {
+    return v3_scale(v, 1.0f / (1.0f + p->dt * p->surface_drag * pbf_surface_weight(rho, p)));
 }
 
 /* =============================================================================================

@@ -16,6 +16,7 @@
 #include "watchdog.h" /* its limits and report, shared with the CUDA step */
 #include "cpu_passes.h" /* the vectorized list passes */
 #include "energy_audit.h" /* the energy audit: marks after the stages, when it is on */
+#include "viscosity.h" /* implicit viscosity and surface drag: hooks marked "viscosity" */
 
 #define PI_D 3.14159265358979323846
 
@@ -135,6 +136,7 @@ void pbf__init_params(pbf_world *w) {
     p->radius = d->particle_radius;
     p->solid_count = w->collider_count;
     init_materials(w);
+    pbf__viscosity_init_params(w); /* viscosity */
 }
 
 static double now_ms(void) { return omp_get_wtime() * 1000.0; }
@@ -528,6 +530,10 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
     stage_vorticity(w, nt);
+    if (P->viscosity_on || P->surface_drag > 0.0f) { /* viscosity: after XSPH and vorticity */
+        pbf_status vs = pbf__viscosity_substep(w, nt);
+        if (vs != PBF_OK) return vs;
+    }
     if (w->def.solver.target_error <= 0.0f) /* fixed count: the error after the last pass */
         w->iteration_error[w->iteration_error_count++] = average_density_error(w);
     t1 = now_ms(), ms[PBF_STAGE_VORTICITY] += t1 - t, t = t1;
@@ -582,6 +588,7 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     w->substep_iterations = 0;
     w->profile.max_iterations_used = 0;
     w->profile.chebyshev_restarts = 0;
+    w->profile.viscosity_iterations = 0;
     const int nt = thread_count(w);
     const int substeps = w->def.substeps;
     const float dt_sub = dt / (float)substeps;

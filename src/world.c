@@ -10,6 +10,7 @@
 #include "probes.h" /* probes: freed here */
 #include "geometry/meshes.h" /* mesh solids: freed, counted and kept after the colliders */
 #include "emitter.h" /* emitters and sinks: freed and counted here */
+#include "viscosity.h" /* the viscosity solve's scratch: freed here */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
 #include "world_internal.h"
 
@@ -110,6 +111,16 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
     CHECK_RANGE(d->threads >= 0 && d->threads <= 1024, "threads", "in [0, 1024]", d->threads);
     CHECK_RANGE(d->material.surface_tension >= 0.0f && d->material.surface_tension <= 10.0f,
                 "material.surface_tension", "in [0, 10] N/m", d->material.surface_tension);
+    CHECK_RANGE(d->material.viscosity >= 0.0f && d->material.viscosity <= 100.0f,
+                "material.viscosity", "in [0, 100] m^2/s", d->material.viscosity);
+    CHECK_RANGE(d->material.viscosity_iterations >= 1 &&
+                    d->material.viscosity_iterations <= 10000,
+                "material.viscosity_iterations", "in [1, 10000]",
+                d->material.viscosity_iterations);
+    CHECK_RANGE(d->material.viscosity_tolerance > 0.0f && d->material.viscosity_tolerance < 1.0f,
+                "material.viscosity_tolerance", "in (0, 1)", d->material.viscosity_tolerance);
+    CHECK_RANGE(d->material.surface_drag >= 0.0f && d->material.surface_drag <= 1000.0f,
+                "material.surface_drag", "in [0, 1000] 1/s", d->material.surface_drag);
     CHECK_RANGE(d->wall_adhesion >= 0.0f && d->wall_adhesion <= 10.0f, "wall_adhesion",
                 "in [0, 10] N/m", d->wall_adhesion);
     CHECK_RANGE(d->wall_friction >= 0.0f && d->wall_friction <= 10.0f, "wall_friction",
@@ -158,6 +169,7 @@ void pbf_world_destroy(pbf_world *w) {
     pbf__probes_free(w); /* probes */
     pbf__meshes_free(w);
     pbf__flow_free(w);   /* emitters and sinks */
+    pbf__viscosity_free(w);
     free(w->grid.cell_start);
     free(w->grid.cursor);
     free(w->iteration_error);

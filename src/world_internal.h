@@ -71,6 +71,9 @@ struct pbf_world {
      * NULL when the world has none. */
     struct pbf_flow *flow;
 
+    /* The implicit viscosity solve's scratch (src/viscosity.c): NULL until its first substep. */
+    struct pbf_viscosity *viscosity;
+
     /* The CUDA backend (src/cuda/world_cuda.h, docs/cuda.md): NULL on the CPU. A CUDA world's
      * particle arrays above are a host cache of the device state. */
     struct pbf_cuda_world *cuda;

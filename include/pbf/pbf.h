@@ -165,6 +165,22 @@ typedef struct pbf_material_def {
      * potential (docs/physics.md gives the conversion and how far a droplet follows it).
      * Default 0 (off), range [0, 10]. */
     float surface_tension;
+    /* Kinematic viscosity ν in m²/s, solved implicitly (Weiler et al. 2018; docs/physics.md,
+     * "Viscosity for thick fluids"): stable at any time step, for fluids from water (1e-6) to
+     * honey (about 1e-2) and beyond. Acts on top of solver.xsph. Default 0 (off),
+     * range [0, 100]. */
+    float viscosity;
+    /* Most conjugate-gradient iterations of the viscosity solve per substep. Default 100,
+     * range [1, 10000]. */
+    int viscosity_iterations;
+    /* The viscosity solve stops when the residual is at most this fraction of the velocities'
+     * norm. Default 0.001, range (0, 1). */
+    float viscosity_tolerance;
+    /* Free-surface drag c in 1/s (NVIDIA FleX's drag): particles at the free surface, found
+     * from their neighbour count, are slowed towards the air at rest as dv/dt = −c s v, s in
+     * [0, 1] their surface weight (docs/physics.md, "Surface drag"). Default 0 (off),
+     * range [0, 1000]. */
+    float surface_drag;
 } pbf_material_def;
 
 typedef struct pbf_world_def {
@@ -192,7 +208,7 @@ typedef struct pbf_world_def {
     pbf_backend backend;
     /* OpenMP threads for this world, [0, 1024]; 0 uses the OpenMP default (all cores). Default 0. */
     int threads;
-    /* The fluid's material: surface tension. */
+    /* The fluid's material: surface tension, viscosity, surface drag. */
     pbf_material_def material;
     /* Adhesion of the domain walls to the fluid (Akinci et al. 2013's adhesion kernel), as a work
      * of adhesion in N/m: the energy per area it takes to pull the fluid off the wall. By
@@ -464,6 +480,8 @@ typedef struct pbf_profile {
     int chebyshev_restarts;    /* divergence fall-backs during the step (Chebyshev) */
     int substeps;
     int64_t steps;             /* pbf_world_step calls so far */
+    int viscosity_iterations;  /* the most conjugate-gradient iterations of the viscosity solve
+                                  (material.viscosity) any substep of the step needed; 0 off */
 } pbf_profile;
 
 PBF_API pbf_profile pbf_world_get_profile(const pbf_world *world);

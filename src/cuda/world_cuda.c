@@ -159,6 +159,12 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
                          "the CUDA backend does not simulate surface tension, adhesion or wall "
                          "friction (docs/physics.md, \"Materials\") yet; run such scenes on the "
                          "CPU (--backend cpu)");
+    if (w->params.viscosity_on || w->params.surface_drag > 0.0f)
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "the CUDA backend does not simulate material.viscosity or "
+                         "material.surface_drag (docs/physics.md, \"Viscosity for thick "
+                         "fluids\", \"Surface drag\") yet; run such scenes on the CPU "
+                         "(--backend cpu)");
     double t0 = omp_get_wtime() * 1000.0;
     memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);
     w->substep_iterations = 0;

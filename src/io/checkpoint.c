@@ -37,7 +37,9 @@
  * version-1 file is read with both 0, the s_corr it was run with, so an old run resumes as it
  * would have gone on. Version 3 added the materials (material.surface_tension, wall_adhesion,
  * wall_friction) to WORLDDEF and adhesion and friction to each COLLIDER; an older file reads
- * with them 0 (off), as it was run. */
+ * with them 0 (off), as it was run. Version 4 added material.viscosity, viscosity_iterations,
+ * viscosity_tolerance and surface_drag to WORLDDEF; an older file reads with the viscosity and
+ * the drag off. */
 #define TAG_DEF "WORLDDEF"
 #define TAG_STATE "STATE"
 #define TAG_COLLIDER "COLLIDER"
@@ -51,7 +53,8 @@
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
-#define DEF_BYTES 220u
+#define DEF_BYTES 236u
+#define DEF_BYTES_V3 220u
 #define DEF_BYTES_V2 208u
 #define DEF_BYTES_V1 200u
 #define STATE_BYTES 40u
@@ -235,6 +238,10 @@ static void put_def(out_buf *b, const pbf_world_def *d) {
     put_f32(b, d->material.surface_tension);
     put_f32(b, d->wall_adhesion);
     put_f32(b, d->wall_friction);
+    put_f32(b, d->material.viscosity);
+    put_i32(b, d->material.viscosity_iterations);
+    put_f32(b, d->material.viscosity_tolerance);
+    put_f32(b, d->material.surface_drag);
 }
 
 static void put_collider(out_buf *b, const pbf_collider_def *c) {
@@ -603,6 +610,11 @@ static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
     d->material.surface_tension = version >= 3 ? get_f32(b) : 0.0f;
     d->wall_adhesion = version >= 3 ? get_f32(b) : 0.0f;
     d->wall_friction = version >= 3 ? get_f32(b) : 0.0f;
+    const pbf_material_def m = pbf_default_world_def().material; /* viscosity, drag: off */
+    d->material.viscosity = version >= 4 ? get_f32(b) : m.viscosity;
+    d->material.viscosity_iterations = version >= 4 ? get_i32(b) : m.viscosity_iterations;
+    d->material.viscosity_tolerance = version >= 4 ? get_f32(b) : m.viscosity_tolerance;
+    d->material.surface_drag = version >= 4 ? get_f32(b) : m.surface_drag;
 }
 
 /* 0, or -1 when the counts are out of range. */
@@ -781,7 +793,8 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     const char *path = ck->path;
     in_buf b = {p, p + size, 0};
     if (strcmp(tag, TAG_DEF) == 0) {
-        uint64_t want = ck->version >= 3    ? DEF_BYTES
+        uint64_t want = ck->version >= 4    ? DEF_BYTES
+                        : ck->version == 3 ? DEF_BYTES_V3
                         : ck->version == 2 ? DEF_BYTES_V2
                                            : DEF_BYTES_V1;
         if (!payload_size_ok(path, ck->version, tag, size, want, err, err_size)) return PBF_ERR_PARSE;

@@ -108,6 +108,18 @@ static const scene_key FLUID_KEYS[] = {
               "N/m",
               "surface tension σ (Akinci 2013's cohesion and curvature terms; water 0.0728); 0: "
               "off (docs/physics.md)"),
+    KEY_FLOAT("viscosity", pbf_scene, world.material.viscosity, CLOSED(0.0, 100.0), "m^2/s",
+              "kinematic viscosity ν, solved implicitly (Weiler 2018; water 1e-6, honey about "
+              "1e-2); adds to solver.xsph; 0: off (docs/physics.md)"),
+    KEY_INT("viscosity_iterations", pbf_scene, world.material.viscosity_iterations,
+            CLOSED(1.0, 10000.0),
+            "most conjugate-gradient iterations of the viscosity solve per substep"),
+    KEY_FLOAT("viscosity_tolerance", pbf_scene, world.material.viscosity_tolerance,
+              OPEN(0.0, 1.0), "",
+              "the viscosity solve stops at a residual of this fraction of |v|"),
+    KEY_FLOAT("surface_drag", pbf_scene, world.material.surface_drag, CLOSED(0.0, 1000.0), "1/s",
+              "drag of the air at rest on particles at the free surface (FleX's drag): dv/dt = "
+              "−c s v, s in [0, 1] from the neighbour count; 0: off (docs/physics.md)"),
     KEY_LIST("blocks", pbf_scene, blocks, block_count, CLOSED(1.0, PBF_SCENE_MAX_BLOCKS),
              BLOCK_TABLE, "boxes filled with particles, in order",
              .default_doc = "one block with the defaults of fluid.blocks[i]",

@@ -16,6 +16,7 @@
 #include "probe_output.h" /* probes.csv */
 
 static const char stats_name[] = "stats.csv";
+static const char pvd_name[] = "frames.pvd"; /* the vtu frames' time series */
 
 const char *run_output_frame_name(int frame, pbf_format format, char *buf, size_t size) {
     snprintf(buf, size, "frame_%05d.%s", frame, pbf_format_extension(format));
@@ -37,7 +38,13 @@ static int all_digits(const char *s, size_t n) {
     return 1;
 }
 
-/* Files a run writes: frame_<digits>.ply|vtk, its checkpoint, and the temporary files
+static int has_suffix(const char *name, size_t len, const char *suffix) {
+    size_t n = strlen(suffix);
+    return len > n && strncmp(name + len - n, suffix, n) == 0;
+}
+
+/* Files a run writes: frame_<digits>.ply|vtk|vtu, frames.pvd, its checkpoint, and the
+ * temporary files
  * "<ours>.tmp.<pid>" that a killed run can leave behind (for frames, stats.csv, scene.json and
  * the checkpoint). An earlier run's checkpoint goes too: resuming it would mix two runs. */
 static int is_run_file(const char *name, int *is_frame) {
@@ -46,11 +53,13 @@ static int is_run_file(const char *name, int *is_frame) {
     if (tmp && !all_digits(tmp + 5, strlen(tmp + 5))) return 0;
     *is_frame = 0;
     if (len > 10 && strncmp(name, "frame_", 6) == 0 &&
-        (strncmp(name + len - 4, ".ply", 4) == 0 || strncmp(name + len - 4, ".vtk", 4) == 0) &&
+        (has_suffix(name, len, ".ply") || has_suffix(name, len, ".vtk") ||
+         has_suffix(name, len, ".vtu")) &&
         all_digits(name + 6, len - 10)) {
         *is_frame = 1;
         return 1;
     }
+    if (len == strlen(pvd_name) && strncmp(name, pvd_name, len) == 0) return 1;
     if (len == strlen(RUN_CHECKPOINT_NAME) && strncmp(name, RUN_CHECKPOINT_NAME, len) == 0)
         return 1;
     if (!tmp) return 0;
@@ -185,8 +194,41 @@ static int write_stats_row(run_output *o, const pbf_world *world, int frame) {
     return csv_file_append(&o->stats, row, (size_t)n, o->error, sizeof o->error);
 }
 
-static const pbf_format all_formats[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK};
+static const pbf_format all_formats[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK, PBF_FORMAT_VTU};
 #define FORMAT_COUNT (sizeof all_formats / sizeof all_formats[0])
+
+/* Rewrites frames.pvd with frames 0..frame (atomically: a killed run leaves the series of the
+ * frames it finished). times[] grows with the frames. */
+static int write_pvd(run_output *o, int frame, double time) {
+    if (frame >= o->pvd_capacity) {
+        int cap = o->pvd_capacity ? 2 * o->pvd_capacity : 256;
+        while (cap <= frame) cap *= 2;
+        double *t = realloc(o->pvd_times, (size_t)cap * sizeof *t);
+        if (t == NULL) return frame_fail(o, "out of memory writing %s", pvd_name);
+        o->pvd_times = t;
+        o->pvd_capacity = cap;
+    }
+    o->pvd_times[frame] = time;
+    int n = frame + 1;
+    char *names = malloc((size_t)n * 32);
+    const char **files = malloc((size_t)n * sizeof *files);
+    char *path = join(o->dir, pvd_name);
+    int rc = 0;
+    if (names == NULL || files == NULL || path == NULL) {
+        rc = frame_fail(o, "out of memory writing %s", pvd_name);
+    } else {
+        for (int k = 0; k < n; ++k) {
+            run_output_frame_name(k, PBF_FORMAT_VTU, names + 32 * k, 32);
+            files[k] = names + 32 * k;
+        }
+        if (pbf_export_write_pvd(path, o->pvd_times, files, n, o->error, sizeof o->error) != PBF_OK)
+            rc = 1;
+    }
+    free(names);
+    free(files);
+    free(path);
+    return rc;
+}
 
 /* Removes the files of a frame that could not be completed, so that the folder keeps exactly
  * one stats row per frame file. */
@@ -214,6 +256,7 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
             ++o->files_written;
         }
     }
+    if (rc == 0 && (o->formats & PBF_FORMAT_VTU)) rc = write_pvd(o, frame, pbf_world_time(world));
     if (rc == 0) rc = write_stats_row(o, world, frame);
     if (rc == 0) rc = tool_output_row(o->tool, world, frame, o->error, sizeof o->error);
     if (rc == 0) rc = probe_output_row(o->probes, world, frame, o->error, sizeof o->error);
@@ -254,6 +297,14 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
     o->flow = scene->emitter_count > 0 || scene->sink_count > 0;
     if (remove_after(dir, frame) != 0) return 1;
     if (write_scene_json(dir, scene) != 0) return 1;
+    if (formats & PBF_FORMAT_VTU) { /* the series up to the checkpoint, at the frames' nominal times */
+        int cap = 256;
+        while (cap <= frame) cap *= 2;
+        o->pvd_times = malloc((size_t)cap * sizeof *o->pvd_times);
+        if (o->pvd_times == NULL) return cli_error("out of memory");
+        o->pvd_capacity = cap;
+        for (int k = 0; k <= frame; ++k) o->pvd_times[k] = k / (double)scene->fps;
+    }
     /* stats.csv must have the rows up to the checkpoint: its row is written first */
     if (csv_file_resume(&o->stats, dir, stats_name, frame, NULL, 0) != 0) return 1;
     if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* probes */
@@ -265,12 +316,15 @@ double run_output_estimate(int particles, unsigned formats, int frames, int chec
     double per_frame = 200.0; /* the stats row */
     if (formats & PBF_FORMAT_PLY) per_frame += 400.0 + 32.0 * particles;
     if (formats & PBF_FORMAT_VTK) per_frame += 600.0 + 44.0 * particles;
+    if (formats & PBF_FORMAT_VTU) per_frame += 1400.0 + 41.0 * particles + 100.0 * frames;
     return per_frame * (frames > 0 ? frames : 0) + (checkpoints ? 2.0 * 36.0 * particles : 0.0);
 }
 
 void run_output_close(run_output *o) {
     csv_file_close(&o->stats);
     pbf_particles_free(&o->particles);
+    free(o->pvd_times);
+    o->pvd_times = NULL;
     tool_output_close(o->tool); /* draws forces.png */
     o->tool = NULL;
     probe_output_close(o->probes);

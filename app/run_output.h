@@ -1,6 +1,7 @@
 /* The output folder of `pbf run`:
  *
  *   frame_00000.ply ...   one file per frame and format (frame 0 is the initial state)
+ *   frames.pvd            with vtu: the frames' time series (ParaView), rewritten every frame
  *   stats.csv             one row per frame, appended and flushed after the frame's files
  *   scene.json            every parameter of the run (pbf_scene_to_json)
  *
@@ -32,6 +33,8 @@ typedef struct run_output {
                                   * app/probe_output.h); NULL otherwise */
     struct solid_output *solids; /* solids.csv when the scene has meshes (app/solid_output.h);
                                   * NULL otherwise */
+    double *pvd_times; /* with vtu: the time of each frame written, for frames.pvd */
+    int pvd_capacity;
     int flow; /* the scene has emitters or sinks: stats.csv has emitted and removed columns */
 } run_output;
 

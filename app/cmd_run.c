@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "run_comm.h"
 #include "mesh_output.h"
 #include "run.h"
 #ifdef PBF_APP_HAVE_RENDER
@@ -130,6 +131,7 @@ int cmd_run(int argc, char **argv) {
 #endif
         printf("\n%s\n%s", mesh_run_help, mesh_settings_help);
     } else if (rc == CLI_EXIT_OK) {
+        o.comm = run_comm_get(); /* under mpirun: split over the ranks (docs/mpi.md) */
         o.sets = sets.items;
         o.set_count = sets.count;
         run_hooks hooks;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "run_comm.h"
 #include "csv_file.h"
 #include "run_checkpoint.h" /* RUN_CHECKPOINT_NAME */
 #include "tool_output.h" /* forces.csv */
@@ -52,12 +53,24 @@ static int is_run_file(const char *name, int *is_frame) {
     size_t len = tmp ? (size_t)(tmp - name) : strlen(name);
     if (tmp && !all_digits(tmp + 5, strlen(tmp + 5))) return 0;
     *is_frame = 0;
-    if (len > 10 && strncmp(name, "frame_", 6) == 0 &&
-        (has_suffix(name, len, ".ply") || has_suffix(name, len, ".vtk") ||
-         has_suffix(name, len, ".vtu")) &&
-        all_digits(name + 6, len - 10)) {
-        *is_frame = 1;
-        return 1;
+    if (len > 10 && strncmp(name, "frame_", 6) == 0) {
+        /* frame_<digits>.ply|vtk|vtu|pvtu, and the MPI pieces frame_<digits>_<digits>.vtu */
+        size_t ext = has_suffix(name, len, ".pvtu") ? 5
+                     : has_suffix(name, len, ".ply") || has_suffix(name, len, ".vtk") ||
+                               has_suffix(name, len, ".vtu")
+                         ? 4
+                         : 0;
+        const char *digits = name + 6;
+        size_t n = ext ? len - 6 - ext : 0;
+        const char *under = n ? memchr(digits, '_', n) : NULL;
+        int ok = n > 0 && (under ? all_digits(digits, (size_t)(under - digits)) &&
+                                       all_digits(under + 1, n - (size_t)(under - digits) - 1) &&
+                                       ext == 4 && name[len - 1] == 'u'
+                                 : all_digits(digits, n));
+        if (ok) {
+            *is_frame = 1;
+            return 1;
+        }
     }
     if (len == strlen(pvd_name) && strncmp(name, pvd_name, len) == 0) return 1;
     if (len == strlen(RUN_CHECKPOINT_NAME) && strncmp(name, RUN_CHECKPOINT_NAME, len) == 0)
@@ -129,10 +142,26 @@ static int stats_header(char *header, size_t size, int flow) {
     return n;
 }
 
+/* Split over MPI ranks, rank 0 prepares the folder and writes the CSV files, scene.json, the
+ * .pvtu headers and frames.pvd; every rank writes its own pieces. */
+static int is_rank0(const run_output *o) { return o->comm == NULL || o->comm->rank == 0; }
+/* Every rank learns whether any failed (collective under MPI). */
+static int agree(const run_output *o, int rc) { return o->comm ? o->comm->max(rc != 0) : rc; }
+
+static int open_folder(run_output *o, const char *dir, const pbf_scene *scene);
+
 int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_scene *scene) {
+    const struct run_comm *comm = o->comm;
     memset(o, 0, sizeof *o);
+    o->comm = comm;
     o->dir = dir;
     o->formats = formats;
+    int rc = is_rank0(o) ? open_folder(o, dir, scene) : 0;
+    if (agree(o, rc) != 0) return 1; /* rank 0 printed why */
+    return 0;
+}
+
+static int open_folder(run_output *o, const char *dir, const pbf_scene *scene) {
     int e = cli_make_dirs(dir);
     if (e != 0) return cli_error("cannot create output folder '%s': %s", dir, strerror(e));
     if (remove_earlier_run(dir) != 0) return 1;
@@ -172,9 +201,10 @@ static int read_back(run_output *o, const pbf_world *world) {
     return 0;
 }
 
-static int write_stats_row(run_output *o, const pbf_world *world, int frame) {
-    pbf_profile prof = pbf_world_get_profile(world);
-    pbf_stats st = pbf_world_get_stats(world);
+static int write_stats_row(run_output *o, const pbf_world *world, int frame, const pbf_stats *stats,
+                           const pbf_profile *profile) {
+    const pbf_profile prof = *profile;
+    const pbf_stats st = *stats;
     /* Before the first step the profile holds zeros, which is what frame 0 should say. */
     char row[1024];
     int n = snprintf(row, sizeof row, "%d,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.6g,%.6f", frame,
@@ -218,7 +248,10 @@ static int write_pvd(run_output *o, int frame, double time) {
         rc = frame_fail(o, "out of memory writing %s", pvd_name);
     } else {
         for (int k = 0; k < n; ++k) {
-            run_output_frame_name(k, PBF_FORMAT_VTU, names + 32 * k, 32);
+            if (o->comm != NULL) /* split over MPI ranks: the frame's .pvtu */
+                snprintf(names + 32 * k, 32, "frame_%05d.pvtu", k);
+            else
+                run_output_frame_name(k, PBF_FORMAT_VTU, names + 32 * k, 32);
             files[k] = names + 32 * k;
         }
         if (pbf_export_write_pvd(path, o->pvd_times, files, n, o->error, sizeof o->error) != PBF_OK)
@@ -237,7 +270,63 @@ static void remove_frame_files(run_output *o, char *const *paths) {
         if (paths[f] != NULL && unlink(paths[f]) == 0) --o->files_written;
 }
 
+/* One frame split over MPI ranks (vtu only): every rank writes its piece, then rank 0 the .pvtu
+ * naming them, frames.pvd and the stats row of the whole world. Any failure stops all ranks,
+ * and the frame's files go again. */
+static int frame_split(run_output *o, const pbf_world *world, int frame) {
+    const int ranks = o->comm->ranks;
+    char name[64];
+    char *piece = NULL, *header = NULL;
+    int rc = 0;
+    if (o->formats & PBF_FORMAT_VTU) {
+        snprintf(name, sizeof name, "frame_%05d_%04d.vtu", frame, o->comm->rank);
+        piece = join(o->dir, name);
+        rc = read_back(o, world);
+        if (rc == 0 && piece == NULL) rc = frame_fail(o, "out of memory");
+        if (rc == 0 && pbf_export_write(&o->particles, PBF_FORMAT_VTU, piece, o->error,
+                                        sizeof o->error) != PBF_OK)
+            rc = 1;
+        else if (rc == 0)
+            ++o->files_written;
+    }
+    int failed = o->comm->max(rc != 0);
+    if (failed && rc == 0) rc = frame_fail(o, "another MPI rank failed to write frame %d", frame);
+    pbf_stats stats;
+    pbf_profile profile;
+    o->comm->totals(world, &stats, &profile); /* collective: every rank */
+    if (!failed && is_rank0(o) && (o->formats & PBF_FORMAT_VTU)) {
+        char *names = malloc((size_t)ranks * 32);
+        const char **pieces = malloc((size_t)ranks * sizeof *pieces);
+        header = join(o->dir, run_output_frame_name(frame, PBF_FORMAT_VTU, name, sizeof name));
+        if (names == NULL || pieces == NULL || header == NULL) {
+            rc = frame_fail(o, "out of memory");
+        } else {
+            strcpy(header + strlen(header) - 3, "pvtu"); /* frame_NNNNN.pvtu */
+            for (int r = 0; r < ranks; ++r) {
+                snprintf(names + 32 * r, 32, "frame_%05d_%04d.vtu", frame, r);
+                pieces[r] = names + 32 * r;
+            }
+            if (pbf_export_write_pvtu(header, pieces, ranks, o->error, sizeof o->error) != PBF_OK)
+                rc = 1;
+        }
+        free(names);
+        free(pieces);
+        if (rc == 0) rc = write_pvd(o, frame, pbf_world_time(world));
+    }
+    if (!failed && is_rank0(o) && rc == 0) rc = write_stats_row(o, world, frame, &stats, &profile);
+    if (!failed) failed = o->comm->max(rc != 0);
+    if (failed) { /* nothing of the frame stays */
+        if (piece != NULL && rc == 0) unlink(piece), --o->files_written;
+        if (header != NULL) unlink(header);
+        if (rc == 0) rc = frame_fail(o, "another MPI rank failed to write frame %d", frame);
+    }
+    free(piece);
+    free(header);
+    return rc;
+}
+
 int run_output_frame(run_output *o, const pbf_world *world, int frame) {
+    if (o->comm != NULL) return frame_split(o, world, frame);
     char *written[FORMAT_COUNT] = {NULL};
     int rc = 0;
     if (o->formats != 0) rc = read_back(o, world);
@@ -257,7 +346,11 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
         }
     }
     if (rc == 0 && (o->formats & PBF_FORMAT_VTU)) rc = write_pvd(o, frame, pbf_world_time(world));
-    if (rc == 0) rc = write_stats_row(o, world, frame);
+    if (rc == 0) {
+        pbf_stats stats = pbf_world_get_stats(world);
+        pbf_profile profile = pbf_world_get_profile(world);
+        rc = write_stats_row(o, world, frame, &stats, &profile);
+    }
     if (rc == 0) rc = tool_output_row(o->tool, world, frame, o->error, sizeof o->error);
     if (rc == 0) rc = probe_output_row(o->probes, world, frame, o->error, sizeof o->error);
     if (rc == 0) rc = solid_output_row(o->solids, world, frame, o->error, sizeof o->error);

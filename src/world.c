@@ -158,6 +158,7 @@ void pbf_world_destroy(pbf_world *w) {
     pbf__probes_free(w); /* probes */
     pbf__meshes_free(w);
     pbf__flow_free(w);   /* emitters and sinks */
+    if (w->halo_free) w->halo_free(w); /* a world split over processes (src/mpi/) */
     free(w->grid.cell_start);
     free(w->grid.cursor);
     free(w->iteration_error);

@@ -4,6 +4,8 @@
 #   np1      one rank writes the same bits as one process
 #   np2      two ranks: same particles and ids every frame, front and density error close
 #   np4      four ranks on fewer cores (--oversubscribe), the same checks
+#   empty    three ranks where the third owns no particle at first (a column 0.12 m wide: the
+#            slabs, at least a halo of 0.1 m wide, leave it nothing until the water arrives)
 #   refused  too many ranks for the domain, and what a split run does not do yet: a clear
 #            error from rank 0, exit status 1, no hang
 # Small runs (1500 particles, 1/3 s of a dam break, one thread per rank): seconds each.
@@ -23,6 +25,7 @@ SCENE="$SRC/scenes/dam_break.json"
 ARGS=(--set fluid.particle_radius=0.02 --frames 20 --format vtu --quiet --threads 1)
 
 serial() { "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/serial" || fail "pbf run exited $?"; }
+[ "$CASE" = empty ] && ARGS+=(--set 'fluid.blocks[0].max=[0.12,0.6,0.4]')
 split() { # ranks, folder
     timeout 90 "${MPIRUN[@]}" -np "$1" "$PBF" run "$SCENE" "${ARGS[@]}" --out "$2" \
         >"$TMP/out" 2>&1 || { cat "$TMP/out" >&2; fail "mpirun -np $1 exited $?"; }
@@ -47,6 +50,18 @@ np2 | np4)
     serial
     split "${CASE#np}" "$TMP/split"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+    ;;
+empty)
+    serial
+    split 3 "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+    python3 - "$TMP/split" <<'PY' || fail "rank 2 owned particles at frame 0"
+import os, sys, xml.etree.ElementTree as ET
+piece = os.path.join(sys.argv[1], "frame_00000_0002.vtu")
+head = open(piece, "rb").read().split(b"<AppendedData")[0] + b"</VTKFile>"
+n = int(ET.fromstring(head).find("./UnstructuredGrid/Piece").get("NumberOfPoints"))
+sys.exit(1 if n != 0 else 0)
+PY
     ;;
 refused)
     # a tank 0.3 m long with h = 0.08 m: slabs at least 0.1 m wide, so 3 ranks at most

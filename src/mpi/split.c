@@ -36,7 +36,7 @@ static pbf_status check_supported(const pbf_world *w, char *err, size_t err_size
                              "solver.iterations)"
                            : NULL;
     if (what == NULL) return PBF_OK;
-    return refuse(err, err_size, "%s is not supported in a run split over MPI ranks yet", what);
+    return refuse(err, err_size, "a run split over MPI ranks does not support %s yet", what);
 }
 
 static int compare_float(const void *a, const void *b) {

@@ -69,7 +69,7 @@ refused)
         --set 'domain.max=[0.3,0.8,0.4]' --set 'fluid.blocks[0].max=[0.2,0.6,0.4]' --out "$TMP/a"
     expect_refusal "writes vtu only" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" --format ply \
         --out "$TMP/b"
-    expect_refusal "the tool is not supported in a run split over MPI ranks" -np 2 "$PBF" run \
+    expect_refusal "a run split over MPI ranks does not support the tool yet" -np 2 "$PBF" run \
         "$SRC/scenes/tool_sphere.json" "${ARGS[@]}" --out "$TMP/c"
     expect_refusal "does not write checkpoints yet" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \
         --checkpoint-every 5 --out "$TMP/d"

@@ -297,11 +297,11 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
     if (!failed && is_rank0(o) && (o->formats & PBF_FORMAT_VTU)) {
         char *names = malloc((size_t)ranks * 32);
         const char **pieces = malloc((size_t)ranks * sizeof *pieces);
-        header = join(o->dir, run_output_frame_name(frame, PBF_FORMAT_VTU, name, sizeof name));
+        snprintf(name, sizeof name, "frame_%05d.pvtu", frame);
+        header = join(o->dir, name);
         if (names == NULL || pieces == NULL || header == NULL) {
             rc = frame_fail(o, "out of memory");
         } else {
-            strcpy(header + strlen(header) - 3, "pvtu"); /* frame_NNNNN.pvtu */
             for (int r = 0; r < ranks; ++r) {
                 snprintf(names + 32 * r, 32, "frame_%05d_%04d.vtu", frame, r);
                 pieces[r] = names + 32 * r;

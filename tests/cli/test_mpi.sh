@@ -8,7 +8,7 @@
 #            slabs, at least a halo of 0.1 m wide, leave it nothing until the water arrives)
 #   refused  too many ranks for the domain, and what a split run does not do yet: a clear
 #            error from rank 0, exit status 1, no hang
-# Small runs (1500 particles, 1/3 s of a dam break, one thread per rank): seconds each.
+# Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
 set -u
 PBF=${1:?usage: test_mpi.sh PBF_BINARY SOURCE_DIR CASE}
 SRC=${2:?source dir}
@@ -26,7 +26,7 @@ MPIRUN=(mpirun --oversubscribe)
 # frames no suppression can name. The one-process runs keep the leak check.
 MPIRUN+=(-x "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
 SCENE="$SRC/scenes/dam_break.json"
-ARGS=(--set fluid.particle_radius=0.02 --frames 20 --format vtu --quiet --threads 1)
+ARGS=(--set fluid.particle_radius=0.02 --frames 15 --format vtu --quiet --threads 1)
 
 serial() { "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/serial" || fail "pbf run exited $?"; }
 [ "$CASE" = empty ] && ARGS+=(--set 'fluid.blocks[0].max=[0.12,0.6,0.4]')

@@ -6,8 +6,8 @@
 #   np4      four ranks on fewer cores (--oversubscribe), the same checks
 #   empty    three ranks where the third owns no particle at first (a column 0.12 m wide: the
 #            slabs, at least a halo of 0.1 m wide, leave it nothing until the water arrives)
-#   refused  too many ranks for the domain, and what a split run does not do yet: a clear
-#            error from rank 0, exit status 1, no hang
+#   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
+#            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
 set -u
 PBF=${1:?usage: test_mpi.sh PBF_BINARY SOURCE_DIR CASE}
@@ -78,6 +78,9 @@ refused)
     expect_refusal "does not write checkpoints yet" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \
         --checkpoint-every 5 --out "$TMP/d"
     expect_refusal "only 'pbf run' runs split" -np 2 "$PBF" info "$SCENE"
+    # a scene error: every rank finds it, rank 0 alone says it
+    expect_refusal "'fluid.particle_radius' must be in (0, 10] m" -np 2 "$PBF" run "$SCENE" \
+        "${ARGS[@]}" --set fluid.particle_radius=-1 --out "$TMP/e"
     ;;
 *) fail "unknown case" ;;
 esac

@@ -284,13 +284,22 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
     if (interrupted && o->checkpoint_every > 0 && last_frame > 0 && last_frame > last_checkpoint &&
         run_checkpoint_save(world, scene, last_frame, o->checkpoint_every) == 0)
         last_checkpoint = last_frame;
-    int particles = pbf_world_particle_count(world);
+    int particles = pbf_world_particle_count(world), ghosts = 0, kib = 0;
     if (o->comm != NULL) { /* split over MPI ranks: the whole world's count (collective) */
         pbf_stats total;
         o->comm->totals(world, &total, NULL);
         particles = total.particles;
+        o->comm->halo(world, &ghosts, &kib); /* the largest halo over the ranks */
+        ghosts = o->comm->max(ghosts);
+        kib = o->comm->max(kib);
     }
-    if (!o->quiet && summary.frames_done > first) summary_print(&summary, world, particles, &out);
+    if (!o->quiet && summary.frames_done > first) {
+        summary_print(&summary, world, particles, &out);
+        if (o->comm != NULL && summary.steps > 0)
+            printf("  MPI              %d ranks; largest halo %d particles, %d KiB received per "
+                   "substep (the last)\n",
+                   o->comm->ranks, ghosts, kib);
+    }
     if (interrupted) {
         fprintf(stderr,
                 "pbf run: stopped by %s after frame %d of %d (t = %.3f s); %d frames in '%s'\n",

@@ -15,6 +15,9 @@ typedef struct run_comm {
     int (*max)(int v);
     /* The whole world's statistics and profile (collective; include/pbf/mpi.h). */
     void (*totals)(const pbf_world *world, pbf_stats *stats, pbf_profile *profile);
+    /* This rank's halo in the last substep: ghosts received, and KiB received (include/pbf/mpi.h,
+     * pbf_mpi_world_halo). */
+    void (*halo)(const pbf_world *world, int *ghosts, int *kib);
 } run_comm;
 
 /* main: starts MPI when the process was launched by mpirun (its environment says so). Returns

@@ -24,6 +24,13 @@ static int max_int(int v) {
     return all;
 }
 
+static void halo(const pbf_world *world, int *ghosts, int *kib) {
+    int64_t bytes = 0;
+    *ghosts = 0;
+    pbf_mpi_world_halo(world, ghosts, NULL, &bytes);
+    *kib = (int)((bytes + 1023) / 1024);
+}
+
 int run_comm_start(int *argc, char ***argv) {
     if (getenv("OMPI_COMM_WORLD_SIZE") == NULL && getenv("PMIX_RANK") == NULL) return 0;
     int provided = 0;
@@ -36,6 +43,7 @@ int run_comm_start(int *argc, char ***argv) {
     world_comm.split = split;
     world_comm.max = max_int;
     world_comm.totals = pbf_mpi_world_totals;
+    world_comm.halo = halo;
     return 0;
 }
 

@@ -49,6 +49,13 @@ PBF_API pbf_status pbf_mpi_world_split(pbf_world *world, MPI_Comm comm, char *er
 PBF_API int pbf_mpi_world_slab(const pbf_world *world, double *lo, double *hi, int *rank,
                                int *ranks);
 
+/* The halo of this rank's last substep: particles received from the neighbours (ghosts) and
+ * copies sent to them, and the bytes this rank received in that substep (migration included:
+ * 40 bytes per particle for x, p, v and id, then 8 per ghost after each λ pass, 12 after each
+ * Δp pass and 4 for |ω|). Returns 0 for a world that was not split. */
+PBF_API int pbf_mpi_world_halo(const pbf_world *world, int *received, int *sent,
+                               int64_t *bytes_received);
+
 /* The whole world's statistics and profile, reduced over the ranks in rank order (the same
  * value on every rank, for any thread count): counts and energies summed, maxima taken, means
  * weighted by the particle counts, stage times the slowest rank's. Collective. */

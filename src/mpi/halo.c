@@ -47,6 +47,7 @@ static int grow_buf(pbf_halo *h, int s, int k, size_t floats) {
 /* Sends nsend[s] items of `stride` floats from sbuf[s] to each side and receives into rbuf[s]
  * the counts given in nrecv[s]. */
 static void swap_buffers(pbf_halo *h, const int *nsend, const int *nrecv, int stride) {
+    h->bytes += (int64_t)(nrecv[0] + nrecv[1]) * stride * (int64_t)sizeof(float);
     for (int s = 0; s < 2; ++s) { /* s: the side sent to; its opposite is received from */
         int o = 1 - s;
         MPI_Sendrecv(h->sbuf[s], nsend[s] * stride, MPI_FLOAT, h->neighbor[s], TAG_DATA,
@@ -219,6 +220,11 @@ static void exchange(pbf_halo *h, float *a, float *b, int stride) {
 
 /* Removes the ghosts, keeping the owned particles in their (sorted) order. */
 static void drop_halo(pbf_world *w, pbf_halo *h) {
+    h->last_received = h->nrecv[LEFT] + h->nrecv[RIGHT];
+    h->last_sent = h->nsend[LEFT] + h->nsend[RIGHT];
+    h->last_bytes = h->bytes;
+    h->bytes = 0;
+    h->nsend[LEFT] = h->nsend[RIGHT] = 0;
     if (h->nrecv[LEFT] + h->nrecv[RIGHT] == 0) return;
     int *ghost = h->inverse; /* free until the next sort */
     for (int i = 0; i < w->count; ++i) ghost[i] = 0;

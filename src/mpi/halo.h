@@ -19,6 +19,9 @@ typedef struct pbf_halo {
     int *send[2], *recv[2];
     int nsend[2], nrecv[2];
     int list_capacity[2][2];
+    int last_received, last_sent; /* the last substep's halo, for pbf_mpi_world_halo */
+    int64_t bytes;                /* bytes received in the current substep */
+    int64_t last_bytes;           /* ... and in the last one */
     int *inverse;      /* grid order inverted (slot before the sort -> after); also a flag array */
     int inverse_capacity;
     float *sbuf[2], *rbuf[2]; /* packed values, per side */

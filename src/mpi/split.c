@@ -143,6 +143,15 @@ PBF_API int pbf_mpi_world_slab(const pbf_world *w, double *lo, double *hi, int *
     return 1;
 }
 
+PBF_API int pbf_mpi_world_halo(const pbf_world *w, int *received, int *sent,
+                               int64_t *bytes_received) {
+    if (w == NULL || w->halo == NULL) return 0;
+    if (received) *received = w->halo->last_received;
+    if (sent) *sent = w->halo->last_sent;
+    if (bytes_received) *bytes_received = w->halo->last_bytes;
+    return 1;
+}
+
 /* Values gathered per rank, reduced in rank order on every rank (deterministic). */
 enum { T_COUNT, T_KE, T_SPEED, T_AVG_ERR, T_MAX_ERR, T_NEIGHBORS, T_STEP_MS, T_BMIN, T_BMAX = T_BMIN + 3,
        T_STAGE = T_BMAX + 3, T_SIZE = T_STAGE + PBF_STAGE_COUNT };

@@ -188,13 +188,19 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
     const float dt = 1.0f / scene->fps;
     const int first = resume_frame < 0 ? 0 : resume_frame + 1;
     int rc = 0;
+    int start_count = pbf_world_particle_count(world);
+    if (o->comm != NULL) { /* split over MPI ranks: the whole world's (collective) */
+        pbf_stats total;
+        o->comm->totals(world, &total, NULL);
+        start_count = total.particles;
+    }
     if (!o->quiet) {
         char count[32], formats[32];
         if (resume_frame < 0)
             fprintf(stderr,
                     "pbf run: %s (%s): %s particles, %d frames at %g fps (%.3f s) -> %s [%s]\n",
-                    scene->name, scene->source,
-                    cli_format_count(pbf_world_particle_count(world), count, sizeof count), frames,
+                    scene->name, scene->source, cli_format_count(start_count, count, sizeof count),
+                    frames,
                     (double)scene->fps, frames / (double)scene->fps, scene->output_dir,
                     cli_format_names(scene->formats, formats, sizeof formats));
         else
@@ -273,7 +279,9 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                 break;
             }
             if (!o->quiet && frame > 0)
-                progress_update(&bar, frame, pbf_world_time(world), pbf_world_particle_count(world));
+                progress_update(&bar, frame, pbf_world_time(world),
+                                o->comm != NULL ? out.total_particles /* MPI: whole world */
+                                                : pbf_world_particle_count(world));
         }
         /* A signal that arrives during the last frame is not reported: the run is complete. */
         if (!o->quiet) progress_end(&bar);

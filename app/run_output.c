@@ -294,6 +294,7 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
     pbf_stats stats;
     pbf_profile profile;
     o->comm->totals(world, &stats, &profile); /* collective: every rank */
+    o->total_particles = stats.particles;
     if (!failed && is_rank0(o) && (o->formats & PBF_FORMAT_VTU)) {
         char *names = malloc((size_t)ranks * 32);
         const char **pieces = malloc((size_t)ranks * sizeof *pieces);

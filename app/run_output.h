@@ -36,6 +36,7 @@ typedef struct run_output {
                                   * NULL otherwise */
     double *pvd_times; /* with vtu: the time of each frame written, for frames.pvd */
     int pvd_capacity;
+    int total_particles; /* split over MPI ranks: the whole world's count at the last frame */
     const struct run_comm *comm; /* split over MPI ranks (app/run_comm.h): each rank writes its
                                   * piece frame_NNNNN_RRRR.vtu, rank 0 frame_NNNNN.pvtu, the
                                   * series and the CSV files; NULL: one process */

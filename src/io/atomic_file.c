@@ -15,7 +15,6 @@ static void set_error(char *err, size_t err_size, const char *fmt, ...) {
     va_end(args);
 }
 
-
 pbf_status pbf__atomic_open(atomic_file *af, const char *path, char *err, size_t err_size) {
     memset(af, 0, sizeof *af);
     af->path = path;

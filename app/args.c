@@ -98,7 +98,9 @@ int cli_parse_formats(cli_parser *p, const char *option, const char *text, unsig
         else if (n == 4 && strncmp(s, "none", 4) == 0)
             none = 1;
         else {
-            cli_usage_error(p, "%s: unknown format '%.*s' (expected ply, vtk, vtu, a list such as ply,vtu, or none)",
+            cli_usage_error(p,
+                            "%s: unknown format '%.*s' (expected ply, vtk, vtu, a list such as "
+                            "ply,vtu, or none)",
                             option, (int)n, s);
             return 0;
         }

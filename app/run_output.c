@@ -391,7 +391,7 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
     o->flow = scene->emitter_count > 0 || scene->sink_count > 0;
     if (remove_after(dir, frame) != 0) return 1;
     if (write_scene_json(dir, scene) != 0) return 1;
-    if (formats & PBF_FORMAT_VTU) { /* the series up to the checkpoint, at the frames' nominal times */
+    if (formats & PBF_FORMAT_VTU) { /* the series up to the checkpoint, at nominal times */
         int cap = 256;
         while (cap <= frame) cap *= 2;
         o->pvd_times = malloc((size_t)cap * sizeof *o->pvd_times);

@@ -65,7 +65,8 @@ PBF_API pbf_status pbf_export_write_pvd(const char *path, const double *times,
                                         const char *const *files, int count, char *err,
                                         size_t err_size);
 /* Reads a file written by pbf_export_write (the format is taken from the extension: .ply or
- * .vtk; .vtu is not read back yet). Errors name the file and what was wrong. On failure *out is zeroed. */
+ * .vtk; .vtu is not read back yet).
+ * Errors name the file and what was wrong. On failure *out is zeroed. */
 PBF_API pbf_status pbf_export_read(const char *path, pbf_particles *out, char *err,
                                    size_t err_size);
 /* File name extension of a format: "ply", "vtk" or "vtu"; "" for anything else. */

@@ -1,5 +1,5 @@
-/* Particle exporters (PLY, legacy VTK; XML VTK in export_vtu.c) with atomic writes (atomic_file.c),
- * and their readers.
+/* Particle exporters (PLY, legacy VTK; XML VTK in export_vtu.c) with atomic writes
+ * (atomic_file.c), and their readers.
  *
  * Binary data is packed byte by byte with an explicit byte order, so the files are the same on
  * any host: PLY little-endian, VTK big-endian (the legacy VTK format has no other choice).

@@ -92,7 +92,8 @@ static pbf_status append_received(pbf_world *w, pbf_halo *h, const int *nrecv) {
     pbf_status st = pbf__world_grow(w, w->count + nrecv[LEFT] + nrecv[RIGHT]);
     if (st != PBF_OK) return st;
     for (int s = 0; s < 2; ++s)
-        for (int k = 0; k < nrecv[s]; ++k) unpack_particle(w, w->count++, h->rbuf[s] + PARTICLE_FLOATS * k);
+        for (int k = 0; k < nrecv[s]; ++k)
+            unpack_particle(w, w->count++, h->rbuf[s] + PARTICLE_FLOATS * k);
     return PBF_OK;
 }
 

@@ -153,8 +153,10 @@ PBF_API int pbf_mpi_world_halo(const pbf_world *w, int *received, int *sent,
 }
 
 /* Values gathered per rank, reduced in rank order on every rank (deterministic). */
-enum { T_COUNT, T_KE, T_SPEED, T_AVG_ERR, T_MAX_ERR, T_NEIGHBORS, T_STEP_MS, T_BMIN, T_BMAX = T_BMIN + 3,
-       T_STAGE = T_BMAX + 3, T_SIZE = T_STAGE + PBF_STAGE_COUNT };
+enum {
+    T_COUNT, T_KE, T_SPEED, T_AVG_ERR, T_MAX_ERR, T_NEIGHBORS, T_STEP_MS, T_BMIN,
+    T_BMAX = T_BMIN + 3, T_STAGE = T_BMAX + 3, T_SIZE = T_STAGE + PBF_STAGE_COUNT
+};
 
 PBF_API void pbf_mpi_world_totals(const pbf_world *w, pbf_stats *stats, pbf_profile *profile) {
     pbf_stats s = pbf_world_get_stats(w);

@@ -93,10 +93,14 @@ int cli_parse_formats(cli_parser *p, const char *option, const char *text, unsig
             bits |= PBF_FORMAT_PLY;
         else if (n == 3 && strncmp(s, "vtk", 3) == 0)
             bits |= PBF_FORMAT_VTK;
+        else if (n == 3 && strncmp(s, "vtu", 3) == 0)
+            bits |= PBF_FORMAT_VTU;
         else if (n == 4 && strncmp(s, "none", 4) == 0)
             none = 1;
         else {
-            cli_usage_error(p, "%s: unknown format '%.*s' (expected ply, vtk, ply,vtk or none)",
+            cli_usage_error(p,
+                            "%s: unknown format '%.*s' (expected ply, vtk, vtu, a list such as "
+                            "ply,vtu, or none)",
                             option, (int)n, s);
             return 0;
         }

@@ -72,7 +72,7 @@ int cli_parse_int(cli_parser *p, const char *option, const char *text, long min,
                   int *out);
 int cli_parse_double(cli_parser *p, const char *option, const char *text, double min, double max,
                      double *out);
-/* "ply", "vtk", "ply,vtk", "none" -> pbf_format bits. */
+/* "ply", "vtk", "vtu", a list such as "ply,vtu", or "none" -> pbf_format bits. */
 int cli_parse_formats(cli_parser *p, const char *option, const char *text, unsigned *out);
 
 /* A growing list of --set overrides (pointers into argv). */
@@ -100,7 +100,7 @@ struct pbf_scene;
  * "pbf: <message>" and returns CLI_EXIT_ERROR on failure. */
 int cli_load_scene(const char *path, const char *const *sets, int set_count,
                    struct pbf_scene *out);
-/* "ply", "ply,vtk", "none" into buf. */
+/* "ply", "ply,vtu", "none" into buf. */
 const char *cli_format_names(unsigned formats, char *buf, size_t size);
 
 /* Seconds on a monotonic clock. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "run_comm.h"
 #include "mesh_output.h"
 #include "run.h"
 #ifdef PBF_APP_HAVE_RENDER
@@ -13,7 +14,7 @@
 #endif
 
 static const char run_synopsis[] =
-    "usage: pbf run [SCENE] [--frames N | --time T] [--out DIR] [--format ply,vtk,none]\n"
+    "usage: pbf run [SCENE] [--frames N | --time T] [--out DIR] [--format ply,vtk,vtu,none]\n"
     "               [--threads N] [--set key=value ...] [--checkpoint-every N] [--quiet]\n"
     "               [--backend cpu|cuda] [--mesh]\n"
 #ifdef PBF_APP_HAVE_RENDER
@@ -30,7 +31,8 @@ static const char run_help[] =
     "  --frames N          frames to simulate after frame 0 (default: the scene's time.frames)\n"
     "  --time T            simulated seconds instead of a frame count (frames = ceil(T * fps))\n"
     "  --out DIR           output folder (default: the scene's output folder, out/<name>)\n"
-    "  --format LIST       ply, vtk, ply,vtk or none (default: the scene's, usually ply)\n"
+    "  --format LIST       ply, vtk, vtu (XML VTK + frames.pvd), a list such as ply,vtu,\n"
+    "                      or none (default: the scene's, usually ply)\n"
     "  --threads N         CPU threads, 0 = all cores (default: the scene's world.threads)\n"
     "  --backend NAME      cpu or cuda (an NVIDIA GPU; fails at once where none is usable);\n"
     "                      default: the scene's solver.backend\n"
@@ -129,6 +131,7 @@ int cmd_run(int argc, char **argv) {
 #endif
         printf("\n%s\n%s", mesh_run_help, mesh_settings_help);
     } else if (rc == CLI_EXIT_OK) {
+        o.comm = run_comm_get(); /* under mpirun: split over the ranks (docs/mpi.md) */
         o.sets = sets.items;
         o.set_count = sets.count;
         run_hooks hooks;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "run_comm.h"
 
 static const cli_command commands[] = {
     {"run", cmd_run, "simulate a scene and write particle files and statistics"},
@@ -48,7 +49,25 @@ static const cli_command *find_command(const char *name) {
     return NULL;
 }
 
+static int run_command(int argc, char **argv);
+
+/* Under mpirun only `pbf run` knows how to split its work; MPI starts and ends around it. */
 int main(int argc, char **argv) {
+    if (run_comm_start(&argc, &argv) != 0) return CLI_EXIT_ERROR;
+    int rc;
+    const run_comm *comm = run_comm_get();
+    if (comm != NULL && (argc < 2 || strcmp(argv[1], "run") != 0)) {
+        if (comm->rank == 0)
+            cli_error("under mpirun only 'pbf run' runs split over the ranks (docs/mpi.md)");
+        rc = CLI_EXIT_USAGE;
+    } else {
+        rc = run_command(argc, argv);
+    }
+    run_comm_end();
+    return rc;
+}
+
+static int run_command(int argc, char **argv) {
     if (argc < 2) {
         print_usage(stderr);
         return CLI_EXIT_USAGE;

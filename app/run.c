@@ -4,15 +4,18 @@
  * `pbf resume` enters at run_world with a world restored from a checkpoint. */
 #include "run.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "interrupt.h"
 #include "progress.h"
 #include "run_checkpoint.h"
+#include "run_comm.h"
 #include "run_output.h"
 
 void run_options_init(run_options *o) {
@@ -45,12 +48,13 @@ static void summary_add_step(run_summary *s, const pbf_world *world) {
     for (int k = 0; k < PBF_STAGE_COUNT; ++k) s->sum_stage_ms[k] += p.stage_ms[k];
 }
 
-static void summary_print(const run_summary *s, const pbf_world *world, const run_output *out) {
+static void summary_print(const run_summary *s, const pbf_world *world, int particles,
+                          const run_output *out) {
     double wall = cli_now() - s->start;
     char count[32], formats[32];
     printf("pbf run: %d frame%s (t = %.3f s) in %.1f s\n", s->frames_done,
            s->frames_done == 1 ? "" : "s", pbf_world_time(world), wall);
-    printf("  particles        %s\n", cli_format_count(pbf_world_particle_count(world), count, sizeof count));
+    printf("  particles        %s\n", cli_format_count(particles, count, sizeof count));
     if (s->steps > 0) {
         double mean_ms = s->sum_step_ms / s->steps;
         printf("  density error    avg %.3f %%   max %.3f %%\n", 100.0 * s->sum_avg_error / s->steps,
@@ -93,8 +97,43 @@ static int apply_options(const run_options *o, pbf_scene *scene) {
     return 0;
 }
 
+/* What a run split over MPI ranks cannot do yet (docs/mpi.md); the library refuses the
+ * features of the world itself (include/pbf/mpi.h). The same answer on every rank, said once. */
+static int mpi_refuse(const run_options *o, const pbf_scene *scene, const run_hooks *hooks) {
+    const char *why = NULL;
+    if (scene->formats & (PBF_FORMAT_PLY | PBF_FORMAT_VTK))
+        why = "writes vtu only (each rank a piece, rank 0 a .pvtu per frame and frames.pvd): "
+              "use --format vtu or --format none";
+    else if (o->checkpoint_every > 0)
+        why = "does not write checkpoints yet (--checkpoint-every)";
+    else if (hooks != NULL && (hooks->on_start || hooks->on_frame || hooks->on_finish))
+        why = "does not make surface meshes or pictures yet (--mesh, --png, --video)";
+    if (why == NULL) return 0;
+    if (o->comm->rank == 0) cli_error("a run split over %d MPI ranks %s", o->comm->ranks, why);
+    return CLI_EXIT_ERROR;
+}
+
 static const char *signal_name(int sig) {
     return sig == SIGINT ? "Ctrl-C (SIGINT)" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+/* Split over MPI ranks, every rank loads the same scene and builds the same world: their
+ * messages and warnings would be printed N times, so ranks other than 0 send stderr to
+ * /dev/null meanwhile. Returns the saved descriptor (or -1: nothing muted). */
+static int mute_other_ranks(const run_options *o) {
+    if (o->comm == NULL || o->comm->rank == 0) return -1;
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0) dup2(null, STDERR_FILENO);
+    if (null >= 0) close(null);
+    return saved;
+}
+
+static void unmute(int saved) {
+    if (saved < 0) return;
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
 }
 
 int run_simulation(const run_options *o, const run_hooks *hooks) {
@@ -103,9 +142,16 @@ int run_simulation(const run_options *o, const run_hooks *hooks) {
     signal(SIGXFSZ, SIG_IGN);
     pbf_scene *scene = malloc(sizeof *scene);
     if (scene == NULL) return cli_error("out of memory");
+    int muted = mute_other_ranks(o);
     int rc = cli_load_scene(o->scene_path, o->sets, o->set_count, scene);
     if (rc == 0) rc = apply_options(o, scene);
+    unmute(muted);
     if (rc != 0) {
+        free(scene);
+        return rc;
+    }
+
+    if (o->comm != NULL && (rc = mpi_refuse(o, scene, hooks)) != 0) {
         free(scene);
         return rc;
     }
@@ -114,7 +160,15 @@ int run_simulation(const run_options *o, const run_hooks *hooks) {
     pbf_world *world = NULL;
     if (pbf_scene_create_world(scene, &world, err, sizeof err) != PBF_OK) {
         free(scene);
-        return cli_error("%s", err);
+        muted = mute_other_ranks(o);
+        cli_error("%s", err);
+        unmute(muted);
+        return CLI_EXIT_ERROR;
+    }
+    if (o->comm != NULL && o->comm->split(world) != 0) { /* every rank: the same answer */
+        pbf_world_destroy(world);
+        free(scene);
+        return CLI_EXIT_ERROR;
     }
     return run_world(world, scene, -1, o, hooks);
 }
@@ -123,18 +177,30 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
               const run_hooks *hooks) {
     static const run_hooks no_hooks = {NULL, NULL, NULL, NULL};
     if (hooks == NULL) hooks = &no_hooks;
+    run_options quiet_rank; /* split over MPI ranks: rank 0 alone talks */
+    if (o->comm != NULL && o->comm->rank != 0) {
+        quiet_rank = *o;
+        quiet_rank.quiet = 1;
+        o = &quiet_rank;
+    }
     signal(SIGXFSZ, SIG_IGN); /* see run_simulation */
     const int frames = scene->frames;
     const float dt = 1.0f / scene->fps;
     const int first = resume_frame < 0 ? 0 : resume_frame + 1;
     int rc = 0;
+    int start_count = pbf_world_particle_count(world);
+    if (o->comm != NULL) { /* split over MPI ranks: the whole world's (collective) */
+        pbf_stats total;
+        o->comm->totals(world, &total, NULL);
+        start_count = total.particles;
+    }
     if (!o->quiet) {
         char count[32], formats[32];
         if (resume_frame < 0)
             fprintf(stderr,
                     "pbf run: %s (%s): %s particles, %d frames at %g fps (%.3f s) -> %s [%s]\n",
-                    scene->name, scene->source,
-                    cli_format_count(pbf_world_particle_count(world), count, sizeof count), frames,
+                    scene->name, scene->source, cli_format_count(start_count, count, sizeof count),
+                    frames,
                     (double)scene->fps, frames / (double)scene->fps, scene->output_dir,
                     cli_format_names(scene->formats, formats, sizeof formats));
         else
@@ -156,10 +222,12 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
         return CLI_EXIT_ERROR;
     }
     run_output out;
+    memset(&out, 0, sizeof out);
+    out.comm = o->comm;
     rc = resume_frame < 0
              ? run_output_open(&out, scene->output_dir, scene->formats, scene)
              : run_output_resume(&out, scene->output_dir, scene->formats, scene, resume_frame);
-    if (rc == 0) {
+    if (rc == 0 && !(o->comm != NULL && o->comm->rank != 0)) {
         /* resources (docs/robustness.md): warn when the run's files will not fit on the disk */
         double bytes = run_output_estimate(pbf_world_particle_count(world), scene->formats,
                                            frames - first + 1, o->checkpoint_every > 0);
@@ -179,7 +247,9 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
         if (!o->quiet) progress_begin(&bar, stderr, frames);
         for (int frame = first; frame <= frames; ++frame) {
             if (frame > 0) {
-                if ((interrupted = interrupt_pending()) != 0) break;
+                interrupted = interrupt_pending();
+                if (o->comm != NULL) interrupted = o->comm->max(interrupted); /* all stop */
+                if (interrupted != 0) break;
                 pbf_status st = pbf_world_step(world, dt);
                 if (st != PBF_OK) {
                     if (!o->quiet) progress_end(&bar);
@@ -209,7 +279,9 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                 break;
             }
             if (!o->quiet && frame > 0)
-                progress_update(&bar, frame, pbf_world_time(world), pbf_world_particle_count(world));
+                progress_update(&bar, frame, pbf_world_time(world),
+                                o->comm != NULL ? out.total_particles /* MPI: whole world */
+                                                : pbf_world_particle_count(world));
         }
         /* A signal that arrives during the last frame is not reported: the run is complete. */
         if (!o->quiet) progress_end(&bar);
@@ -220,7 +292,22 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
     if (interrupted && o->checkpoint_every > 0 && last_frame > 0 && last_frame > last_checkpoint &&
         run_checkpoint_save(world, scene, last_frame, o->checkpoint_every) == 0)
         last_checkpoint = last_frame;
-    if (!o->quiet && summary.frames_done > first) summary_print(&summary, world, &out);
+    int particles = pbf_world_particle_count(world), ghosts = 0, kib = 0;
+    if (o->comm != NULL) { /* split over MPI ranks: the whole world's count (collective) */
+        pbf_stats total;
+        o->comm->totals(world, &total, NULL);
+        particles = total.particles;
+        o->comm->halo(world, &ghosts, &kib); /* the largest halo over the ranks */
+        ghosts = o->comm->max(ghosts);
+        kib = o->comm->max(kib);
+    }
+    if (!o->quiet && summary.frames_done > first) {
+        summary_print(&summary, world, particles, &out);
+        if (o->comm != NULL && summary.steps > 0)
+            printf("  MPI              %d ranks; largest halo %d particles, %d KiB received per "
+                   "substep (the last)\n",
+                   o->comm->ranks, ghosts, kib);
+    }
     if (interrupted) {
         fprintf(stderr,
                 "pbf run: stopped by %s after frame %d of %d (t = %.3f s); %d frames in '%s'\n",

@@ -32,6 +32,8 @@ typedef struct run_options {
     int backend;                /* pbf_backend (--backend, docs/cuda.md); < 0: the scene's */
     int quiet;                  /* no progress line, no summary */
     int checkpoint_every;       /* save DIR/checkpoint.pbfck every N frames; 0: never */
+    const struct run_comm *comm; /* split over MPI ranks (app/run_comm.h, `pbf run` under
+                                  * mpirun); NULL: one process */
 } run_options;
 
 void run_options_init(run_options *o);

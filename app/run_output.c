@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "run_comm.h"
 #include "csv_file.h"
 #include "run_checkpoint.h" /* RUN_CHECKPOINT_NAME */
 #include "tool_output.h" /* forces.csv */
@@ -16,6 +17,7 @@
 #include "probe_output.h" /* probes.csv */
 
 static const char stats_name[] = "stats.csv";
+static const char pvd_name[] = "frames.pvd"; /* the vtu frames' time series */
 
 const char *run_output_frame_name(int frame, pbf_format format, char *buf, size_t size) {
     snprintf(buf, size, "frame_%05d.%s", frame, pbf_format_extension(format));
@@ -45,7 +47,13 @@ static size_t frame_prefix(const char *name) {
     return 0;
 }
 
-/* Files a run writes: frame_<digits>.ply|vtk, solids_<digits>.ply|vtk, its checkpoint, and the temporary files
+static int has_suffix(const char *name, size_t len, const char *suffix) {
+    size_t n = strlen(suffix);
+    return len > n && strncmp(name + len - n, suffix, n) == 0;
+}
+
+/* Files a run writes: frame_<digits>.ply|vtk|vtu, solids_<digits>.ply|vtk, frames.pvd, its
+ * checkpoint, and the temporary files
  * "<ours>.tmp.<pid>" that a killed run can leave behind (for frames, stats.csv, scene.json and
  * the checkpoint). An earlier run's checkpoint goes too: resuming it would mix two runs. */
 static int is_run_file(const char *name, int *is_frame) {
@@ -54,12 +62,27 @@ static int is_run_file(const char *name, int *is_frame) {
     if (tmp && !all_digits(tmp + 5, strlen(tmp + 5))) return 0;
     *is_frame = 0;
     size_t pre = frame_prefix(name);
-    if (pre > 0 && len > pre + 4 &&
-        (strncmp(name + len - 4, ".ply", 4) == 0 || strncmp(name + len - 4, ".vtk", 4) == 0) &&
-        all_digits(name + pre, len - pre - 4)) {
-        *is_frame = 1;
-        return 1;
+    if (pre > 0 && len > pre + 4) {
+        /* frame_<digits>.ply|vtk|vtu|pvtu, the MPI pieces frame_<digits>_<digits>.vtu, and
+         * solids_<digits>.ply|vtk */
+        size_t ext = has_suffix(name, len, ".pvtu") ? 5
+                     : has_suffix(name, len, ".ply") || has_suffix(name, len, ".vtk") ||
+                               has_suffix(name, len, ".vtu")
+                         ? 4
+                         : 0;
+        const char *digits = name + pre;
+        size_t n = ext ? len - pre - ext : 0;
+        const char *under = n ? memchr(digits, '_', n) : NULL;
+        int ok = n > 0 && (under ? all_digits(digits, (size_t)(under - digits)) &&
+                                       all_digits(under + 1, n - (size_t)(under - digits) - 1) &&
+                                       ext == 4 && name[len - 1] == 'u'
+                                 : all_digits(digits, n));
+        if (ok) {
+            *is_frame = 1;
+            return 1;
+        }
     }
+    if (len == strlen(pvd_name) && strncmp(name, pvd_name, len) == 0) return 1;
     if (len == strlen(RUN_CHECKPOINT_NAME) && strncmp(name, RUN_CHECKPOINT_NAME, len) == 0)
         return 1;
     if (!tmp) return 0;
@@ -129,10 +152,26 @@ static int stats_header(char *header, size_t size, int flow) {
     return n;
 }
 
+/* Split over MPI ranks, rank 0 prepares the folder and writes the CSV files, scene.json, the
+ * .pvtu headers and frames.pvd; every rank writes its own pieces. */
+static int is_rank0(const run_output *o) { return o->comm == NULL || o->comm->rank == 0; }
+/* Every rank learns whether any failed (collective under MPI). */
+static int agree(const run_output *o, int rc) { return o->comm ? o->comm->max(rc != 0) : rc; }
+
+static int open_folder(run_output *o, const char *dir, const pbf_scene *scene);
+
 int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_scene *scene) {
+    const struct run_comm *comm = o->comm;
     memset(o, 0, sizeof *o);
+    o->comm = comm;
     o->dir = dir;
     o->formats = formats;
+    int rc = is_rank0(o) ? open_folder(o, dir, scene) : 0;
+    if (agree(o, rc) != 0) return 1; /* rank 0 printed why */
+    return 0;
+}
+
+static int open_folder(run_output *o, const char *dir, const pbf_scene *scene) {
     int e = cli_make_dirs(dir);
     if (e != 0) return cli_error("cannot create output folder '%s': %s", dir, strerror(e));
     if (remove_earlier_run(dir) != 0) return 1;
@@ -172,9 +211,10 @@ static int read_back(run_output *o, const pbf_world *world) {
     return 0;
 }
 
-static int write_stats_row(run_output *o, const pbf_world *world, int frame) {
-    pbf_profile prof = pbf_world_get_profile(world);
-    pbf_stats st = pbf_world_get_stats(world);
+static int write_stats_row(run_output *o, const pbf_world *world, int frame, const pbf_stats *stats,
+                           const pbf_profile *profile) {
+    const pbf_profile prof = *profile;
+    const pbf_stats st = *stats;
     /* Before the first step the profile holds zeros, which is what frame 0 should say. */
     char row[1024];
     int n = snprintf(row, sizeof row, "%d,%.9g,%d,%.9g,%.9g,%.9g,%.9g,%.6g,%.6f", frame,
@@ -194,8 +234,44 @@ static int write_stats_row(run_output *o, const pbf_world *world, int frame) {
     return csv_file_append(&o->stats, row, (size_t)n, o->error, sizeof o->error);
 }
 
-static const pbf_format all_formats[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK};
+static const pbf_format all_formats[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK, PBF_FORMAT_VTU};
 #define FORMAT_COUNT (sizeof all_formats / sizeof all_formats[0])
+
+/* Rewrites frames.pvd with frames 0..frame (atomically: a killed run leaves the series of the
+ * frames it finished). times[] grows with the frames. */
+static int write_pvd(run_output *o, int frame, double time) {
+    if (frame >= o->pvd_capacity) {
+        int cap = o->pvd_capacity ? 2 * o->pvd_capacity : 256;
+        while (cap <= frame) cap *= 2;
+        double *t = realloc(o->pvd_times, (size_t)cap * sizeof *t);
+        if (t == NULL) return frame_fail(o, "out of memory writing %s", pvd_name);
+        o->pvd_times = t;
+        o->pvd_capacity = cap;
+    }
+    o->pvd_times[frame] = time;
+    int n = frame + 1;
+    char *names = malloc((size_t)n * 32);
+    const char **files = malloc((size_t)n * sizeof *files);
+    char *path = join(o->dir, pvd_name);
+    int rc = 0;
+    if (names == NULL || files == NULL || path == NULL) {
+        rc = frame_fail(o, "out of memory writing %s", pvd_name);
+    } else {
+        for (int k = 0; k < n; ++k) {
+            if (o->comm != NULL) /* split over MPI ranks: the frame's .pvtu */
+                snprintf(names + 32 * k, 32, "frame_%05d.pvtu", k);
+            else
+                run_output_frame_name(k, PBF_FORMAT_VTU, names + 32 * k, 32);
+            files[k] = names + 32 * k;
+        }
+        if (pbf_export_write_pvd(path, o->pvd_times, files, n, o->error, sizeof o->error) != PBF_OK)
+            rc = 1;
+    }
+    free(names);
+    free(files);
+    free(path);
+    return rc;
+}
 
 /* Removes the files of a frame that could not be completed, so that the folder keeps exactly
  * one stats row per frame file. */
@@ -206,7 +282,64 @@ static void remove_frame_files(run_output *o, char *const *paths) {
         if (paths[f] != NULL) unlink(paths[f]);
 }
 
+/* One frame split over MPI ranks (vtu only): every rank writes its piece, then rank 0 the .pvtu
+ * naming them, frames.pvd and the stats row of the whole world. Any failure stops all ranks,
+ * and the frame's files go again. */
+static int frame_split(run_output *o, const pbf_world *world, int frame) {
+    const int ranks = o->comm->ranks;
+    char name[64];
+    char *piece = NULL, *header = NULL;
+    int rc = 0;
+    if (o->formats & PBF_FORMAT_VTU) {
+        snprintf(name, sizeof name, "frame_%05d_%04d.vtu", frame, o->comm->rank);
+        piece = join(o->dir, name);
+        rc = read_back(o, world);
+        if (rc == 0 && piece == NULL) rc = frame_fail(o, "out of memory");
+        if (rc == 0 && pbf_export_write(&o->particles, PBF_FORMAT_VTU, piece, o->error,
+                                        sizeof o->error) != PBF_OK)
+            rc = 1;
+        else if (rc == 0)
+            ++o->files_written;
+    }
+    int failed = o->comm->max(rc != 0);
+    if (failed && rc == 0) rc = frame_fail(o, "another MPI rank failed to write frame %d", frame);
+    pbf_stats stats;
+    pbf_profile profile;
+    o->comm->totals(world, &stats, &profile); /* collective: every rank */
+    o->total_particles = stats.particles;
+    if (!failed && is_rank0(o) && (o->formats & PBF_FORMAT_VTU)) {
+        char *names = malloc((size_t)ranks * 32);
+        const char **pieces = malloc((size_t)ranks * sizeof *pieces);
+        snprintf(name, sizeof name, "frame_%05d.pvtu", frame);
+        header = join(o->dir, name);
+        if (names == NULL || pieces == NULL || header == NULL) {
+            rc = frame_fail(o, "out of memory");
+        } else {
+            for (int r = 0; r < ranks; ++r) {
+                snprintf(names + 32 * r, 32, "frame_%05d_%04d.vtu", frame, r);
+                pieces[r] = names + 32 * r;
+            }
+            if (pbf_export_write_pvtu(header, pieces, ranks, o->error, sizeof o->error) != PBF_OK)
+                rc = 1;
+        }
+        free(names);
+        free(pieces);
+        if (rc == 0) rc = write_pvd(o, frame, pbf_world_time(world));
+    }
+    if (!failed && is_rank0(o) && rc == 0) rc = write_stats_row(o, world, frame, &stats, &profile);
+    if (!failed) failed = o->comm->max(rc != 0);
+    if (failed) { /* nothing of the frame stays */
+        if (piece != NULL && rc == 0) unlink(piece), --o->files_written;
+        if (header != NULL) unlink(header);
+        if (rc == 0) rc = frame_fail(o, "another MPI rank failed to write frame %d", frame);
+    }
+    free(piece);
+    free(header);
+    return rc;
+}
+
 int run_output_frame(run_output *o, const pbf_world *world, int frame) {
+    if (o->comm != NULL) return frame_split(o, world, frame);
     char *written[2 * FORMAT_COUNT] = {NULL}; /* particles, then the mesh solids */
     int rc = 0;
     if (o->formats != 0) rc = read_back(o, world);
@@ -224,8 +357,8 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
             written[f] = path;
             ++o->files_written;
         }
-        /* the mesh solids at their pose of the frame, beside the particles */
-        if (rc != 0 || o->solids == NULL) continue;
+        /* the mesh solids at their pose of the frame, beside the particles (PLY and VTK) */
+        if (rc != 0 || o->solids == NULL || all_formats[f] == PBF_FORMAT_VTU) continue;
         snprintf(name, sizeof name, "solids_%05d.%s", frame, pbf_format_extension(all_formats[f]));
         path = join(o->dir, name);
         if (path == NULL) {
@@ -238,7 +371,12 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
             written[FORMAT_COUNT + f] = path;
         }
     }
-    if (rc == 0) rc = write_stats_row(o, world, frame);
+    if (rc == 0 && (o->formats & PBF_FORMAT_VTU)) rc = write_pvd(o, frame, pbf_world_time(world));
+    if (rc == 0) {
+        pbf_stats stats = pbf_world_get_stats(world);
+        pbf_profile profile = pbf_world_get_profile(world);
+        rc = write_stats_row(o, world, frame, &stats, &profile);
+    }
     if (rc == 0) rc = tool_output_row(o->tool, world, frame, o->error, sizeof o->error);
     if (rc == 0) rc = probe_output_row(o->probes, world, frame, o->error, sizeof o->error);
     if (rc == 0) rc = solid_output_row(o->solids, world, frame, o->error, sizeof o->error);
@@ -278,6 +416,14 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
     o->flow = scene->emitter_count > 0 || scene->sink_count > 0;
     if (remove_after(dir, frame) != 0) return 1;
     if (write_scene_json(dir, scene) != 0) return 1;
+    if (formats & PBF_FORMAT_VTU) { /* the series up to the checkpoint, at nominal times */
+        int cap = 256;
+        while (cap <= frame) cap *= 2;
+        o->pvd_times = malloc((size_t)cap * sizeof *o->pvd_times);
+        if (o->pvd_times == NULL) return cli_error("out of memory");
+        o->pvd_capacity = cap;
+        for (int k = 0; k <= frame; ++k) o->pvd_times[k] = k / (double)scene->fps;
+    }
     /* stats.csv must have the rows up to the checkpoint: its row is written first */
     if (csv_file_resume(&o->stats, dir, stats_name, frame, NULL, 0) != 0) return 1;
     if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* probes */
@@ -289,12 +435,15 @@ double run_output_estimate(int particles, unsigned formats, int frames, int chec
     double per_frame = 200.0; /* the stats row */
     if (formats & PBF_FORMAT_PLY) per_frame += 400.0 + 32.0 * particles;
     if (formats & PBF_FORMAT_VTK) per_frame += 600.0 + 44.0 * particles;
+    if (formats & PBF_FORMAT_VTU) per_frame += 1400.0 + 41.0 * particles + 100.0 * frames;
     return per_frame * (frames > 0 ? frames : 0) + (checkpoints ? 2.0 * 36.0 * particles : 0.0);
 }
 
 void run_output_close(run_output *o) {
     csv_file_close(&o->stats);
     pbf_particles_free(&o->particles);
+    free(o->pvd_times);
+    o->pvd_times = NULL;
     tool_output_close(o->tool); /* draws forces.png */
     o->tool = NULL;
     probe_output_close(o->probes);

@@ -1,6 +1,8 @@
 /* The output folder of `pbf run`:
  *
  *   frame_00000.ply ...   one file per frame and format (frame 0 is the initial state)
+ *   frame_00000_0001.vtu  under MPI: rank 1's piece of frame 0 (frame_00000.pvtu names them)
+ *   frames.pvd            with vtu: the frames' time series (ParaView), rewritten every frame
  *   stats.csv             one row per frame, appended and flushed after the frame's files
  *   scene.json            every parameter of the run (pbf_scene_to_json)
  *
@@ -32,6 +34,12 @@ typedef struct run_output {
                                   * app/probe_output.h); NULL otherwise */
     struct solid_output *solids; /* solids.csv when the scene has meshes (app/solid_output.h);
                                   * NULL otherwise */
+    double *pvd_times; /* with vtu: the time of each frame written, for frames.pvd */
+    int pvd_capacity;
+    int total_particles; /* split over MPI ranks: the whole world's count at the last frame */
+    const struct run_comm *comm; /* split over MPI ranks (app/run_comm.h): each rank writes its
+                                  * piece frame_NNNNN_RRRR.vtu, rank 0 frame_NNNNN.pvtu, the
+                                  * series and the CSV files; NULL: one process */
     int flow; /* the scene has emitters or sinks: stats.csv has emitted and removed columns */
 } run_output;
 

@@ -129,9 +129,12 @@ void cli_warn_disk_space(const char *dir, double bytes, int frames) {
 }
 
 const char *cli_format_names(unsigned formats, char *buf, size_t size) {
-    snprintf(buf, size, "%s%s%s", (formats & PBF_FORMAT_PLY) ? "ply" : "",
-             (formats & PBF_FORMAT_PLY) && (formats & PBF_FORMAT_VTK) ? "," : "",
-             (formats & PBF_FORMAT_VTK) ? "vtk" : "");
+    static const char *const names[] = {"ply", "vtk", "vtu"}; /* bit i of pbf_format */
+    size_t n = 0;
+    if (size > 0) buf[0] = '\0';
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; ++i)
+        if ((formats & (1u << i)) && n < size)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", n > 0 ? "," : "", names[i]);
     if (formats == 0) snprintf(buf, size, "none");
     return buf;
 }

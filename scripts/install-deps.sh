@@ -9,6 +9,7 @@ packages=(
   libcjson-dev                              # scene files
   zlib1g-dev                                # CRC-32 of checkpoint files
   libassimp-dev                             # triangle meshes as solids (OBJ, STL, PLY)
+  libopenmpi-dev openmpi-bin                # runs split over MPI processes (docs/mpi.md)
   libpng-dev                                # rendered frames
   libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri libglfw3-dev   # OpenGL: EGL headless, GLFW windows
   xvfb xauth                                # a real window for the viewer test on headless machines

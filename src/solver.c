@@ -141,6 +141,11 @@ void pbf__init_params(pbf_world *w) {
 
 static double now_ms(void) { return omp_get_wtime() * 1000.0; }
 
+/* A world split over processes exchanges its halo here (src/mpi/); a no-op otherwise. */
+static pbf_status halo(pbf_world *w, pbf_halo_event event) {
+    return w->halo ? w->halo_hook(w, event, PBF_OK) : PBF_OK;
+}
+
 static int thread_count(const pbf_world *w) {
     return w->def.threads > 0 ? w->def.threads : omp_get_max_threads();
 }
@@ -350,6 +355,7 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
     for (;; ++k) {
         if (!controlled && k == max_it) break; /* fixed count: no check after the last pass */
         stage_lambda(w, nt);
+        halo(w, PBF_HALO_LAMBDA);
         float err = average_density_error(w);
         w->iteration_error[k] = err;
         double t1 = now_ms();
@@ -369,6 +375,7 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         const int material = k == 0 && (w->params.surface_tension_on || w->params.adhesion_on);
         if (material) stage_material(w, nt); /* materials: their displacement, first pass only */
         stage_delta(w, P, nt, omega, material ? w->dv : NULL);
+        halo(w, PBF_HALO_POSITIONS);
         pbf__probes_after_delta(w, P, omega); /* probes: wall force patches (no-op without) */
         pbf__meshes_after_delta(w, nt); /* meshes: their share of the corrections, forces */
         t1 = now_ms();
@@ -412,6 +419,7 @@ static void stage_vorticity(pbf_world *w, int nt) {
         omega_len[i] = v3_len(om);
     }
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_XSPH, p, v, NULL, dv);
+    halo(w, PBF_HALO_OMEGA);
     /* Pass B: confinement from the gradient of |ω|. Reads |ω| of neighbours, writes its own v. */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
@@ -495,7 +503,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt : 0.0f;
     pbf__walls_at(&w->def, w->time + dt, &P->wall_lo, &P->wall_hi);
     const double t_start = w->time;
-    if (w->count == 0) { /* flow: nothing to solve until an emitter adds particles */
+    if (w->count == 0 && !w->halo) { /* flow: nothing to solve until an emitter adds some */
         w->time += dt;
         return pbf__flow_substep_end(w, t_start);
     }
@@ -504,12 +512,15 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf_status tool_st = pbf__tool_substep_begin(w, dt); /* tool: moves to the substep's end */
     if (tool_st != PBF_OK) return tool_st;
     stage_predict(w, nt);
+    pbf_status halo_st = halo(w, PBF_HALO_BEGIN); /* split over processes: migrate, halo */
+    if (halo_st != PBF_OK) return halo_st;
     pbf_status mesh_st = pbf__meshes_substep_begin(w, dt, nt); /* meshes: move, sweep paths */
     if (mesh_st != PBF_OK) return mesh_st;
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_PREDICT, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_PREDICT] += t1 - t, t = t1;
 
     stage_grid(w, nt);
+    halo(w, PBF_HALO_SORTED);
     t1 = now_ms(), ms[PBF_STAGE_GRID] += t1 - t, t = t1;
 
     if (w->def.neighbor_mode == PBF_NEIGHBOR_LIST) {
@@ -543,7 +554,9 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_TOOL, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
+    halo(w, PBF_HALO_END);
     pbf_status wd = watchdog(w); /* the instability watchdog, every substep */
+    if (w->halo) wd = w->halo_hook(w, PBF_HALO_AGREE, wd); /* all processes stop, or none */
     if (wd != PBF_OK) return wd;
 
     /* the corrected positions become the state */
@@ -598,7 +611,7 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     }
     pbf__tool_step_begin(w, dt); /* tool */
     pbf__meshes_step_begin(w); /* meshes */
-    if (w->count == 0 && !w->flow) {
+    if (w->count == 0 && !w->flow && !w->halo) {
         w->time += dt;
     } else {
         for (int s = 0; s < substeps; ++s) {

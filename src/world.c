@@ -170,6 +170,7 @@ void pbf_world_destroy(pbf_world *w) {
     pbf__meshes_free(w);
     pbf__flow_free(w);   /* emitters and sinks */
     pbf__viscosity_free(w);
+    if (w->halo_free) w->halo_free(w); /* a world split over processes (src/mpi/) */
     free(w->grid.cell_start);
     free(w->grid.cursor);
     free(w->iteration_error);

@@ -8,6 +8,19 @@
 #include "kernels.h"
 #include "pbf/pbf.h"
 
+/* Points of a substep where a world split over processes (src/mpi/, docs/mpi.md) exchanges data
+ * with its neighbours. The solver calls w->halo_hook at each, and knows nothing else of MPI. */
+typedef enum pbf_halo_event {
+    PBF_HALO_BEGIN,     /* after predict: particles that left the slab migrate, then the halo
+                         * (x, p, v, ids of neighbours' particles within reach) is appended */
+    PBF_HALO_SORTED,    /* after the grid sort: the halo follows the new slot order */
+    PBF_HALO_LAMBDA,    /* after a λ pass: the halo's λ and density */
+    PBF_HALO_POSITIONS, /* after a Δp pass: the halo's corrected positions p */
+    PBF_HALO_OMEGA,     /* after the vorticity pass: the halo's |ω| for the confinement pass */
+    PBF_HALO_END,       /* before the watchdog: the halo is dropped */
+    PBF_HALO_AGREE      /* after the watchdog: every process stops if one does */
+} pbf_halo_event;
+
 struct pbf_world {
     pbf_world_def def;
     char error[PBF_ERROR_SIZE];
@@ -77,6 +90,13 @@ struct pbf_world {
     /* The CUDA backend (src/cuda/world_cuda.h, docs/cuda.md): NULL on the CPU. A CUDA world's
      * particle arrays above are a host cache of the device state. */
     struct pbf_cuda_world *cuda;
+
+    /* A world split over processes (src/mpi/, include/pbf/mpi.h): NULL otherwise. The hook
+     * gets the substep's status at PBF_HALO_AGREE and returns the agreed one; at the other
+     * events `status` is PBF_OK and the hook returns its own. */
+    struct pbf_halo *halo;
+    pbf_status (*halo_hook)(pbf_world *w, pbf_halo_event event, pbf_status status);
+    void (*halo_free)(pbf_world *w);
 };
 
 /* Formats the world's error message and returns status (for `return pbf__fail(w, ...)`). */

@@ -369,6 +369,7 @@ static int test_invalid_arguments(void) {
     ENSURE(!file_exists(path));
     ENSURE(strcmp(pbf_format_extension(PBF_FORMAT_PLY), "ply") == 0);
     ENSURE(strcmp(pbf_format_extension(PBF_FORMAT_VTK), "vtk") == 0);
+    ENSURE(strcmp(pbf_format_extension(PBF_FORMAT_VTU), "vtu") == 0);
     ENSURE(strcmp(pbf_format_extension(PBF_FORMAT_NONE), "") == 0);
     pbf_particles_free(&p);
     pbf_particles_free(&p); /* twice is harmless */

@@ -209,7 +209,7 @@ static int test_wrong_types(void) {
     ENSURE_ERROR("{\"output\": {\"dir\": [\"a\"]}}", PBF_ERR_PARSE,
                  "'output.dir' must be a string, got array");
     ENSURE_ERROR("{\"output\": {\"format\": 3}}", PBF_ERR_PARSE,
-                 "'output.format' must be an array of format names ('ply', 'vtk'), got number");
+                 "'output.format' must be an array of format names ('ply', 'vtk', 'vtu'), got number");
     ENSURE_ERROR("{\"solver\": {\"backend\": 1}}", PBF_ERR_PARSE,
                  "'solver.backend' must be one of 'cpu' or 'cuda', got number");
     return 0;
@@ -309,7 +309,7 @@ static int test_out_of_range(void) {
     ENSURE_ERROR("{\"camera\": {\"position\": [1, 2, 3], \"target\": [1, 2, 3]}}",
                  PBF_ERR_INVALID_ARG, "'camera.position' must differ from 'camera.target'");
     ENSURE_ERROR("{\"output\": {\"format\": [\"ply\", \"obj\"]}}", PBF_ERR_INVALID_ARG,
-                 "'output.format[1]' must be one of 'ply' or 'vtk', got 'obj'");
+                 "'output.format[1]' must be one of 'ply', 'vtk' or 'vtu', got 'obj'");
     ENSURE_ERROR("{\"output\": {\"format\": [\"vtk\", \"vtk\"]}}", PBF_ERR_INVALID_ARG,
                  "'output.format[1]': format 'vtk' is listed twice");
     ENSURE_ERROR("{\"name\": \"\"}", PBF_ERR_INVALID_ARG, "'name' must not be empty");

@@ -8,6 +8,12 @@
  *   VTK  legacy "# vtk DataFile Version 3.0", BINARY (big-endian), DATASET POLYDATA:
  *        POINTS float, VERTICES (one cell per particle), POINT_DATA with
  *        SCALARS density float, SCALARS id int, VECTORS velocity float.   ParaView reads it.
+ *   VTU  XML VTK "UnstructuredGrid" 1.0, LittleEndian, header_type UInt64, one raw appended
+ *        block: Points Float32×3; PointData velocity Float32×3, density Float32, id Int32;
+ *        one VTK_VERTEX cell per particle (connectivity and offsets Int32, types UInt8).
+ *        ParaView, VTK 9 (ids included) and meshio read it. A run writes a .pvd time series
+ *        beside the frames (pbf_export_write_pvd) and, split over MPI ranks, one .vtu piece per
+ *        rank and a .pvtu naming them (pbf_export_write_pvtu).
  *
  * Every writer goes to a temporary name in the same folder ("<path>.tmp.<pid>"), flushes and
  * fsyncs it, and renames it into place, so a file is either complete or absent: a crash or
@@ -48,8 +54,19 @@ PBF_API void pbf_particles_free(pbf_particles *p);
 /* Writes one frame. format is exactly one pbf_format bit. */
 PBF_API pbf_status pbf_export_write(const pbf_particles *p, pbf_format format, const char *path,
                                     char *err, size_t err_size);
+/* Writes the parallel header of one frame split into pieces (.vtu files, named relative to the
+ * .pvtu's folder), atomically. */
+PBF_API pbf_status pbf_export_write_pvtu(const char *path, const char *const *pieces, int count,
+                                         char *err, size_t err_size);
+/* Writes a ParaView time series (.pvd): count data sets, file[i] (a .vtu or .pvtu relative to the
+ * .pvd's folder) at time times[i] in seconds, atomically: a run rewrites it every frame, so a
+ * killed run leaves a valid series of the frames it finished. */
+PBF_API pbf_status pbf_export_write_pvd(const char *path, const double *times,
+                                        const char *const *files, int count, char *err,
+                                        size_t err_size);
 /* Reads a file written by pbf_export_write (the format is taken from the extension: .ply or
- * .vtk). Errors name the file and what was wrong. On failure *out is zeroed. */
+ * .vtk; .vtu is not read back yet).
+ * Errors name the file and what was wrong. On failure *out is zeroed. */
 PBF_API pbf_status pbf_export_read(const char *path, pbf_particles *out, char *err,
                                    size_t err_size);
 /* The world's mesh solids (include/pbf/geometry.h) at their current pose, as one file of
@@ -66,7 +83,7 @@ PBF_API pbf_status pbf_export_read(const char *path, pbf_particles *out, char *e
 PBF_API pbf_status pbf_export_solids_write(const pbf_world *world, pbf_format format,
                                            const char *path, char *err, size_t err_size);
 
-/* File name extension of a format: "ply" or "vtk"; "" for anything else. */
+/* File name extension of a format: "ply", "vtk" or "vtu"; "" for anything else. */
 PBF_API const char *pbf_format_extension(pbf_format format);
 
 /* Writes size bytes to path atomically (temporary file, fsync, rename), e.g. scene.json or a

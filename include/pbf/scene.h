@@ -22,7 +22,8 @@ extern "C" {
 typedef enum pbf_format {
     PBF_FORMAT_NONE = 0,
     PBF_FORMAT_PLY = 1 << 0,  /* binary little-endian PLY: Blender, Houdini, splashsurf */
-    PBF_FORMAT_VTK = 1 << 1   /* legacy VTK, binary big-endian: ParaView */
+    PBF_FORMAT_VTK = 1 << 1,  /* legacy VTK, binary big-endian: ParaView */
+    PBF_FORMAT_VTU = 1 << 2   /* XML VTK UnstructuredGrid: ParaView, VTK 9, meshio (+ a .pvd) */
 } pbf_format;
 
 typedef struct pbf_camera_def {

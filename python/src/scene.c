@@ -297,8 +297,8 @@ static PyObject *get_output_dir(pbfpy_scene *s, void *c) {
 static PyObject *get_formats(pbfpy_scene *s, void *c) {
     (void)c;
     PyObject *list = PyList_New(0);
-    const pbf_format all[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK};
-    for (int i = 0; list != NULL && i < 2; ++i) {
+    const pbf_format all[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK, PBF_FORMAT_VTU};
+    for (int i = 0; list != NULL && i < 3; ++i) {
         if (!(s->scene->formats & (unsigned)all[i])) continue;
         PyObject *name = PyUnicode_FromString(pbf_format_extension(all[i]));
         if (name == NULL || PyList_Append(list, name) < 0) Py_CLEAR(list);

@@ -254,8 +254,8 @@ static PyObject *world_set_solver(pbfpy_world *self, PyObject *args, PyObject *k
 /* ---- files ---------------------------------------------------------------------------------- */
 
 static int format_of(PyObject *format, const char *path, pbf_format *out) {
-    const pbf_format formats[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK};
-    const char *const names[] = {"ply", "vtk", NULL};
+    const pbf_format formats[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK, PBF_FORMAT_VTU};
+    const char *const names[] = {"ply", "vtk", "vtu", NULL};
     if (format != NULL && format != Py_None) {
         int f = pbfpy_enum_value(format, names, "export: 'format'");
         if (f < 0) return -1;
@@ -263,15 +263,15 @@ static int format_of(PyObject *format, const char *path, pbf_format *out) {
         return 0;
     }
     const char *dot = strrchr(path, '.');
-    for (int i = 0; dot != NULL && i < 2; ++i) {
+    for (int i = 0; dot != NULL && i < 3; ++i) {
         if (strcmp(dot + 1, pbf_format_extension(formats[i])) == 0) {
             *out = formats[i];
             return 0;
         }
     }
     PyErr_Format(PyExc_ValueError,
-                 "export: cannot tell the format of '%s' (give format='ply' or 'vtk', or a "
-                 ".ply or .vtk name)",
+                 "export: cannot tell the format of '%s' (give format='ply', 'vtk' or "
+                 "'vtu', or a .ply, .vtk or .vtu name)",
                  path);
     return -1;
 }

@@ -1,9 +1,13 @@
-/* Particle exporters (PLY, legacy VTK) with atomic writes, and their readers.
+/* Particle exporters (PLY, legacy VTK; XML VTK in export_vtu.c) with atomic writes
+ * (atomic_file.c), and their readers.
  *
  * Binary data is packed byte by byte with an explicit byte order, so the files are the same on
  * any host: PLY little-endian, VTK big-endian (the legacy VTK format has no other choice).
  * Library code: never prints, never exits; every failure returns a status and a message. */
 #include "pbf/export.h"
+
+#include "atomic_file.h"
+#include "export_vtu.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -65,91 +69,6 @@ static uint64_t get_uint(const unsigned char *src, int n, int big_endian) {
     return u;
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Atomic file: "<path>.tmp.<pid>" in the same folder (so rename() cannot cross file systems),
- * every write checked, fflush + fsync, then rename over the final name. The first failure is
- * remembered and reported at commit time, and the temporary file is removed. */
-
-typedef struct atomic_file {
-    FILE *fp;
-    const char *path;
-    char *tmp;
-    int error;          /* errno of the first failure, 0 if none */
-    const char *what;   /* what failed: "write", "flush", ... */
-} atomic_file;
-
-static pbf_status atomic_open(atomic_file *af, const char *path, char *err, size_t err_size) {
-    memset(af, 0, sizeof *af);
-    af->path = path;
-    size_t n = strlen(path) + 32;
-    af->tmp = malloc(n);
-    if (af->tmp == NULL) {
-        set_error(err, err_size, "%s: out of memory", path);
-        return PBF_ERR_OUT_OF_MEMORY;
-    }
-    snprintf(af->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    af->fp = fopen(af->tmp, "wb");
-    if (af->fp == NULL) {
-        int e = errno;
-        set_error(err, err_size, "cannot write '%s': %s", path, strerror(e));
-        free(af->tmp);
-        af->tmp = NULL;
-        return PBF_ERR_IO;
-    }
-    return PBF_OK;
-}
-
-static void atomic_fail(atomic_file *af, const char *what) {
-    if (af->error == 0) {
-        af->error = errno != 0 ? errno : EIO;
-        af->what = what;
-    }
-}
-
-static void atomic_write(atomic_file *af, const void *data, size_t size) {
-    if (af->error != 0 || size == 0) return;
-    errno = 0;
-    if (fwrite(data, 1, size, af->fp) != size) atomic_fail(af, "write");
-}
-
-static void atomic_printf(atomic_file *af, const char *fmt, ...) {
-    if (af->error != 0) return;
-    va_list args;
-    va_start(args, fmt);
-    errno = 0;
-    int rc = vfprintf(af->fp, fmt, args);
-    va_end(args);
-    if (rc < 0) atomic_fail(af, "write");
-}
-
-static pbf_status atomic_commit(atomic_file *af, char *err, size_t err_size) {
-    if (af->error == 0) {
-        errno = 0;
-        if (fflush(af->fp) != 0) atomic_fail(af, "write");
-    }
-    if (af->error == 0) {
-        errno = 0;
-        if (fsync(fileno(af->fp)) != 0) atomic_fail(af, "sync");
-    }
-    errno = 0;
-    if (fclose(af->fp) != 0) atomic_fail(af, "close");
-    af->fp = NULL;
-    if (af->error == 0) {
-        errno = 0;
-        if (rename(af->tmp, af->path) != 0) atomic_fail(af, "rename");
-    }
-    pbf_status status = PBF_OK;
-    if (af->error != 0) {
-        remove(af->tmp);
-        set_error(err, err_size, "cannot write '%s': %s failed: %s", af->path, af->what,
-                  strerror(af->error));
-        status = PBF_ERR_IO;
-    }
-    free(af->tmp);
-    af->tmp = NULL;
-    return status;
-}
-
 PBF_API pbf_status pbf_write_file_atomic(const char *path, const void *data, size_t size,
                                          char *err, size_t err_size) {
     if (path == NULL || (data == NULL && size > 0)) {
@@ -157,10 +76,10 @@ PBF_API pbf_status pbf_write_file_atomic(const char *path, const void *data, siz
         return PBF_ERR_INVALID_ARG;
     }
     atomic_file af;
-    pbf_status status = atomic_open(&af, path, err, err_size);
+    pbf_status status = pbf__atomic_open(&af, path, err, err_size);
     if (status != PBF_OK) return status;
-    atomic_write(&af, data, size);
-    return atomic_commit(&af, err, err_size);
+    pbf__atomic_write(&af, data, size);
+    return pbf__atomic_commit(&af, err, err_size);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -214,6 +133,7 @@ PBF_API const char *pbf_format_extension(pbf_format format) {
     switch (format) {
     case PBF_FORMAT_PLY: return "ply";
     case PBF_FORMAT_VTK: return "vtk";
+    case PBF_FORMAT_VTU: return "vtu";
     default: return "";
     }
 }
@@ -222,7 +142,7 @@ PBF_API const char *pbf_format_extension(pbf_format format) {
 /* Writers */
 
 static void write_ply(atomic_file *af, const pbf_particles *p) {
-    atomic_printf(af,
+    pbf__atomic_printf(af,
                   "ply\n"
                   "format binary_little_endian 1.0\n"
                   "comment written by pbf %s (Position Based Fluids)\n"
@@ -245,7 +165,7 @@ static void write_ply(atomic_file *af, const pbf_particles *p) {
             put_u32_le(dst + 24, float_bits(p->densities[i]));
             put_u32_le(dst + 28, (uint32_t)p->ids[i]);
         }
-        atomic_write(af, buf, (size_t)(dst - buf));
+        pbf__atomic_write(af, buf, (size_t)(dst - buf));
     }
 }
 
@@ -263,14 +183,14 @@ static void write_be_block(atomic_file *af, const void *src, int n, int width) {
             memcpy(&u, bytes + 4 * i, 4); /* floats and int32 alike: the bit pattern */
             put_u32_be(buf + 4 * (i - start), u);
         }
-        atomic_write(af, buf, 4 * (end - start));
+        pbf__atomic_write(af, buf, 4 * (end - start));
     }
-    atomic_write(af, "\n", 1);
+    pbf__atomic_write(af, "\n", 1);
 }
 
 static void write_vtk(atomic_file *af, const pbf_particles *p) {
     int n = p->count;
-    atomic_printf(af,
+    pbf__atomic_printf(af,
                   "# vtk DataFile Version 3.0\n"
                   VTK_TITLE_PREFIX "%s particles\n"
                   "BINARY\n"
@@ -279,7 +199,7 @@ static void write_vtk(atomic_file *af, const pbf_particles *p) {
                   PBF_VERSION_STRING, n);
     write_be_block(af, p->positions, n, 3);
     /* One vertex cell per particle ("1 i"), so ParaView shows every point without a filter. */
-    atomic_printf(af, "VERTICES %d %lld\n", n, 2LL * n);
+    pbf__atomic_printf(af, "VERTICES %d %lld\n", n, 2LL * n);
     unsigned char buf[CHUNK_PARTICLES * 8];
     for (int start = 0; start < n; start += CHUNK_PARTICLES) {
         int end = n - start < CHUNK_PARTICLES ? n : start + CHUNK_PARTICLES;
@@ -288,14 +208,14 @@ static void write_vtk(atomic_file *af, const pbf_particles *p) {
             put_u32_be(dst, 1u);
             put_u32_be(dst + 4, (uint32_t)i);
         }
-        atomic_write(af, buf, (size_t)(dst - buf));
+        pbf__atomic_write(af, buf, (size_t)(dst - buf));
     }
-    atomic_write(af, "\n", 1);
-    atomic_printf(af, "POINT_DATA %d\nSCALARS density float 1\nLOOKUP_TABLE default\n", n);
+    pbf__atomic_write(af, "\n", 1);
+    pbf__atomic_printf(af, "POINT_DATA %d\nSCALARS density float 1\nLOOKUP_TABLE default\n", n);
     write_be_block(af, p->densities, n, 1);
-    atomic_printf(af, "SCALARS id int 1\nLOOKUP_TABLE default\n");
+    pbf__atomic_printf(af, "SCALARS id int 1\nLOOKUP_TABLE default\n");
     write_be_block(af, p->ids, n, 1);
-    atomic_printf(af, "VECTORS velocity float\n");
+    pbf__atomic_printf(af, "VECTORS velocity float\n");
     write_be_block(af, p->velocities, n, 3);
 }
 
@@ -306,19 +226,22 @@ PBF_API pbf_status pbf_export_write(const pbf_particles *p, pbf_format format, c
         set_error(err, err_size, "pbf_export_write: invalid particles or path");
         return PBF_ERR_INVALID_ARG;
     }
-    if (format != PBF_FORMAT_PLY && format != PBF_FORMAT_VTK) {
-        set_error(err, err_size, "pbf_export_write: format must be exactly one of PLY or VTK (got %d)",
+    if (format != PBF_FORMAT_PLY && format != PBF_FORMAT_VTK && format != PBF_FORMAT_VTU) {
+        set_error(err, err_size,
+                  "pbf_export_write: format must be exactly one of PLY, VTK or VTU (got %d)",
                   (int)format);
         return PBF_ERR_INVALID_ARG;
     }
     atomic_file af;
-    pbf_status status = atomic_open(&af, path, err, err_size);
+    pbf_status status = pbf__atomic_open(&af, path, err, err_size);
     if (status != PBF_OK) return status;
     if (format == PBF_FORMAT_PLY)
         write_ply(&af, p);
-    else
+    else if (format == PBF_FORMAT_VTK)
         write_vtk(&af, p);
-    return atomic_commit(&af, err, err_size);
+    else
+        pbf__write_vtu(&af, p);
+    return pbf__atomic_commit(&af, err, err_size);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -347,13 +347,14 @@ static const scene_key CAMERA_KEYS[] = {
 static const scene_table CAMERA_TABLE = {TABLE(CAMERA_KEYS), .check = scene_camera_check,
                                          .own_doc_table = 1};
 
-static const char *const FORMAT_NAMES[] = {"ply", "vtk"}; /* bit i of pbf_format */
+static const char *const FORMAT_NAMES[] = {"ply", "vtk", "vtu"}; /* bit i of pbf_format */
 static const scene_key OUTPUT_KEYS[] = {
     KEY_STRING("dir", pbf_scene, output_dir, "the run's output folder",
                .default_doc = "\"out/<name>\""),
     KEY_FLAGS("format", pbf_scene, formats, FORMAT_NAMES,
               "particle files per frame: \"ply\" (binary PLY: Blender, Houdini, splashsurf), "
-              "\"vtk\" (legacy VTK: ParaView); [] writes none; one name alone is accepted too"),
+              "\"vtk\" (legacy VTK: ParaView), \"vtu\" (XML VTK with a .pvd time series: ParaView, "
+              "VTK 9, meshio); [] writes none; one name alone is accepted too"),
 };
 static const scene_table OUTPUT_TABLE = {TABLE(OUTPUT_KEYS), .init = scene_output_init,
                                          .own_doc_table = 1};

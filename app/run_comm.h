@@ -1,0 +1,31 @@
+/* The MPI processes a `pbf run` is split over (docs/mpi.md): app/run_mpi.c in builds with MPI,
+ * app/run_comm_none.c without. The loop (run.c) and the output folder (run_output.c) call
+ * through this table and never see mpi.h. */
+#ifndef PBF_APP_RUN_COMM_H
+#define PBF_APP_RUN_COMM_H
+
+#include "pbf/pbf.h"
+
+typedef struct run_comm {
+    int rank, ranks;
+    /* Splits a world holding the whole scene into this rank's slab (collective). Prints the
+     * error (rank 0) and returns non-zero on failure; every rank gets the same answer. */
+    int (*split)(pbf_world *world);
+    /* The largest v over the ranks (collective): agreeing on errors and Ctrl-C. */
+    int (*max)(int v);
+    /* The whole world's statistics and profile (collective; include/pbf/mpi.h). */
+    void (*totals)(const pbf_world *world, pbf_stats *stats, pbf_profile *profile);
+    /* This rank's halo in the last substep: ghosts received, and KiB received (include/pbf/mpi.h,
+     * pbf_mpi_world_halo). */
+    void (*halo)(const pbf_world *world, int *ghosts, int *kib);
+} run_comm;
+
+/* main: starts MPI when the process was launched by mpirun (its environment says so). Returns
+ * non-zero, printed, when it was but this build has no MPI, or MPI fails to start. */
+int run_comm_start(int *argc, char ***argv);
+/* The ranks of this run: NULL when not under mpirun. */
+const run_comm *run_comm_get(void);
+/* main, at the end: MPI_Finalize when MPI was started. */
+void run_comm_end(void);
+
+#endif

@@ -1,0 +1,68 @@
+/* pbf — a world split over MPI processes (docs/mpi.md). Only in builds with MPI (PBF_MPI, CMake):
+ * this header includes <mpi.h>, and nothing else of pbf does, so programs without MPI never see
+ * it.
+ *
+ *   pbf_world *w;  pbf_scene_create_world(&scene, &w, err, sizeof err);   // on every rank
+ *   if (pbf_mpi_world_split(w, MPI_COMM_WORLD, err, sizeof err) != PBF_OK) ...
+ *   for (...) pbf_world_step(w, dt);                    // collective: every rank calls it
+ *   pbf_world_get_positions(w, out);                     // this rank's particles, by id
+ *
+ * Decomposition: slabs along x, one per rank in rank order, cut at the quantiles of the
+ * particles' x when the world is split (equal particle counts then); the cuts stay where they
+ * are. Each rank owns the particles whose predicted position lies in its slab and, for every
+ * substep, holds a halo: copies of its neighbours' particles within PBF_MPI_HALO_FACTOR · h of
+ * the cut. The halo is exchanged before every pass that reads neighbours (positions for λ, λ and
+ * density for Δp, |ω| for the confinement), and particles crossing a cut migrate each substep.
+ * Ids stay global: each particle keeps the id it had in the whole world.
+ *
+ * One rank gives the same bits as a world never split. Two or more ranks sum over each
+ * particle's neighbours in another order, so the results agree to rounding, not bit for bit.
+ *
+ * Refused with PBF_ERR_INVALID_ARG and a message (not supported split yet): the CUDA backend,
+ * the tool, probes, mesh solids and bodies, emitters and sinks, materials (surface tension,
+ * adhesion), error control (solver.target_error > 0), the energy audit. Analytic colliders,
+ * moving walls and wall friction work: they act on each particle alone. */
+#ifndef PBF_MPI_H
+#define PBF_MPI_H
+
+#include <mpi.h>
+
+#include "pbf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The halo's width in kernel radii h: more than 1 because in the cells neighbour mode the
+ * neighbours are searched again in every pass, after the particles moved a little. */
+#define PBF_MPI_HALO_FACTOR 1.25f
+
+/* Splits a world that holds the whole scene, identical on every rank of comm, into this rank's
+ * slab. Collective. Every rank gets the same status: an error names the reason (a feature not
+ * supported split, or more ranks than slabs at least a halo wide fit in the particles' extent).
+ * On error the world is unchanged. comm is duplicated: the caller may free its own. */
+PBF_API pbf_status pbf_mpi_world_split(pbf_world *world, MPI_Comm comm, char *err,
+                                       size_t err_size);
+
+/* This rank's slab [lo, hi) along x (the first starts at -inf, the last ends at +inf), its rank
+ * and the number of ranks. Returns 0 for a world that was not split. */
+PBF_API int pbf_mpi_world_slab(const pbf_world *world, double *lo, double *hi, int *rank,
+                               int *ranks);
+
+/* The halo of this rank's last substep: particles received from the neighbours (ghosts) and
+ * copies sent to them, and the bytes this rank received in that substep (migration included:
+ * 40 bytes per particle for x, p, v and id, then 8 per ghost after each λ pass, 12 after each
+ * Δp pass and 4 for |ω|). Returns 0 for a world that was not split. */
+PBF_API int pbf_mpi_world_halo(const pbf_world *world, int *received, int *sent,
+                               int64_t *bytes_received);
+
+/* The whole world's statistics and profile, reduced over the ranks in rank order (the same
+ * value on every rank, for any thread count): counts and energies summed, maxima taken, means
+ * weighted by the particle counts, stage times the slowest rank's. Collective. */
+PBF_API void pbf_mpi_world_totals(const pbf_world *world, pbf_stats *stats, pbf_profile *profile);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PBF_MPI_H */

@@ -1,0 +1,36 @@
+/* The state of a world split over MPI processes (src/mpi/, include/pbf/mpi.h): this rank's slab,
+ * its neighbours, and the halo's send and receive lists. Made by split.c, used by halo.c. */
+#ifndef PBF_MPI_HALO_H
+#define PBF_MPI_HALO_H
+
+#include <mpi.h>
+
+#include "world_internal.h"
+
+typedef struct pbf_halo {
+    MPI_Comm comm;
+    int rank, ranks;
+    int neighbor[2];   /* the ranks of the slabs left (0) and right (1), or MPI_PROC_NULL */
+    double lo, hi;     /* this rank's slab [lo, hi) along x */
+    float width;       /* the halo's width (m) */
+    int owned;         /* slots [0, owned) before the sort are this rank's particles */
+    /* The halo: send[s] are the slots whose values go to side s, recv[s] the slots that hold
+     * the values from side s (ghosts), in matching order on the two ranks. */
+    int *send[2], *recv[2];
+    int nsend[2], nrecv[2];
+    int list_capacity[2][2];
+    int last_received, last_sent; /* the last substep's halo, for pbf_mpi_world_halo */
+    int64_t bytes;                /* bytes received in the current substep */
+    int64_t last_bytes;           /* ... and in the last one */
+    int *inverse;      /* grid order inverted (slot before the sort -> after); also a flag array */
+    int inverse_capacity;
+    float *sbuf[2], *rbuf[2]; /* packed values, per side */
+    size_t buf_capacity[2][2];
+} pbf_halo;
+
+/* The solver's hook (world_internal.h): migration, halo exchange, dropping the halo. */
+pbf_status pbf__halo_hook(pbf_world *w, pbf_halo_event event, pbf_status status);
+/* Frees w->halo (MPI_Comm_free included) and clears the hook. */
+void pbf__halo_free(pbf_world *w);
+
+#endif

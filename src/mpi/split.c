@@ -1,0 +1,220 @@
+/* Splitting a world into slabs along x over MPI ranks, and the whole world's totals
+ * (include/pbf/mpi.h). The halo itself is halo.c's. */
+#include "pbf/mpi.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "halo.h"
+
+static pbf_status refuse(char *err, size_t err_size, const char *fmt, ...) {
+    if (err != NULL && err_size > 0) {
+        va_list args;
+        va_start(args, fmt);
+        vsnprintf(err, err_size, fmt, args);
+        va_end(args);
+    }
+    return PBF_ERR_INVALID_ARG;
+}
+
+/* What a split world cannot do yet (the same answer on every rank: the worlds are equal). */
+static pbf_status check_supported(const pbf_world *w, char *err, size_t err_size) {
+    const char *what = w->halo ? "a world already split"
+                       : w->cuda ? "the CUDA backend (world.backend)"
+                       : w->tool ? "the tool"
+                       : w->probes ? "probes"
+                       : w->geometry ? "mesh solids and bodies (meshes)"
+                       : w->flow ? "emitters, sinks and a particle capacity (flow)"
+                       : w->energy_audit ? "the energy audit"
+                       : w->params.surface_tension_on ? "surface tension (material)"
+                       : w->params.adhesion_on ? "adhesion (material)"
+                       : w->params.viscosity_on ? "the viscosity solve (fluid.viscosity)"
+                       : w->params.surface_drag > 0.0f ? "surface drag (fluid.surface_drag)"
+                       : w->def.solver.target_error > 0.0f
+                           ? "error control (solver.target_error > 0; use a fixed "
+                             "solver.iterations)"
+                           : NULL;
+    if (what == NULL) return PBF_OK;
+    return refuse(err, err_size, "a run split over MPI ranks does not support %s yet", what);
+}
+
+static int compare_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* cuts[1..ranks-1]: equal particle counts per slab, then moved apart until every slab spans at
+ * least `width` of [lo, hi] (a ghost then only ever comes from the next slab). Returns 0 when
+ * that cannot be done. */
+static int place_cuts(const pbf_world *w, int ranks, double lo, double hi, double width,
+                      double *cuts) {
+    const int n = w->count;
+    float *xs = malloc((size_t)(n > 0 ? n : 1) * sizeof *xs);
+    if (xs == NULL) return -1;
+    for (int i = 0; i < n; ++i) xs[i] = w->x[3 * i];
+    qsort(xs, (size_t)n, sizeof *xs, compare_float);
+    cuts[0] = lo;
+    cuts[ranks] = hi;
+    for (int k = 1; k < ranks; ++k) {
+        long m = (long)((double)k * n / ranks);
+        cuts[k] = n == 0 ? lo + (hi - lo) * k / ranks
+                 : m <= 0 ? xs[0]
+                          : 0.5 * ((double)xs[m - 1] + (double)xs[m < n ? m : n - 1]);
+    }
+    free(xs);
+    for (int k = 1; k < ranks; ++k)
+        if (cuts[k] < cuts[k - 1] + width) cuts[k] = cuts[k - 1] + width;
+    for (int k = ranks - 1; k >= 1; --k)
+        if (cuts[k] > cuts[k + 1] - width) cuts[k] = cuts[k + 1] - width;
+    for (int k = 0; k < ranks; ++k)
+        if (cuts[k + 1] - cuts[k] < width * (1.0 - 1e-9)) return 0;
+    return 1;
+}
+
+PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err,
+                                       size_t err_size) {
+    if (w == NULL) return refuse(err, err_size, "pbf_mpi_world_split: world is NULL");
+    pbf_status st = check_supported(w, err, err_size);
+    if (st != PBF_OK) return st;
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+    pbf_v3 wall_lo, wall_hi;
+    pbf__walls_envelope(&w->def, &wall_lo, &wall_hi);
+    const double width = (double)PBF_MPI_HALO_FACTOR * w->params.h;
+    double *cuts = malloc((size_t)(ranks + 1) * sizeof *cuts);
+    if (cuts == NULL) return refuse(err, err_size, "out of memory splitting the world");
+    int placed = place_cuts(w, ranks, wall_lo.x, wall_hi.x, width, cuts);
+    if (placed <= 0) {
+        free(cuts);
+        if (placed < 0) return refuse(err, err_size, "out of memory splitting the world");
+        return refuse(err, err_size,
+                      "%d MPI ranks are more than the domain can be cut into: it is %.4g m long "
+                      "along x and every slab must be at least the halo's %.4g m (%.3g h) wide, "
+                      "so at most %d ranks; run with fewer ranks (mpirun -np N)",
+                      ranks, (double)(wall_hi.x - wall_lo.x), width,
+                      (double)PBF_MPI_HALO_FACTOR,
+                      (int)floor((wall_hi.x - wall_lo.x) / width * (1.0 + 1e-9)));
+    }
+    pbf_halo *h = calloc(1, sizeof *h);
+    if (h == NULL) {
+        free(cuts);
+        return refuse(err, err_size, "out of memory splitting the world");
+    }
+    MPI_Comm_dup(comm, &h->comm);
+    h->rank = rank;
+    h->ranks = ranks;
+    h->neighbor[0] = rank > 0 ? rank - 1 : MPI_PROC_NULL;
+    h->neighbor[1] = rank < ranks - 1 ? rank + 1 : MPI_PROC_NULL;
+    h->lo = rank > 0 ? cuts[rank] : -INFINITY;
+    h->hi = rank < ranks - 1 ? cuts[rank + 1] : INFINITY;
+    h->width = (float)width;
+    free(cuts);
+    /* keep this rank's particles, in their order */
+    int kept = 0;
+    for (int i = 0; i < w->count; ++i) {
+        double x = w->x[3 * i];
+        if (!(x >= h->lo && x < h->hi)) continue;
+        if (kept != i) {
+            memcpy(w->x + 3 * kept, w->x + 3 * i, 3 * sizeof(float));
+            memcpy(w->p + 3 * kept, w->p + 3 * i, 3 * sizeof(float));
+            memcpy(w->v + 3 * kept, w->v + 3 * i, 3 * sizeof(float));
+            w->ids[kept] = w->ids[i];
+            w->density[kept] = w->density[i];
+            w->lambda[kept] = w->lambda[i];
+        }
+        ++kept;
+    }
+    w->count = kept;
+    w->halo = h;
+    w->halo_hook = pbf__halo_hook;
+    w->halo_free = pbf__halo_free;
+    return PBF_OK;
+}
+
+PBF_API int pbf_mpi_world_slab(const pbf_world *w, double *lo, double *hi, int *rank,
+                               int *ranks) {
+    if (w == NULL || w->halo == NULL) return 0;
+    if (lo) *lo = w->halo->lo;
+    if (hi) *hi = w->halo->hi;
+    if (rank) *rank = w->halo->rank;
+    if (ranks) *ranks = w->halo->ranks;
+    return 1;
+}
+
+PBF_API int pbf_mpi_world_halo(const pbf_world *w, int *received, int *sent,
+                               int64_t *bytes_received) {
+    if (w == NULL || w->halo == NULL) return 0;
+    if (received) *received = w->halo->last_received;
+    if (sent) *sent = w->halo->last_sent;
+    if (bytes_received) *bytes_received = w->halo->last_bytes;
+    return 1;
+}
+
+/* Values gathered per rank, reduced in rank order on every rank (deterministic). */
+enum {
+    T_COUNT, T_KE, T_SPEED, T_AVG_ERR, T_MAX_ERR, T_NEIGHBORS, T_STEP_MS, T_BMIN,
+    T_BMAX = T_BMIN + 3, T_STAGE = T_BMAX + 3, T_SIZE = T_STAGE + PBF_STAGE_COUNT
+};
+
+PBF_API void pbf_mpi_world_totals(const pbf_world *w, pbf_stats *stats, pbf_profile *profile) {
+    pbf_stats s = pbf_world_get_stats(w);
+    pbf_profile p = pbf_world_get_profile(w);
+    if (w->halo != NULL) {
+        pbf_halo *h = w->halo;
+        double mine[T_SIZE];
+        mine[T_COUNT] = s.particles;
+        mine[T_KE] = s.kinetic_energy;
+        mine[T_SPEED] = s.max_speed;
+        mine[T_AVG_ERR] = p.avg_density_error;
+        mine[T_MAX_ERR] = p.max_density_error;
+        mine[T_NEIGHBORS] = p.avg_neighbors;
+        mine[T_STEP_MS] = p.step_ms;
+        const float bmin[3] = {s.bounds_min.x, s.bounds_min.y, s.bounds_min.z};
+        const float bmax[3] = {s.bounds_max.x, s.bounds_max.y, s.bounds_max.z};
+        for (int k = 0; k < 3; ++k) {
+            mine[T_BMIN + k] = s.particles > 0 ? bmin[k] : INFINITY;
+            mine[T_BMAX + k] = s.particles > 0 ? bmax[k] : -INFINITY;
+        }
+        for (int k = 0; k < PBF_STAGE_COUNT; ++k) mine[T_STAGE + k] = p.stage_ms[k];
+        double *all = malloc((size_t)h->ranks * T_SIZE * sizeof *all);
+        if (all != NULL) {
+            MPI_Allgather(mine, T_SIZE, MPI_DOUBLE, all, T_SIZE, MPI_DOUBLE, h->comm);
+            double t[T_SIZE] = {0};
+            for (int k = 0; k < 3; ++k) t[T_BMIN + k] = INFINITY, t[T_BMAX + k] = -INFINITY;
+            for (int r = 0; r < h->ranks; ++r) {
+                const double *a = all + (size_t)r * T_SIZE;
+                t[T_COUNT] += a[T_COUNT];
+                t[T_KE] += a[T_KE];
+                t[T_SPEED] = fmax(t[T_SPEED], a[T_SPEED]);
+                t[T_AVG_ERR] += a[T_AVG_ERR] * a[T_COUNT];
+                t[T_MAX_ERR] = fmax(t[T_MAX_ERR], a[T_MAX_ERR]);
+                t[T_NEIGHBORS] += a[T_NEIGHBORS] * a[T_COUNT];
+                t[T_STEP_MS] = fmax(t[T_STEP_MS], a[T_STEP_MS]);
+                for (int k = 0; k < 3; ++k) {
+                    t[T_BMIN + k] = fmin(t[T_BMIN + k], a[T_BMIN + k]);
+                    t[T_BMAX + k] = fmax(t[T_BMAX + k], a[T_BMAX + k]);
+                }
+                for (int k = 0; k < PBF_STAGE_COUNT; ++k)
+                    t[T_STAGE + k] = fmax(t[T_STAGE + k], a[T_STAGE + k]);
+            }
+            free(all);
+            double n = t[T_COUNT] > 0 ? t[T_COUNT] : 1.0;
+            s.particles = (int)t[T_COUNT];
+            s.kinetic_energy = t[T_KE];
+            s.max_speed = (float)t[T_SPEED];
+            p.avg_density_error = (float)(t[T_AVG_ERR] / n);
+            p.max_density_error = (float)t[T_MAX_ERR];
+            p.avg_neighbors = (float)(t[T_NEIGHBORS] / n);
+            p.step_ms = t[T_STEP_MS];
+            s.bounds_min = (pbf_vec3){(float)t[T_BMIN], (float)t[T_BMIN + 1], (float)t[T_BMIN + 2]};
+            s.bounds_max = (pbf_vec3){(float)t[T_BMAX], (float)t[T_BMAX + 1], (float)t[T_BMAX + 2]};
+            for (int k = 0; k < PBF_STAGE_COUNT; ++k) p.stage_ms[k] = t[T_STAGE + k];
+        }
+    }
+    if (stats) *stats = s;
+    if (profile) *profile = p;
+}

@@ -1,0 +1,63 @@
+"""Compares a `pbf run` split over MPI ranks with the same run in one process (test_mpi.sh).
+Usage: check_mpi.py SERIAL_DIR SPLIT_DIR MODE, MODE one of
+  identical  every frame's particles bit for bit the same (one rank)
+  physics    every frame: the same particle count and ids, each id once (nothing lost or
+             duplicated by migration) and the front (largest x) within 1 %; the mean over the
+             frames of the average density error within 10 % (relative)
+"""
+import csv
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vtu_read import read_frame, read_pvd  # noqa: E402
+
+
+def fail(msg):
+    print("FAIL:", msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def mean_error(folder):
+    with open(os.path.join(folder, "stats.csv")) as f:
+        rows = list(csv.DictReader(f))[1:]  # frame 0 has no step
+    return sum(float(r["avg_density_error"]) for r in rows) / len(rows), rows
+
+
+def main():
+    serial_dir, split_dir, mode = sys.argv[1:4]
+    serial = read_pvd(os.path.join(serial_dir, "frames.pvd"))
+    split = read_pvd(os.path.join(split_dir, "frames.pvd"))
+    if len(serial) != len(split):
+        fail(f"{len(split)} frames split, {len(serial)} in one process")
+    worst_front = 0.0
+    for (t1, a), (t2, b) in zip(serial, split):
+        if t1 != t2:
+            fail(f"{b}: time {t2}, {t1} in one process")
+        fa, fb = read_frame(a), read_frame(b)
+        if len(set(fb["id"])) != len(fb["id"]):
+            fail(f"{b}: an id is there twice")
+        if fb["id"] != fa["id"]:
+            fail(f"{b}: {len(fb['id'])} particles, {len(fa['id'])} in one process, or other ids")
+        if mode == "physics":
+            front_a = max(p[0] for p in fa["Points"])
+            front_b = max(p[0] for p in fb["Points"])
+            worst_front = max(worst_front, abs(front_b - front_a) / front_a)
+            if abs(front_b - front_a) > 0.01 * front_a:
+                fail(f"{b}: the front is at {front_b} m, {front_a} m in one process (> 1 %)")
+        if mode == "identical":
+            for name in ("Points", "velocity", "density"):
+                if fa[name] != fb[name]:
+                    fail(f"{b}: {name} differs from one process")
+    if mode == "physics":
+        err_a, _ = mean_error(serial_dir)
+        err_b, _ = mean_error(split_dir)
+        print(f"check_mpi: last front {front_b:.4f} m split, {front_a:.4f} m in one process "
+              f"(at most {100 * worst_front:.3f} % apart over the frames); mean density error "
+              f"{100 * err_b:.4f} %, {100 * err_a:.4f} %")
+        if abs(err_b - err_a) > 0.1 * err_a:
+            fail("the mean density error is more than 10 % away from one process's")
+    print(f"check_mpi: {len(split)} frames of {len(fb['id'])} particles agree ({mode})")
+
+
+main()

@@ -8,6 +8,8 @@
   crate.obj    a box 12 x 8 x 12 cm (12 triangles)
   hull.obj     a barge's hull: a flat bottom 24 x 6 cm widening to a deck 30 x 12 cm, 6 cm
                high (12 triangles)
+  gate.obj     the unit box [0, 1]^3 (12 triangles): scaled to a thin plate, the lifting gate of
+               the validation scenes (scenes/validation/*_gate.json)
 
 Usage: python3 scripts/make_scene_meshes.py [out_dir]     (default scenes/meshes)
 The files are in the repository; run this again only to change them.
@@ -112,6 +114,8 @@ def main():
     write_obj(os.path.join(out, "crate.obj"), v, outward(v, t), "a crate")
     v, t = hexahedron((-0.12, 0.12, -0.03, 0.03, -0.03), (-0.15, 0.15, -0.06, 0.06, 0.03))
     write_obj(os.path.join(out, "hull.obj"), v, outward(v, t), "a barge's hull")
+    v, t = box((0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+    write_obj(os.path.join(out, "gate.obj"), v, outward(v, t), "a unit box: the lifting gate")
 
 
 if __name__ == "__main__":

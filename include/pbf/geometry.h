@@ -86,8 +86,8 @@ typedef struct pbf_mesh_def {
      * each large triangle, spacing 2r) are pushed out of the other solid's distance field, and
      * impulses at the touching points stop their approach. restitution: the share of the
      * approach speed given back, [0, 1], default 0; friction: Coulomb coefficient, [0, 10],
-     * default 0.4 (of a pair of floating bodies the mean). The domain's walls keep their own
-     * rule: the body is pushed back, its speed into the wall removed. */
+     * default 0.4 (of a pair of floating bodies the mean); the domain's walls (at their own
+     * velocity) likewise (docs/physics.md, "Contacts of floating bodies"). */
     float restitution;
     float friction;
     /* Static or kinematic: 1: a sink, not a solid: the particles inside it at the end of a

@@ -409,11 +409,12 @@ static void resolve_walls(const pbf_world *w, pbf_mesh_body *a, float dt, double
 
 void pbf__bodies_contacts(pbf_world *w, float dt) {
     pbf_geometry *g = w->geometry;
+    /* room for twice the most points of a floating body: its own and as many of the other's
+     * (a large static mesh's vertices beyond that, within its reach, are not looked at) */
     int cap = 0;
     for (int i = 0; i < g->count; ++i) {
         const pbf_mesh_body *b = g->body[i];
-        int pts = b->def.motion == PBF_MESH_FLOATING ? b->sample_count : b->mesh.vertex_count;
-        cap = pts > cap ? pts : cap;
+        if (b->def.motion == PBF_MESH_FLOATING && b->sample_count > cap) cap = b->sample_count;
     }
     contact *buf = malloc((size_t)2 * (size_t)cap * sizeof *buf);
     if (buf == NULL) return; /* tens of kilobytes: without them the bodies only miss contacts */

@@ -150,6 +150,16 @@ static const case_spec CASES[] = {
 static const int CASE_COUNT = (int)(sizeof CASES / sizeof CASES[0]);
 static const char *const RES_NAMES[2] = {"coarse", "fine"};
 
+/* The lifting gate (--gate): the coarse scene with a thin plate keyframed upwards from the
+ * water's front face, lifted by `lift` metres (clear of the water) at GATE_SPEED unless
+ * --gate-speed says otherwise (docs/validation.md, "The lifting gate"). */
+#define GATE_SPEED 1.5
+static const struct {
+    const char *name, *scene;
+    double lift; /* m */
+} GATES[] = {{"spheric2", "scenes/validation/spheric2_gate.json", 0.62},
+             {"lobovsky", "scenes/validation/lobovsky_h300_gate.json", 0.52}};
+
 /* =============================================================================================
  * CSV tables: '#' comment lines, one header row, numbers ("nan" allowed) */
 
@@ -768,7 +778,8 @@ static int run_gnuplot(const char *dir) {
  * The command */
 
 static const char validate_synopsis[] =
-    "usage: pbf validate spheric2|lobovsky [--fine] [--data DIR] [--out DIR] [--time T]\n"
+    "usage: pbf validate spheric2|lobovsky [--fine | --gate [--gate-speed V]] [--data DIR]\n"
+    "                    [--out DIR] [--time T]\n"
     "                    [--threads N] [--set key=value ...] [--plot-only] [--quiet]\n";
 
 static const char validate_help[] =
@@ -786,6 +797,10 @@ static const char validate_help[] =
     "  --data DIR        the measured data (default: $PBF_VALIDATION_DATA, else ../shared/validation)\n"
     "  --out DIR         default out/validate/<case>\n"
     "  --time T          simulated seconds (default: the scene's time.frames)\n"
+    "  --gate            release the water by lifting a gate (a thin kinematic plate,\n"
+    "                    scenes/validation/<case>_gate.json; coarse only; default OUT\n"
+    "                    out/validate/<case>-gate)\n"
+    "  --gate-speed V    the gate's lift speed in m/s (default 1.5); implies --gate\n"
     "  --threads N       CPU threads, 0 = all cores\n"
     "  --set KEY=VALUE   override a scene parameter; repeatable\n"
     "  --plot-only       no simulation: metrics and plots from the runs already in OUT\n"
@@ -804,8 +819,8 @@ int cmd_validate(int argc, char **argv) {
     cli_parser_init(&p, "validate", validate_synopsis, argc, argv);
     cli_overrides sets = {NULL, 0, 0};
     const char *case_name = NULL, *data_dir = NULL, *out = NULL, *scene_path = NULL, *a, *v;
-    int rc = CLI_EXIT_OK, help = 0, fine = 0, plot_only = 0, quiet = 0, threads = -1;
-    double time = -1.0;
+    int rc = CLI_EXIT_OK, help = 0, fine = 0, plot_only = 0, quiet = 0, threads = -1, gate = 0;
+    double time = -1.0, gate_speed = 0.0;
     while (rc == CLI_EXIT_OK && (a = cli_next(&p)) != NULL) {
         if (cli_flag(&p, "--help", "-h")) {
             help = 1;
@@ -813,6 +828,12 @@ int cmd_validate(int argc, char **argv) {
             quiet = 1;
         } else if (cli_flag(&p, "--fine", NULL)) {
             fine = 1;
+        } else if (cli_flag(&p, "--gate", NULL)) {
+            gate = 1;
+        } else if (cli_option(&p, "--gate-speed", &v)) {
+            gate = 1;
+            if (!cli_parse_double(&p, "--gate-speed", v, 0.01, 100.0, &gate_speed))
+                rc = CLI_EXIT_USAGE;
         } else if (cli_flag(&p, "--plot-only", NULL)) {
             plot_only = 1;
         } else if (cli_option(&p, "--data", &v)) {
@@ -854,6 +875,22 @@ int cmd_validate(int argc, char **argv) {
                 rc = cli_usage_error(&p, "unknown case '%s': spheric2 or lobovsky", case_name);
         }
     }
+    const char *gate_scene = NULL;
+    static char gate_set[96];
+    if (rc == CLI_EXIT_OK && gate) {
+        if (fine || scene_path != NULL)
+            rc = cli_usage_error(&p, "--gate runs the coarse gate scene: not with --fine or "
+                                     "--scene");
+        for (size_t i = 0; i < sizeof GATES / sizeof GATES[0]; ++i)
+            if (strcmp(GATES[i].name, cs->name) == 0) {
+                gate_scene = GATES[i].scene;
+                /* the second key's time: the lift over the speed */
+                snprintf(gate_set, sizeof gate_set, "meshes[0].keys[1].time=%.6f",
+                         GATES[i].lift / (gate_speed > 0.0 ? gate_speed : GATE_SPEED));
+            }
+        if (rc == CLI_EXIT_OK && gate_speed > 0.0 && !cli_overrides_add(&sets, gate_set))
+            rc = cli_error("out of memory");
+    }
     if (rc != CLI_EXIT_OK) {
         cli_overrides_free(&sets);
         return rc;
@@ -862,7 +899,8 @@ int cmd_validate(int argc, char **argv) {
     if (data_dir == NULL || data_dir[0] == '\0') data_dir = "../shared/validation";
     char out_dir[2048], run_dir[2400];
     snprintf(out_dir, sizeof out_dir, "%s", out ? out : "");
-    if (out == NULL) snprintf(out_dir, sizeof out_dir, "out/validate/%s", cs->name);
+    if (out == NULL)
+        snprintf(out_dir, sizeof out_dir, "out/validate/%s%s", cs->name, gate ? "-gate" : "");
     snprintf(run_dir, sizeof run_dir, "%s/%s", out_dir, RES_NAMES[fine]);
 
     /* the data first: a missing file should not cost a whole run */
@@ -879,7 +917,7 @@ int cmd_validate(int argc, char **argv) {
     if (!plot_only) {
         run_options o;
         run_options_init(&o);
-        o.scene_path = scene_path ? scene_path : cs->scene[fine];
+        o.scene_path = scene_path ? scene_path : gate_scene ? gate_scene : cs->scene[fine];
         o.sets = sets.items;
         o.set_count = sets.count;
         o.time = time;

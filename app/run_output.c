@@ -16,6 +16,14 @@
 #include "solid_output.h" /* solids.csv */
 #include "probe_output.h" /* probes.csv */
 
+/* Whether the run's stats.csv has the emitted and removed counts: emitters, sink boxes or sink
+ * meshes. */
+static int scene_has_flow(const pbf_scene *scene) {
+    int sinks = scene->emitter_count > 0 || scene->sink_count > 0;
+    for (int i = 0; i < scene->mesh_count && !sinks; ++i) sinks = scene->meshes[i].sink;
+    return sinks;
+}
+
 static const char stats_name[] = "stats.csv";
 static const char pvd_name[] = "frames.pvd"; /* the vtu frames' time series */
 
@@ -176,7 +184,7 @@ static int open_folder(run_output *o, const char *dir, const pbf_scene *scene) {
     if (e != 0) return cli_error("cannot create output folder '%s': %s", dir, strerror(e));
     if (remove_earlier_run(dir) != 0) return 1;
     if (write_scene_json(dir, scene) != 0) return 1;
-    o->flow = scene->emitter_count > 0 || scene->sink_count > 0;
+    o->flow = scene_has_flow(scene);
     char header[1024];
     int n = stats_header(header, sizeof header, o->flow);
     if (csv_file_create(&o->stats, dir, stats_name, header, (size_t)n) != 0) return 1;
@@ -413,7 +421,7 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
     memset(o, 0, sizeof *o);
     o->dir = dir;
     o->formats = formats;
-    o->flow = scene->emitter_count > 0 || scene->sink_count > 0;
+    o->flow = scene_has_flow(scene);
     if (remove_after(dir, frame) != 0) return 1;
     if (write_scene_json(dir, scene) != 0) return 1;
     if (formats & PBF_FORMAT_VTU) { /* the series up to the checkpoint, at nominal times */

@@ -11,6 +11,8 @@
   glass.obj    a drinking glass with walls: outside radius 4.6 cm, inside 4 cm (walls 6 mm),
                13 cm high, a bottom 1 cm thick, open at the top; a closed solid of revolution
                with 48 sides (384 triangles)
+  gate.obj     the unit box [0, 1]^3 (12 triangles): scaled to a thin plate, the lifting gate of
+               the validation scenes (scenes/validation/*_gate.json)
 
 Usage: python3 scripts/make_scene_meshes.py [out_dir]     (default scenes/meshes)
 The files are in the repository; run this again only to change them.
@@ -148,6 +150,8 @@ def main():
     v, t = revolve([(0.0, 0.0), (0.046, 0.0), (0.046, 0.13), (0.04, 0.13), (0.04, 0.01),
                     (0.0, 0.01)], 48)
     write_obj(os.path.join(out, "glass.obj"), v, outward(v, t), "a drinking glass")
+    v, t = box((0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+    write_obj(os.path.join(out, "gate.obj"), v, outward(v, t), "a unit box: the lifting gate")
 
 
 if __name__ == "__main__":

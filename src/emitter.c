@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geometry/meshes.h" /* sink meshes: their fields */
 #include "cuda/world_cuda.h" /* cuda: emitters and sinks are refused on the GPU */
 #include "emitter.h"
 
@@ -47,7 +48,7 @@ size_t pbf__flow_memory_bytes(const pbf_world *w) {
     return b;
 }
 
-static pbf_status ensure_flow(pbf_world *w) {
+pbf_status pbf__flow_ensure(pbf_world *w) {
     if (w->flow != NULL) return PBF_OK;
     if (w->cuda != NULL)
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
@@ -238,7 +239,7 @@ pbf_status pbf_world_add_emitter(pbf_world *w, const pbf_emitter_def *d) {
     pbf_status st = build_lattice(w, &e);
     e.travel = e.pitch; /* the first layer leaves at the start time */
     if (st == PBF_OK) st = check_placement(w, &e);
-    if (st == PBF_OK) st = ensure_flow(w);
+    if (st == PBF_OK) st = pbf__flow_ensure(w);
     if (st != PBF_OK) {
         free(e.offsets);
         return st;
@@ -255,7 +256,7 @@ pbf_status pbf_world_add_sink(pbf_world *w, const pbf_sink_def *d) {
         !(d->min.x < d->max.x && d->min.y < d->max.y && d->min.z < d->max.z))
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
                          "sink: min and max must be finite, min below max on every axis");
-    pbf_status st = ensure_flow(w);
+    pbf_status st = pbf__flow_ensure(w);
     if (st != PBF_OK) return st;
     w->flow->sinks[w->flow->sink_count++] = *d;
     return PBF_OK;
@@ -274,7 +275,7 @@ pbf_status pbf_world_set_capacity(pbf_world *w, int capacity) {
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
                          "capacity must be in [%d (the particles already there), %d], got %d",
                          w->count, INT32_MAX / 4, capacity);
-    pbf_status st = ensure_flow(w);
+    pbf_status st = pbf__flow_ensure(w);
     if (st != PBF_OK) return st;
     int before = w->flow->capacity;
     w->flow->capacity = capacity; /* reserve allocates exactly this much, once */
@@ -346,14 +347,26 @@ static int in_sink(const pbf_sink_def *k, pbf_v3 x) {
            x.z >= k->min.z && x.z <= k->max.z;
 }
 
-/* Removes the particles inside a sink, keeping the order of the others. */
+/* Removes the particles inside a sink box or a sink mesh (φ < 0: inside it, where it is at the
+ * end of the substep), keeping the order of the others. */
 static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
     const int n = w->count;
+    pbf_solid mesh[PBF_MAX_MESHES];
+    int meshes = 0;
+    const pbf_geometry *g = w->geometry;
+    for (int k = 0; g != NULL && k < g->count; ++k)
+        if (g->body[k]->def.sink) pbf__mesh_body_solid(g->body[k], &mesh[meshes++]);
     int kept = 0;
     for (int i = 0; i < n; ++i) {
         pbf_v3 x = v3_load(w->x, i);
         int gone = 0;
         for (int k = 0; k < f->sink_count && !gone; ++k) gone = in_sink(&f->sinks[k], x);
+        for (int k = 0; k < meshes && !gone; ++k) {
+            pbf_v3 xl = pbf_mesh_local(&mesh[k], x);
+            if (pbf_field_far(mesh[k].field, xl)) continue;
+            pbf_field_cell c = pbf_field_locate(mesh[k].field, xl);
+            gone = pbf_field_phi(mesh[k].field, &c) < 0.0f;
+        }
         if (gone) continue;
         if (kept != i) {
             v3_store(w->x, kept, x);
@@ -391,7 +404,8 @@ pbf_status pbf__flow_substep_end(pbf_world *w, double t0) {
     pbf_flow *f = w->flow;
     if (f == NULL) return PBF_OK;
     const double t1 = w->time;
-    if (f->sink_count > 0) remove_in_sinks(w, f);
+    if (f->sink_count > 0 || (w->geometry != NULL && w->geometry->sinks > 0))
+        remove_in_sinks(w, f);
     for (int k = 0; k < f->emitter_count; ++k) {
         pbf_emitter *e = &f->emitters[k];
         if (!emitter_active(e, t0, t1)) continue;

@@ -31,6 +31,8 @@ typedef struct pbf_flow {
 } pbf_flow;
 
 void pbf__flow_free(pbf_world *w);
+/* Creates the world's flow state if it has none (a sink mesh needs it for its counts). */
+pbf_status pbf__flow_ensure(pbf_world *w);
 size_t pbf__flow_memory_bytes(const pbf_world *w);
 /* Before a step of dt in `substeps` substeps: PBF_ERR_CAPACITY (the world unchanged) when the
  * emitters would add more particles than the capacity leaves room for. */

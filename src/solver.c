@@ -503,9 +503,12 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt : 0.0f;
     pbf__walls_at(&w->def, w->time + dt, &P->wall_lo, &P->wall_hi);
     const double t_start = w->time;
-    if (w->count == 0 && !w->halo) { /* flow: nothing to solve until an emitter adds some */
+    if (w->count == 0 && !w->halo) { /* flow: nothing to solve until an emitter adds particles */
+        pbf_status mesh_st = pbf__meshes_substep_begin(w, dt, nt); /* meshes: the bodies move */
+        if (mesh_st != PBF_OK) return mesh_st;
+        pbf__meshes_substep_end(w, dt);
         w->time += dt;
-        return pbf__flow_substep_end(w, t_start);
+        return w->flow ? pbf__flow_substep_end(w, t_start) : PBF_OK;
     }
 
     double t = now_ms(), t1;
@@ -611,7 +614,9 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     }
     pbf__tool_step_begin(w, dt); /* tool */
     pbf__meshes_step_begin(w); /* meshes */
-    if (w->count == 0 && !w->flow && !w->halo) {
+    /* no fluid: nothing to step but the clock, unless a body moves (meshes) */
+    if (w->count == 0 && !w->flow && !w->halo &&
+        (w->geometry == NULL || w->geometry->moving == 0)) {
         w->time += dt;
     } else {
         for (int s = 0; s < substeps; ++s) {

@@ -18,7 +18,8 @@
  * interpolated linearly between keys, so a rotation of 720° turns twice). A floating mesh is a
  * rigid body: mass from its density (or given), centre and inertia from the closed mesh, moved by
  * gravity and the fluid (two-way: the reaction to the solver's corrections, as for the tool),
- * stopped by the domain walls and the static solids. */
+ * stopped by the domain walls, the other solids and the other floating bodies. A mesh flagged
+ * as a sink is no solid: it removes the particles that enter it. */
 #ifndef PBF_GEOMETRY_H
 #define PBF_GEOMETRY_H
 
@@ -79,6 +80,19 @@ typedef struct pbf_mesh_def {
      * added_mass · ρ0 · V (and the matching inertia), the lagged fluid force compensated by it.
      * Default 0.5, range [0, 10]. */
     float added_mass;
+    /* Floating: contact with the static and kinematic solids (meshes and colliders) and with
+     * the other floating bodies, resolved once per substep, serially in mesh order (the same for
+     * any thread count): points sampled on the body's surface (its vertices and a lattice on
+     * each large triangle, spacing 2r) are pushed out of the other solid's distance field, and
+     * impulses at the touching points stop their approach. restitution: the share of the
+     * approach speed given back, [0, 1], default 0; friction: Coulomb coefficient, [0, 10],
+     * default 0.4 (of a pair of floating bodies the mean); the domain's walls (at their own
+     * velocity) likewise (docs/physics.md, "Contacts of floating bodies"). */
+    float restitution;
+    float friction;
+    /* Static or kinematic: 1: a sink, not a solid: the particles inside it at the end of a
+     * substep are removed (include/pbf/flow.h; counted with the sink boxes'). Default 0. */
+    int sink;
 } pbf_mesh_def;
 
 /* What a mesh became (pbf_world_mesh_info). */

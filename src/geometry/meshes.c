@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emitter.h" /* a sink mesh counts its removals in the flow */
 #include "resources.h"
 #include "rigid.h"
 
@@ -23,6 +24,9 @@ pbf_mesh_def pbf_default_mesh_def(void) {
     d.density = 500.0f;
     d.mass = 0.0f;
     d.added_mass = 0.5f;
+    d.restitution = 0.0f;
+    d.friction = 0.4f;
+    d.sink = 0;
     return d;
 }
 
@@ -64,14 +68,6 @@ void pbf__mesh_body_pose_at(const pbf_mesh_body *b, double t, double position[3]
     for (int q = 0; q < 3; ++q) position[q] = pos[q] + off[q];
 }
 
-void pbf__mesh_body_solid(const pbf_mesh_body *b, pbf_solid *s) {
-    memset(s, 0, sizeof *s);
-    s->type = PBF_SOLID_MESH;
-    s->a = v3((float)b->position[0], (float)b->position[1], (float)b->position[2]);
-    for (int k = 0; k < 9; ++k) s->rot[k] = (float)b->R[k];
-    s->field = &b->field.field;
-}
-
 static void publish(const pbf_world *w, pbf_mesh_body *b) {
     pbf_mesh_solid_state *s = &b->state;
     s->time = w->time;
@@ -85,8 +81,11 @@ void pbf__meshes_sync(pbf_world *w) {
     pbf_geometry *g = w->geometry;
     int n = w->collider_count;
     if (g != NULL)
-        for (int i = 0; i < g->count && n < PBF_MAX_SOLIDS; ++i)
-            pbf__mesh_body_solid(g->body[i], &w->solids[n++]);
+        for (int i = 0; i < g->count && n < PBF_MAX_SOLIDS; ++i) {
+            pbf_mesh_body *b = g->body[i];
+            b->solid = b->def.sink ? -1 : n;
+            if (!b->def.sink) pbf__mesh_body_solid(b, &w->solids[n++]);
+        }
     w->params.solid_count = n;
 }
 
@@ -97,6 +96,7 @@ static void body_free(pbf_mesh_body *b) {
     if (b == NULL) return;
     pbf__trimesh_free(&b->mesh);
     pbf__baked_field_free(&b->field);
+    free(b->samples);
     free(b);
 }
 
@@ -171,6 +171,16 @@ static pbf_status validate(pbf_world *w, const pbf_mesh_def *d) {
                "velocity and angular_velocity must be finite");
     MESH_CHECK(d->added_mass >= 0.0f && d->added_mass <= 10.0f,
                "added_mass must be in [0, 10], got %g", (double)d->added_mass);
+    MESH_CHECK(d->restitution >= 0.0f && d->restitution <= 1.0f,
+               "restitution must be in [0, 1], got %g", (double)d->restitution);
+    MESH_CHECK(d->friction >= 0.0f && d->friction <= 10.0f, "friction must be in [0, 10], got %g",
+               (double)d->friction);
+    MESH_CHECK(d->sink == 0 || d->sink == 1, "sink must be 0 or 1, got %d", d->sink);
+    MESH_CHECK(!(d->sink && d->motion == PBF_MESH_FLOATING),
+               "a sink must be static or kinematic, not floating");
+    MESH_CHECK(!(d->sink && d->role == PBF_MESH_CONTAINER),
+               "a sink must be an obstacle (the particles inside the mesh are removed), not a "
+               "container");
     MESH_CHECK(!(d->motion == PBF_MESH_FLOATING && d->role == PBF_MESH_CONTAINER),
                "a floating mesh must be an obstacle, not a container");
     return PBF_OK;
@@ -273,6 +283,12 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
         b->mass = d->mass > 0.0f ? d->mass : (float)(d->density * b->props.volume);
         const double density = b->mass / b->props.volume; /* props are per unit density */
         for (int k = 0; k < 9; ++k) b->inertia[k] = density * b->props.inertia[k];
+        if (pbf__bodies_sample(b, 2.0f * w->def.particle_radius) != 0)
+            return fail_mesh(w, b, PBF_ERR_OUT_OF_MEMORY, "out of memory sampling a floating mesh");
+    }
+    if (d->sink && pbf__flow_ensure(w) != PBF_OK) {
+        body_free(b);
+        return PBF_ERR_OUT_OF_MEMORY;
     }
     pbf__mesh_body_pose_at(b, w->time, b->position, b->R);
     pbf__quat_from_mat(b->R, b->q);
@@ -366,6 +382,8 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     in->bounds_max = v3((float)hi[0], (float)hi[1], (float)hi[2]);
     g->body[g->count++] = b;
     if (d->motion != PBF_MESH_STATIC) g->moving++;
+    if (d->motion == PBF_MESH_FLOATING) g->floating++;
+    if (d->sink) g->sinks++;
     publish(w, b);
     pbf__meshes_sync(w);
     return PBF_OK;
@@ -448,6 +466,7 @@ void pbf__meshes_step_begin(pbf_world *w) {
 static void advance(pbf_world *w, pbf_mesh_body *b, float dt) {
     memcpy(b->position_start, b->position, sizeof b->position);
     memcpy(b->R_start, b->R, sizeof b->R);
+    memcpy(b->q_start, b->q, sizeof b->q);
     if (b->def.motion == PBF_MESH_FLOATING) {
         pbf__bodies_advance(w, b, dt);
         return;
@@ -492,6 +511,7 @@ pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
         for (int k = 0; k < 3; ++k) g->body[i]->sub_force[k] = g->body[i]->sub_torque[k] = 0.0;
     if (g->moving > 0) {
         for (int i = 0; i < g->count; ++i) advance(w, g->body[i], dt);
+        if (g->floating > 0) pbf__bodies_contacts(w, dt);
         pbf__meshes_sync(w);
     }
     /* Each particle's path from x (start pose) to its prediction p (end pose), walked in each
@@ -502,8 +522,10 @@ pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
     const float *x = w->x;
     float *p = w->p;
     pbf_solid start[PBF_MAX_MESHES], end[PBF_MAX_MESHES];
+    int is_solid[PBF_MAX_MESHES];
     for (int k = 0; k < m; ++k) {
         const pbf_mesh_body *b = g->body[k];
+        is_solid[k] = !b->def.sink;
         pbf__mesh_body_solid(b, &end[k]);
         start[k] = end[k];
         start[k].a = v3((float)b->position_start[0], (float)b->position_start[1],
@@ -514,6 +536,7 @@ pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(x, i), pi = v3_load(p, i);
         for (int k = 0; k < m; ++k) {
+            if (!is_solid[k]) continue;
             pbf_v3 a = pbf_mesh_local(&start[k], xi), b = pbf_mesh_local(&end[k], pi);
             pbf_v3 stop = pbf_field_sweep(end[k].field, a, b, r);
             if (stop.x != b.x || stop.y != b.y || stop.z != b.z)
@@ -547,7 +570,8 @@ void pbf__meshes_after_delta(pbf_world *w, int nt) {
         int best = -1;
         float nearest = P->h;
         for (int k = 0; k < m; ++k) {
-            const pbf_solid *s = &S[colliders + k];
+            if (g->body[k]->solid < 0) continue;
+            const pbf_solid *s = &S[g->body[k]->solid];
             pbf_v3 xl = pbf_mesh_local(s, xo);
             if (pbf_field_far(s->field, xl)) continue;
             pbf_field_cell c = pbf_field_locate(s->field, xl);

@@ -260,8 +260,9 @@ static void put_collider(out_buf *b, const pbf_collider_def *c) {
  * the last substep's force; a floating body needs it, the others' is a function of the time). A
  * resumed world imports the meshes again (the field comes from the disk cache, or is baked again
  * to the same floats) and restores the state. A new field of pbf_mesh_def must be added here and
- * to get_mesh. */
-_Static_assert(sizeof(pbf_mesh_def) == 2908,
+ * to get_mesh. The contact and sink fields (restitution, friction, sink) follow all the meshes,
+ * so that a file without them (written before they existed) still reads, with their defaults. */
+_Static_assert(sizeof(pbf_mesh_def) == 2920,
                "pbf_mesh_def changed: update put_mesh/get_mesh in src/io/checkpoint.c");
 
 static void put_mesh(out_buf *b, const pbf_mesh_def *d) {
@@ -447,6 +448,12 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
             double state[PBF_BODY_STATE];
             pbf__mesh_body_save(w->geometry->body[i], state);
             for (int k = 0; k < PBF_BODY_STATE; ++k) put_f64(&b, state[k]);
+        }
+        for (int i = 0; i < meshes; ++i) {
+            const pbf_mesh_def *d = pbf_world_get_mesh_def(w, i);
+            put_f32(&b, d->restitution);
+            put_f32(&b, d->friction);
+            put_i32(&b, d->sink);
         }
         end_section(&b);
     }
@@ -884,7 +891,12 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
                 return PBF_ERR_PARSE;
             }
         }
-        if (b.p != b.end) {
+        for (uint32_t i = 0; b.p != b.end && i < n; ++i) {
+            ck->meshes[i].restitution = get_f32(&b);
+            ck->meshes[i].friction = get_f32(&b);
+            ck->meshes[i].sink = get_i32(&b);
+        }
+        if (b.short_read || b.p != b.end) {
             set_error(err, err_size,
                       "%s: section 'MESHES' holds %llu bytes, which is not what version %d writes",
                       path, (unsigned long long)size, (int)ck->version);

@@ -473,6 +473,11 @@ static const scene_table MESH_KEY_TABLE = {TABLE(MESH_KEY_KEYS), .check = scene_
              "keep the baked field in the cache folder ($PBF_CACHE_DIR, $XDG_CACHE_HOME/pbf or "   \
              "~/.cache/pbf): the next run loads it instead of baking")
 
+#define MESH_SINK_KEY                                                                              \
+    KEY_BOOL("sink", pbf_mesh_def, sink,                                                           \
+             "a sink, not a solid: the particles inside the mesh at the end of a substep are "     \
+             "removed (counted as flow.sinks' are); role must be \"obstacle\"")
+
 static const scene_key MESH_STATIC_KEYS[] = {
     MESH_MOTION_KEY,
     MESH_FILE_KEY,
@@ -482,6 +487,7 @@ static const scene_key MESH_STATIC_KEYS[] = {
     MESH_ROLE_KEY,
     MESH_CELL_KEY,
     MESH_CACHE_KEY,
+    MESH_SINK_KEY,
 };
 static const scene_key MESH_KINEMATIC_KEYS[] = {
     MESH_MOTION_KEY,
@@ -497,6 +503,7 @@ static const scene_key MESH_KINEMATIC_KEYS[] = {
              "the first, after the last at the last (give these or position and rotation)",
              .default_doc = "none: it stays at position and rotation",
              .written = scene_mesh_has_keys),
+    MESH_SINK_KEY,
 };
 static const scene_key MESH_FLOATING_KEYS[] = {
     MESH_MOTION_KEY,
@@ -517,6 +524,12 @@ static const scene_key MESH_FLOATING_KEYS[] = {
              "initial angular velocity (world axes)"),
     KEY_FLOAT("added_mass", pbf_mesh_def, added_mass, CLOSED(0.0, 10.0), "",
               "added-mass coefficient of the stable coupling, as the tool's (docs/tool.md)"),
+    KEY_FLOAT("restitution", pbf_mesh_def, restitution, CLOSED(0.0, 1.0), "",
+              "contact with the other solids and floating bodies: the share of the approach "
+              "speed given back (0: no bounce)"),
+    KEY_FLOAT("friction", pbf_mesh_def, friction, CLOSED(0.0, 10.0), "",
+              "contact with the other solids and floating bodies: Coulomb friction coefficient "
+              "(two floating bodies: the mean of theirs)"),
 };
 static const scene_table MESH_STATIC_TABLE = {TABLE(MESH_STATIC_KEYS), .what = "for a static mesh",
                                               .check = scene_mesh_check};

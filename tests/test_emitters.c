@@ -1,6 +1,7 @@
 /* Inlets and outlets (include/pbf/flow.h): the emitters' exact volume rate, sink removal, ids
  * unique and never reused, the read-back after removals, determinism over threads, checkpoint
- * and resume with an active emitter, a full capacity, and bad input named by its key. Each
+ * and resume with an active emitter, a full capacity, the tool and probes while the count
+ * changes, and bad input named by its key. Each
  * test runs a few hundred particles for about a second of simulated time. */
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "pbf/checkpoint.h"
 #include "pbf/flow.h"
+#include "pbf/probes.h"
 #include "pbf/scene.h"
 #include "test.h"
 
@@ -259,6 +261,57 @@ static int full_capacity_stops_cleanly(void) {
 
 /* ---- bad input: clear errors before the run, naming the key -------------------------------- */
 
+/* The tool and the probes while particles come and go: a sphere in the jet feels it push
+ * along +x, and the front, height and floor-force probes read finite values at every step,
+ * with the count rising from 0 and the sink removing what passes the tool. */
+static int tool_and_probes_follow_the_count(void) {
+    pbf_world *w = channel(1, PBF_EMITTER_DISC, 2.0f, 1);
+    ENSURE(w != NULL);
+    pbf_tool_def tool = pbf_default_tool_def();
+    tool.radius = 0.06f;
+    tool.position = (pbf_vec3){0.45f, 0.15f, 0.2f};
+    ENSURE(pbf_world_set_tool(w, &tool) == PBF_OK);
+    pbf_probe_def p[3] = {pbf_default_probe_def(), pbf_default_probe_def(),
+                          pbf_default_probe_def()};
+    p[0].type = PBF_PROBE_FRONT;
+    snprintf(p[0].name, sizeof p[0].name, "front");
+    p[0].position = (pbf_vec3){0.0f, 0.0f, 0.2f};
+    p[1].type = PBF_PROBE_HEIGHT;
+    snprintf(p[1].name, sizeof p[1].name, "height");
+    p[1].position = (pbf_vec3){0.3f, 0.0f, 0.2f};
+    p[1].radius = 2.0f * R;
+    p[2].type = PBF_PROBE_FORCE;
+    snprintf(p[2].name, sizeof p[2].name, "floor");
+    p[2].position = (pbf_vec3){0.4f, 0.0f, 0.2f};
+    p[2].direction = PBF_DIR_Y_POS;
+    p[2].size = (pbf_vec3){0.6f, 0.0f, 0.4f};
+    ENSURE(pbf_world_set_probes(w, p, 3) == PBF_OK);
+    double push = 0.0, front = 0.0;
+    int contacts = 0;
+    for (int step = 0; step < 90; ++step) {
+        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        pbf_tool_state t = pbf_tool_get_state(w);
+        ENSURE(isfinite(t.total.x) && isfinite(t.total.y) && isfinite(t.total.z));
+        if (t.contacts > contacts) contacts = t.contacts;
+        push += t.reaction.x;
+        pbf_probe_sample s[3];
+        ENSURE(pbf_world_sample_probes(w, s) == PBF_OK);
+        ENSURE(isfinite(s[1].value) && s[1].value >= 0.0 && isfinite(s[2].value));
+        if (pbf_world_particle_count(w) > 0) {
+            ENSURE(isfinite(s[0].value));
+            if (s[0].value > front) front = s[0].value;
+        }
+    }
+    pbf_flow_state f = pbf_world_get_flow(w);
+    printf("  after 1.5 s: %lld emitted, %lld removed, %d alive; the tool met up to %d "
+           "particles, mean push %.3f N along x; furthest front %.3f m\n",
+           (long long)f.emitted, (long long)f.removed, pbf_world_particle_count(w), contacts,
+           push / 90.0, front);
+    ENSURE(f.removed > 0 && contacts > 0 && push > 0.0 && front > 0.5);
+    pbf_world_destroy(w);
+    return 0;
+}
+
 static const char *SCENE_HEAD =
     "{\"domain\": {\"min\": [0, 0, 0], \"max\": [1, 0.5, 0.4]},"
     " \"fluid\": {\"particle_radius\": 0.02, \"blocks\": [{\"min\": [0.5, 0, 0], \"max\": [0.9, "
@@ -371,6 +424,7 @@ RUN_TEST(ids_unique_and_never_reused);
 RUN_TEST(same_for_any_thread_count);
 RUN_TEST(checkpoint_resume_bit_identical);
 RUN_TEST(full_capacity_stops_cleanly);
+RUN_TEST(tool_and_probes_follow_the_count);
 RUN_TEST(bad_input_names_the_key);
 RUN_TEST(default_capacity_fits_the_run);
 TEST_MAIN_END

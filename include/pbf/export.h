@@ -4,10 +4,12 @@
  *
  *   PLY  binary_little_endian 1.0, one `vertex` element with
  *        float x y z, float vx vy vz, float density, int id      (32 bytes per particle)
+ *        and, for a world of several fluids, int phase           (36 bytes per particle)
  *        Blender 4.x, Houdini and splashsurf read it.
  *   VTK  legacy "# vtk DataFile Version 3.0", BINARY (big-endian), DATASET POLYDATA:
  *        POINTS float, VERTICES (one cell per particle), POINT_DATA with
- *        SCALARS density float, SCALARS id int, VECTORS velocity float.   ParaView reads it.
+ *        SCALARS density float, SCALARS id int, (several fluids: SCALARS phase int),
+ *        VECTORS velocity float.   ParaView reads it.
  *
  * Every writer goes to a temporary name in the same folder ("<path>.tmp.<pid>"), flushes and
  * fsyncs it, and renames it into place, so a file is either complete or absent: a crash or
@@ -37,6 +39,8 @@ typedef struct pbf_particles {
     float *velocities;  /* 3*count, xyz; zero when the file has none */
     float *densities;   /* count; zero when the file has none */
     int32_t *ids;       /* count; 0..count-1 when the file has none */
+    int32_t *phases;    /* count: each particle's fluid; NULL for a world of one fluid (no
+                           phases in its def) and a file without a `phase` field */
 } pbf_particles;
 
 /* Allocates and fills from a world (id order). Free with pbf_particles_free. */

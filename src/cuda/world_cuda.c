@@ -159,6 +159,11 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
                          "the CUDA backend does not simulate surface tension, adhesion or wall "
                          "friction (docs/physics.md, \"Materials\") yet; run such scenes on the "
                          "CPU (--backend cpu)");
+    if (w->params.phases_on)
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "the CUDA backend does not simulate several fluids (materials with their "
+                         "own density, viscosity or gravity scale; docs/physics.md, \"Several "
+                         "fluids\") yet; run such scenes on the CPU (--backend cpu)");
     double t0 = omp_get_wtime() * 1000.0;
     memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);
     w->substep_iterations = 0;

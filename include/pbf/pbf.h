@@ -171,7 +171,7 @@ typedef struct pbf_material_def {
 #define PBF_MAX_PHASES 8
 /* The largest ratio of two fluids' rest densities a world accepts (measured in docs/physics.md,
  * "Several fluids": layers form in the right order and the solve stays stable up to it). */
-#define PBF_MAX_DENSITY_RATIO 4.0f
+#define PBF_MAX_DENSITY_RATIO 6.0f
 
 /* One fluid of a world with several (pbf_world_def.phases). Every particle carries the index of
  * its fluid, its phase. All fluids share the particle spacing 2r: a particle's mass is its

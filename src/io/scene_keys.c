@@ -87,7 +87,7 @@ static const scene_key MATERIAL_KEYS[] = {
                .default_doc = "required"),
     KEY_FLOAT("density", pbf_scene_material, phase.density, ABOVE(0.0), "kg/m^3",
               "rest density ρ0; a particle's mass is ρ0 (2r)^3. Any two materials at most "
-              "4:1 apart (the measured range, docs/physics.md)"),
+              "6:1 apart (the measured range, docs/physics.md)"),
     KEY_FLOAT("viscosity", pbf_scene_material, phase.xsph, CLOSED(0.0, 1.0), "",
               "XSPH viscosity c of this fluid (replaces solver.xsph for its particles)"),
     KEY_FLOAT("surface_tension", pbf_scene_material, surface_tension, CLOSED(0.0, 10.0), "N/m",

@@ -333,7 +333,8 @@ static void fix_crc(unsigned char *d, size_t at) {
 
 static void fix_header_crc(unsigned char *d) { wr32(d + 28, (uint32_t)crc32(0L, d, 28)); }
 
-/* An older version's file made from a version-3 file: version 2 has no material fields in
+/* An older version's file made from a version-4 file: version 3 has no phases (WORLDDEF's last
+ * 100 bytes, PARTICLE's last byte per particle); version 2 has no material fields in
  * WORLDDEF (its last 12 bytes) nor adhesion and friction in each COLLIDER (the last 8 of its
  * 64 bytes); version 1 has no scorr_deficit and scorr_iterations either (WORLDDEF's 4 bytes equal
  * to mark, found by their distinctive value rather than by a hard-coded offset, and the 4 after
@@ -352,7 +353,8 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
         memcpy(e + to, d + at, 24);
         unsigned char *out = e + to + 24;
         if (strncmp((const char *)d + at, "WORLDDEF", 8) == 0) {
-            for (size_t q = 0; q + 4 <= n - 12; q += 4) {
+            size_t keep = n - 100 - (version <= 2 ? 12 : 0);
+            for (size_t q = 0; q + 4 <= keep; q += 4) {
                 if (version == 1 && memcmp(d + from + q, mark, 4) == 0) {
                     q += 4; /* and scorr_iterations after it */
                     continue;
@@ -360,7 +362,10 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
                 memcpy(out + len, d + from + q, 4);
                 len += 4;
             }
-        } else if (strncmp((const char *)d + at, "COLLIDER", 8) == 0) {
+        } else if (strncmp((const char *)d + at, "PARTICLE", 8) == 0) {
+            len = n - rd32(d + from); /* without the phases */
+            memcpy(out, d + from, len);
+        } else if (version <= 2 && strncmp((const char *)d + at, "COLLIDER", 8) == 0) {
             uint32_t colliders = rd32(d + from);
             memcpy(out, d + from, 4);
             len = 4;
@@ -383,7 +388,7 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
 
 /* A version-1 file (no scorr_deficit or scorr_iterations, no materials) is read with both 0, the
  * s_corr it ran with, and the materials off; a version-2 file with its s_corr fields and the
- * materials off. */
+ * materials off; a version-3 file as one fluid. */
 static int reads_older_versions(void) {
     pbf_world *w = make_world(1, PBF_NEIGHBOR_LIST);
     ENSURE(w != NULL);
@@ -392,7 +397,7 @@ static int reads_older_versions(void) {
     def.solver.scorr_deficit = 0.0371f;
     def.solver.scorr_iterations = 7;
     char err[PBF_ERROR_SIZE];
-    const char *path = tmp_path("v3.pbfck"), *old = tmp_path("old.pbfck");
+    const char *path = tmp_path("v4.pbfck"), *old = tmp_path("old.pbfck");
     pbf_world *r = round_trip(w, path, &def); /* a world with the marked def, saved again */
     ENSURE(r != NULL);
     ENSURE(pbf_checkpoint_save(r, path, NULL, 0, err, sizeof err) == PBF_OK);
@@ -401,15 +406,15 @@ static int reads_older_versions(void) {
     unsigned char *d = read_file(path, &size);
     ENSURE(d != NULL);
     size_t at = find_section(d, size, "WORLDDEF");
-    ENSURE(at > 0 && rd32(d + at + 16) == 220);
+    ENSURE(at > 0 && rd32(d + at + 16) == 320);
     unsigned char mark[4];
     memcpy(mark, &def.solver.scorr_deficit, 4);
-    for (uint32_t version = 1; version <= 2; ++version) {
+    for (uint32_t version = 1; version <= 3; ++version) {
         size_t old_size = 0;
         unsigned char *e = downgrade(d, size, version, mark, &old_size);
         ENSURE(e != NULL);
         at = find_section(e, old_size, "WORLDDEF");
-        ENSURE(at > 0 && rd32(e + at + 16) == (version == 1 ? 200u : 208u));
+        ENSURE(at > 0 && rd32(e + at + 16) == (version == 1 ? 200u : version == 2 ? 208u : 220u));
         ENSURE(write_file(old, e, old_size) == 0);
         free(e);
         pbf_checkpoint *ck = NULL;
@@ -422,7 +427,7 @@ static int reads_older_versions(void) {
         ENSURE(got->solver.xsph == def.solver.xsph && got->solver.cfl == def.solver.cfl);
         ENSURE(got->threads == def.threads);
         ENSURE(got->material.surface_tension == 0.0f && got->wall_adhesion == 0.0f &&
-               got->wall_friction == 0.0f);
+               got->wall_friction == 0.0f && got->phase_count == 0);
         pbf_world *c = NULL;
         ENSURE(pbf_checkpoint_create_world(ck, NULL, &c, err, sizeof err) == PBF_OK);
         ENSURE(pbf_world_collider_count(c) == 1);

@@ -366,6 +366,7 @@ static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
             w->density[kept] = w->density[i];
             w->lambda[kept] = w->lambda[i];
             w->ids[kept] = w->ids[i];
+            w->phase[kept] = w->phase[i];
             w->neighbor_counts[kept] = w->neighbor_counts[i];
         }
         ++kept;

@@ -209,10 +209,12 @@ static void stage_grid(pbf_world *w, int nt) {
     int32_t *t = w->ids;
     w->ids = w->ids_tmp;
     w->ids_tmp = t;
-    for (int i = 0; i < w->count; ++i) w->phase_tmp[i] = w->phase[order[i]];
-    uint8_t *ph = w->phase;
-    w->phase = w->phase_tmp;
-    w->phase_tmp = ph;
+    if (w->def.phase_count > 0) { /* several fluids; with one every phase is 0 */
+        for (int i = 0; i < w->count; ++i) w->phase_tmp[i] = w->phase[order[i]];
+        uint8_t *ph = w->phase;
+        w->phase = w->phase_tmp;
+        w->phase_tmp = ph;
+    }
 }
 
 /* stage_lambda of a world with several fluids: the neighbours' inverse mass weights in the

@@ -10,6 +10,7 @@
 
 #include "pbf/checkpoint.h"
 #include "pbf/export.h"
+#include "pbf/flow.h"
 #include "pbf/pbf.h"
 #include "pbf/scene.h"
 #include "test.h"
@@ -290,6 +291,45 @@ static int test_files(void) {
     return 0;
 }
 
+/* Emitters give their particles their phase, and sinks keep each remaining particle's phase
+ * with it: the left block's particles (the first half of the ids) stay phase 0, the right
+ * block's phase 1, and the emitter's (phase 0, over the right block) phase 0. */
+static int test_emitters_and_sinks(void) {
+    pbf_world *w = tank(1000.0f, 800.0f, 1.0f, 1.0f, 1);
+    ENSURE(w != NULL);
+    const int first = pbf_world_particle_count(w);
+    pbf_emitter_def e = pbf_default_emitter_def();
+    e.position = (pbf_vec3){0.15f, 0.2f, 0.02f};
+    e.direction = (pbf_vec3){0.0f, -1.0f, 0.0f};
+    e.radius = 0.012f;
+    e.phase = 2; /* no such fluid */
+    ENSURE(pbf_world_add_emitter(w, &e) == PBF_ERR_INVALID_ARG);
+    e.phase = 0;
+    ENSURE(pbf_world_add_emitter(w, &e) == PBF_OK);
+    pbf_sink_def k = pbf_default_sink_def();
+    k.min = (pbf_vec3){-1.0f, -1.0f, -1.0f};
+    k.max = (pbf_vec3){0.03f, 1.0f, 1.0f}; /* the left wall's strip */
+    ENSURE(pbf_world_add_sink(w, &k) == PBF_OK);
+    ENSURE(run(w, 20) == 0);
+    int n = pbf_world_particle_count(w), emitted = 0, removed = first;
+    int32_t *ids = malloc(sizeof(int32_t) * (size_t)n);
+    uint8_t *ph = malloc((size_t)n);
+    ENSURE(ids && ph);
+    pbf_world_get_ids(w, ids);
+    pbf_world_get_phases(w, ph);
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) {
+        wrong += ph[i] != (ids[i] >= first / 2 && ids[i] < first);
+        emitted += ids[i] >= first;
+        removed -= ids[i] < first;
+    }
+    free(ids);
+    free(ph);
+    pbf_world_destroy(w);
+    ENSURE(wrong == 0 && emitted > 0 && removed > 0);
+    return 0;
+}
+
 /* The library's checks name the field. */
 static int test_def_errors(void) {
     char err[PBF_ERROR_SIZE];
@@ -407,6 +447,7 @@ int main(int argc, char **argv) {
     RUN_TEST(test_scene);
     RUN_TEST(test_shipped_scene);
     RUN_TEST(test_files);
+    RUN_TEST(test_emitters_and_sinks);
     RUN_TEST(test_threads_and_checkpoint);
     RUN_TEST(test_equal_fluids_stay_mixed);
     RUN_TEST(test_oil_over_water);

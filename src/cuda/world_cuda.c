@@ -159,11 +159,11 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
                          "the CUDA backend does not simulate surface tension, adhesion or wall "
                          "friction (docs/physics.md, \"Materials\") yet; run such scenes on the "
                          "CPU (--backend cpu)");
-    if (w->params.phases_on)
+    if (w->def.phase_count > 0) /* the device sort does not carry the phases yet */
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "the CUDA backend does not simulate several fluids (materials with their "
-                         "own density, viscosity or gravity scale; docs/physics.md, \"Several "
-                         "fluids\") yet; run such scenes on the CPU (--backend cpu)");
+                         "the CUDA backend does not simulate several fluids (the scene's "
+                         "materials; docs/physics.md, \"Several fluids\") yet; run such scenes "
+                         "on the CPU (--backend cpu)");
     double t0 = omp_get_wtime() * 1000.0;
     memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);
     w->substep_iterations = 0;

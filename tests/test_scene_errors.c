@@ -168,8 +168,9 @@ static int test_unknown_keys(void) {
                  "unknown key 'solver.scorr.dp'", "(did you mean 'dq'?)");
     /* nothing near: list what is allowed */
     ENSURE_EXACT("{\"colour\": 1}",
-                 SRC ": unknown key 'colour' (expected one of: name, domain, fluid, gravity, "
-                     "colliders, meshes, solver, time, camera, output, tool, probes, flow)");
+                 SRC ": unknown key 'colour' (expected one of: name, domain, materials, fluid, "
+                     "gravity, colliders, meshes, solver, time, camera, output, tool, probes, "
+                     "flow)");
     ENSURE_ERROR("{\"output\": {\"path\": \"x\"}}", PBF_ERR_PARSE, "unknown key 'output.path'",
                  "expected one of: dir, format");
     /* a key of another collider type is not silently ignored */

@@ -359,7 +359,8 @@ typedef struct pbf_particle_view {
     int count;
     const float *positions;   /* xyz interleaved, 3*count */
     const float *velocities;  /* xyz interleaved, 3*count */
-    const float *densities;   /* count */
+    const float *densities;   /* count; with several fluids m_ref Σ W (the reference fluid's
+                                 density at that number density: compare with rest_density) */
     const int32_t *ids;       /* count */
     const uint8_t *phases;    /* count: each slot's fluid (pbf_world_get_phases) */
 } pbf_particle_view;

@@ -278,6 +278,15 @@ static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *sce
     s.mesh_count = render_meshes_from_world(world, meshes);
     s.meshes = meshes;
     s.camera = scene->camera;
+    if (scene->material_count > 0) { /* several fluids: each tinted by its own absorption */
+        s.phases = v.phases;
+        s.phase_count = scene->material_count;
+        for (int k = 0; k < scene->material_count && k < PBF_MAX_PHASES; ++k) {
+            s.phase_absorption[k][0] = scene->materials[k].absorption.x;
+            s.phase_absorption[k][1] = scene->materials[k].absorption.y;
+            s.phase_absorption[k][2] = scene->materials[k].absorption.z;
+        }
+    }
     return s;
 }
 

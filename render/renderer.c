@@ -271,6 +271,14 @@ static void uniform3f(GLuint p, const char *name, float x, float y, float z) {
 static void uniform3v(GLuint p, const char *name, const float *v) {
     glUniform3f(glGetUniformLocation(p, name), v[0], v[1], v[2]);
 }
+
+/* Several fluids: u_use_phases and each phase's absorption (u_phase_absorption[k]). */
+static void set_phase_absorption(GLuint p, const pbf_render_scene *s) {
+    glUniform1i(glGetUniformLocation(p, "u_use_phases"), s->phases != NULL ? 1 : 0);
+    int n = s->phases != NULL ? s->phase_count : 0;
+    n = n < 0 ? 0 : n > PBF_MAX_PHASES ? PBF_MAX_PHASES : n;
+    if (n > 0) glUniform3fv(glGetUniformLocation(p, "u_phase_absorption"), n, s->phase_absorption[0]);
+}
 static void uniform_mat4(GLuint p, const char *name, const pbf_mat4 *m) {
     glUniformMatrix4fv(glGetUniformLocation(p, name), 1, GL_FALSE, m->m);
 }
@@ -325,7 +333,8 @@ static void delete_targets(pbf_renderer *r) {
  *           scene depth so solids hide the fluid behind them)
  *   spheres scene colour + zbuf: the spheres look
  *   ping/pong R32F: the smoothing passes
- *   thickness R16F at 1/THICKNESS_DOWNSAMPLE resolution, additive
+ *   thickness RGBA16F at 1/THICKNESS_DOWNSAMPLE resolution, additive: r the thickness, gba
+ *           the optical depth (absorption times thickness) with several fluids
  *   normal  RGBA16F eye-space normal
  *   final   RGBA8 sRGB image + zbuf (for the domain edges drawn over the fluid) */
 static pbf_status create_targets(pbf_renderer *r, char *err, size_t n) {
@@ -341,7 +350,8 @@ static pbf_status create_targets(pbf_renderer *r, char *err, size_t n) {
     r->tex_depth_raw = make_texture(GL_R32F, w, h, GL_RED, GL_FLOAT, GL_NEAREST);
     r->tex_ping = make_texture(GL_R32F, w, h, GL_RED, GL_FLOAT, GL_NEAREST);
     r->tex_pong = make_texture(GL_R32F, w, h, GL_RED, GL_FLOAT, GL_NEAREST);
-    r->tex_thickness = make_texture(GL_R16F, r->thick_w, r->thick_h, GL_RED, GL_FLOAT, GL_LINEAR);
+    r->tex_thickness =
+        make_texture(GL_RGBA16F, r->thick_w, r->thick_h, GL_RGBA, GL_FLOAT, GL_LINEAR);
     r->tex_normal = make_texture(GL_RGBA16F, w, h, GL_RGBA, GL_FLOAT, GL_NEAREST);
     r->tex_final = make_texture(GL_RGBA8, w, h, GL_RGBA, GL_UNSIGNED_BYTE, GL_LINEAR);
     if (!(r->fbo_scene = make_fbo(r->tex_scene, r->tex_scene_depth, err, n, "scene")) ||
@@ -694,6 +704,10 @@ static pbf_status compute_scalars(pbf_renderer *r, const pbf_render_scene *s, fl
         float rho0 = s->rest_density > 0.0f ? s->rest_density : 1000.0f;
         lo = 0.9f * rho0;
         hi = 1.1f * rho0;
+    } else if (r->def.look == PBF_LOOK_FLUID && s->phases) { /* several fluids: the phase */
+        for (int i = 0; i < count; ++i) r->scalars[i] = (float)s->phases[i];
+        lo = 0.0f;
+        hi = 1.0f;
     } else {
         if (count > 0) memset(r->scalars, 0, (size_t)count * sizeof *r->scalars);
         lo = 0.0f;
@@ -931,6 +945,7 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
             uniform1f(r->prog_thickness, "u_thickness_scale", (float)THICKNESS_DOWNSAMPLE);
             bind_texture(1, GL_TEXTURE_2D, r->tex_scene_depth);
             uniform1i(r->prog_thickness, "u_scene_depth", 1);
+            set_phase_absorption(r->prog_thickness, s);
             if (count > 0) glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, (GLsizei)count);
             glDisable(GL_BLEND);
             glViewport(0, 0, w, h);
@@ -1014,6 +1029,7 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
     uniform1i(p, "u_use_thickness", (d->passes & PBF_PASS_THICKNESS) ? 1 : 0);
     uniform1f(p, "u_default_thickness", 8.0f * s->particle_radius);
     uniform3v(p, "u_absorption", d->absorption);
+    uniform1i(p, "u_use_phases", s->phases != NULL ? 1 : 0);
     uniform3v(p, "u_fluid_color", d->fluid_color);
     uniform1f(p, "u_min_transmission", d->min_transmission);
     uniform1f(p, "u_refraction", d->refraction);

@@ -117,6 +117,39 @@ static inline pbf_lambda_acc pbf__lambda_list(const pbf_params *P, const float *
     return pbf_lambda_lanes_end(&L, P);
 }
 
+/* λ pass of a world with several fluids: pbf__lambda_list with each neighbour's inverse mass
+ * weight (kernels.h, "Several fluids"), w[phase[j]]. */
+static inline void pbf__lambda_groups_phase(pbf_lambda_lanes *PBF_RESTRICT L,
+                                            const float *PBF_RESTRICT dx,
+                                            const float *PBF_RESTRICT dy,
+                                            const float *PBF_RESTRICT dz,
+                                            const float *PBF_RESTRICT wj, float *PBF_RESTRICT gs,
+                                            int padded, const pbf_params *PBF_RESTRICT P) {
+    for (int c = 0; c < padded; c += PBF_LANES) {
+#pragma omp simd
+        for (int l = 0; l < PBF_LANES; ++l)
+            gs[c + l] = pbf_lambda_lane_phase(L, l, dx[c + l], dy[c + l], dz[c + l], wj[c + l], P);
+    }
+}
+
+static inline pbf_lambda_acc pbf__lambda_list_phase(const pbf_params *P, const float *p,
+                                                    const uint8_t *phase, pbf_v3 xi,
+                                                    const uint32_t *nb, uint32_t start,
+                                                    uint32_t end, float *pair_g) {
+    float dx[PBF_CHUNK], dy[PBF_CHUNK], dz[PBF_CHUNK], gs[PBF_CHUNK], wj[PBF_CHUNK];
+    pbf_lambda_lanes L;
+    memset(&L, 0, sizeof L);
+    for (uint32_t k0 = start; k0 < end; k0 += PBF_CHUNK) {
+        int padded, m = pbf__chunk(k0, end, &padded);
+        pbf__gather_d(p, xi, nb, k0, m, padded, P->h, dx, dy, dz);
+        for (int c = 0; c < m; ++c) wj[c] = P->phase_inv_mass[phase[nb[k0 + c]]];
+        pbf__pad_zero(wj, m, padded);
+        pbf__lambda_groups_phase(&L, dx, dy, dz, wj, gs, padded, P);
+        for (int c = 0; c < m; ++c) pair_g[k0 + c] = gs[c];
+    }
+    return pbf_lambda_lanes_end(&L, P);
+}
+
 /* Δp pass: the fluid sum of particle i, with the gradient factors of this iteration's λ pass
  * and the densities ρ_j of its λ pass (s_corr's weights). scorr_n is P->scorr_n, passed apart so
  * that pbf__delta_list_of can make it a constant. Without s_corr (k = 0) the densities are not
@@ -307,6 +340,18 @@ static inline pbf_lambda_acc pbf__lambda_cells(const pbf_params *P, const pbf_gr
     PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
         pbf_v3 d = v3_sub(xi, v3_load(p, j));
         (void)pbf_lambda_lane(&L, l, d.x, d.y, d.z, P);
+    });
+    return pbf_lambda_lanes_end(&L, P);
+}
+
+static inline pbf_lambda_acc pbf__lambda_cells_phase(const pbf_params *P, const pbf_grid *g,
+                                                     const float *p, const uint8_t *phase, int i,
+                                                     pbf_v3 xi) {
+    pbf_lambda_lanes L;
+    memset(&L, 0, sizeof L);
+    PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
+        pbf_v3 d = v3_sub(xi, v3_load(p, j));
+        (void)pbf_lambda_lane_phase(&L, l, d.x, d.y, d.z, P->phase_inv_mass[phase[j]], P);
     });
     return pbf_lambda_lanes_end(&L, P);
 }

@@ -49,7 +49,17 @@ pbf_world_def pbf_default_world_def(void) {
     d.material.surface_drag = 0.0f;
     d.wall_adhesion = 0.0f;
     d.wall_friction = 0.0f;
+    d.phase_count = 0;
+    for (int k = 0; k < PBF_MAX_PHASES; ++k) d.phases[k] = pbf_default_phase_def();
     return d;
+}
+
+pbf_phase_def pbf_default_phase_def(void) {
+    pbf_phase_def p;
+    p.density = 1000.0f;
+    p.xsph = 0.01f;
+    p.gravity_scale = 1.0f;
+    return p;
 }
 
 pbf_block_def pbf_default_block_def(void) {
@@ -59,6 +69,7 @@ pbf_block_def pbf_default_block_def(void) {
     b.velocity = (pbf_vec3){0.0f, 0.0f, 0.0f};
     b.jitter = 0.0f;
     b.seed = 1;
+    b.phase = 0;
     return b;
 }
 

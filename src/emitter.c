@@ -23,6 +23,7 @@ pbf_emitter_def pbf_default_emitter_def(void) {
     d.height = 0.1f;
     d.start = 0.0f;
     d.stop = 3.4e38f;
+    d.phase = 0;
     return d;
 }
 
@@ -223,6 +224,10 @@ pbf_status pbf_world_add_emitter(pbf_world *w, const pbf_emitter_def *d) {
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
                          "emitter: width and height must be > 0 m, got %g and %g",
                          (double)d->width, (double)d->height);
+    if (!pbf__phase_valid(w, d->phase))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                         "emitter: phase %d is not one of the world's %d fluids", d->phase,
+                         w->def.phase_count > 0 ? w->def.phase_count : 1);
     if (!(d->start >= 0.0f && d->stop > d->start))
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
                          "emitter: start and stop must satisfy 0 <= start < stop, got %g and %g",
@@ -374,6 +379,7 @@ static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
             w->density[kept] = w->density[i];
             w->lambda[kept] = w->lambda[i];
             w->ids[kept] = w->ids[i];
+            w->phase[kept] = w->phase[i];
             w->neighbor_counts[kept] = w->neighbor_counts[i];
         }
         ++kept;
@@ -425,7 +431,7 @@ pbf_status pbf__flow_substep_end(pbf_world *w, double t0) {
             double along = travel + (double)(layers - 1 - L) * e->pitch;
             for (int m = 0; m < e->n; ++m) {
                 int i = w->count;
-                pbf__push_particle(w, nozzle_point(e, m, along), vel);
+                pbf__push_particle(w, nozzle_point(e, m, along), vel, e->def.phase);
                 w->density[i] = w->params.rest_density;
             }
         }

@@ -143,6 +143,12 @@ typedef struct pbf_params {
     float visc_eps;      /* 0.01 h² */
     float surface_drag;  /* c, 1/s */
     float drag_inv_span; /* 1 / (ρ0 − ρ_top), ρ_top the rest lattice's top layer's density */
+    /* several fluids (the "Several fluids" section below): phases_on 0 leaves them unused */
+    int phases_on;
+    float phase_inv_mass[PBF_MAX_PHASES];   /* w_k = m_ref / m_k = ρ_ref / ρ0_k */
+    float phase_mass_ratio[PBF_MAX_PHASES]; /* m_k / m_ref = ρ0_k / ρ_ref */
+    float phase_gravity[PBF_MAX_PHASES];    /* the fluid's gravity scale */
+    float phase_xsph[PBF_MAX_PHASES];       /* the fluid's XSPH c */
 } pbf_params;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1200,6 +1206,90 @@ PBF_KERNEL_INLINE pbf_v3 pbf_surface_drag(pbf_v3 v, float rho, const pbf_params 
 }
 
 /* =============================================================================================
+ * Several fluids (docs/physics.md, "Several fluids"). Every fluid k of a world has its rest
+ * density ρ0_k; all share the spacing 2r, so a particle's mass is m_k = m_ref ρ0_k / ρ_ref
+ * (Macklin, Müller, Chentanez & Kim 2014, §7.1: mass ratios at one particle size), with m_ref
+ * the mass pbf__init_params calibrates for the reference density ρ_ref (def.rest_density).
+ *
+ * Density (Solenthaler & Pajarola 2008, "Density contrast SPH interfaces"): a particle's density
+ * is its own mass times its number density, ρ_i = m_i Σ_j W_ij, not Σ_j m_j W_ij, which smears a
+ * density jump over a kernel radius and pushes the interface apart. Against ρ0 of i's own fluid
+ *   C_i = m_i Σ_j W_ij / ρ0_i − 1 = (m_ref / ρ_ref) Σ_j W_ij − 1,
+ * the same function of the positions as with one fluid: λ's numerator and the gradients ∇C are
+ * unchanged, and the solver keeps ρ̃_i = m_ref Σ_j W_ij (reported as ρ̃_i m_i / m_ref).
+ *
+ * Mass weights (PBD's generalized inverse masses, Macklin 2014 eq. 4): each particle's share of
+ * a correction is weighted by w_k = m_ref / m_k, so a heavy particle moves less than a light one
+ * and the heavier fluid sinks through the lighter one:
+ *   λ_i  = −C_i / (w_i |∇_i C_i|² + Σ_j w_j |∇_j C_i|² + ε)
+ *   Δp_i = w_i [V Σ_j (λ_i + λ_j + s_corr) ∇W_ij + λ_i ∇_i C_i|boundary]
+ * With every w_k = 1 these are the one-fluid formulas above. The gravity scale g_k of a fluid
+ * multiplies gravity in the prediction (FleX's buoyancy), and XSPH uses each fluid's own c. */
+
+/* λ pass of a world with several fluids: as pbf_lambda_lane, with |∇W|² weighted by the
+ * neighbour's inverse mass w_j. */
+PBF_KERNEL_INLINE float pbf_lambda_lane_phase(pbf_lambda_lanes *L, int l, float dx, float dy,
+                                              float dz, float w_j, const pbf_params *p) {
+    float r2 = dx * dx + dy * dy + dz * dz;
+    L->w[l] += pbf_pair_w(r2, p);
+    L->near[l] += r2 < p->h2;
+    float gm, g = pbf_spiky_factor(r2, p, &gm);
+    L->gx[l] += dx * g;
+    L->gy[l] += dy * g;
+    L->gz[l] += dz * g;
+    L->g2[l] += w_j * gm * gm;
+    return g;
+}
+
+/* pbf_lambda_finish with particle i's inverse mass weight w_i on its own gradient. */
+PBF_KERNEL_INLINE float pbf_lambda_finish_phase(const pbf_lambda_acc *a, float rho_b,
+                                                pbf_v3 grad_b, float w_i, const pbf_params *p,
+                                                float *density) {
+    float rho = p->mass * a->w_sum + rho_b;
+    *density = rho;
+    float c = rho * p->inv_rest_density - 1.0f;
+    if (p->unilateral && c <= 0.0f) return 0.0f;
+    pbf_v3 gi = v3_add(v3_scale(a->grad_i, p->volume), grad_b);
+    float denom = w_i * v3_dot(gi, gi) + p->volume * p->volume * a->grad2_sum + p->eps;
+    return -c / denom;
+}
+
+/* pbf_lambda_end for particle i of inverse mass weight w_i. */
+PBF_KERNEL_INLINE float pbf_lambda_end_phase(const pbf_lambda_acc *a, pbf_v3 xi, float w_i,
+                                             const pbf_params *p, const pbf_solid *solids,
+                                             float *density) {
+    float rho_b;
+    pbf_v3 grad_b;
+    pbf_boundary_terms(xi, p, solids, &rho_b, &grad_b);
+    return pbf_lambda_finish_phase(a, rho_b, grad_b, w_i, p, density);
+}
+
+/* Weights particle i's fluid sum by w_i: afterwards a->dp holds w_i Σ(...), and the returned
+ * w_i λ_i is the multiplier the boundary terms take (pbf_delta_end, the friction and the tool
+ * functions use λ_i only for them). */
+PBF_KERNEL_INLINE float pbf_delta_weight_phase(pbf_delta_acc *a, float lambda_i, float w_i) {
+    a->dp = v3_scale(a->dp, w_i);
+    return lambda_i * w_i;
+}
+
+/* The prediction's velocity with the fluid's gravity scale gs. */
+PBF_KERNEL_INLINE pbf_v3 pbf_predict_velocity_phase(pbf_v3 v, float gs, const pbf_params *p) {
+    return pbf_limit_speed(v3_madd(v, p->gravity, gs * p->dt), p);
+}
+
+/* pbf_vort_end with the fluid's own XSPH coefficient c_i. */
+PBF_KERNEL_INLINE pbf_v3 pbf_vort_end_phase(const pbf_vort_acc *a, pbf_v3 xi, float c_i,
+                                            const pbf_params *p, const pbf_solid *solids,
+                                            pbf_v3 *omega, float *density) {
+    float rho_b;
+    pbf_v3 grad_b;
+    pbf_boundary_terms(xi, p, solids, &rho_b, &grad_b);
+    *density = p->mass * a->w_sum + rho_b;
+    *omega = v3_scale(a->omega, p->volume);
+    return v3_scale(a->dv, c_i * p->volume);
+}
+
+/* =============================================================================================
  * The tool (docs/tool.md). A rigid sphere of centre c and radius R moving at v_t through
  * the fluid, after seed 004 (Wang, Yu, Liang & Guo 2018, "Real-time interaction simulation with
  * position-based fluid"). Everything the solver does with it per particle is here; src/tool.c
@@ -1287,6 +1377,17 @@ PBF_KERNEL_INLINE float pbf_lambda_end_tool(const pbf_lambda_acc *a, pbf_v3 xi,
     pbf_boundary_terms(xi, p, solids, &rho_b, &grad_b);
     pbf_tool_boundary(xi, t, p, &rho_b, &grad_b);
     return pbf_lambda_finish(a, rho_b, grad_b, p, density);
+}
+
+/* pbf_lambda_end_phase with the tool's boundary terms added. */
+PBF_KERNEL_INLINE float pbf_lambda_end_tool_phase(const pbf_lambda_acc *a, pbf_v3 xi, float w_i,
+                                                  const pbf_params *p, const pbf_solid *solids,
+                                                  const pbf_tool_params *t, float *density) {
+    float rho_b;
+    pbf_v3 grad_b;
+    pbf_boundary_terms(xi, p, solids, &rho_b, &grad_b);
+    pbf_tool_boundary(xi, t, p, &rho_b, &grad_b);
+    return pbf_lambda_finish_phase(a, rho_b, grad_b, w_i, p, density);
 }
 
 /* Projects x out of the sphere to |x − c| = R + r, then back into the domain box. A particle at

@@ -12,7 +12,8 @@
 /* Bytes per particle of the per-particle arrays of pbf_world (the neighbour list is counted
  * separately). */
 size_t pbf__bytes_per_particle(void) {
-    return 7 * 3 * sizeof(float) + 4 * sizeof(float) + 5 * sizeof(int32_t) + 3 * sizeof(uint32_t);
+    return 7 * 3 * sizeof(float) + 4 * sizeof(float) + 5 * sizeof(int32_t) + 3 * sizeof(uint32_t) +
+           2 * sizeof(uint8_t);
 }
 
 /* Grows every per-particle array to hold at least n particles. */
@@ -46,6 +47,8 @@ pbf_status pbf__world_grow(pbf_world *w, int n) {
     GROW(w->omega_len, c);
     GROW(w->ids, c);
     GROW(w->ids_tmp, c);
+    GROW(w->phase, c);
+    GROW(w->phase_tmp, c);
     GROW(w->neighbor_counts, c);
     GROW(w->id_order, c);
     GROW(w->id_scratch, c);
@@ -93,7 +96,7 @@ pbf_status pbf__world_reserve(pbf_world *w, int n) {
 }
 
 /* Appends one particle with the next id; the caller has reserved room. */
-void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v) {
+void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v, int phase) {
     int i = w->count++;
     v3_store(w->x, i, x);
     v3_store(w->p, i, x);
@@ -105,6 +108,7 @@ void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v) {
     w->omega_len[i] = 0.0f;
     w->neighbor_counts[i] = 0;
     w->ids[i] = w->next_id++;
+    w->phase[i] = (uint8_t)phase;
 }
 
 size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {

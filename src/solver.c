@@ -90,6 +90,31 @@ static void init_materials(pbf_world *w) {
     }
 }
 
+/* Several fluids (kernels.h, "Several fluids"): the per-fluid tables. The phase path runs only
+ * when some fluid differs from the one-fluid world (its density from rest_density, its gravity
+ * scale from 1 or its XSPH c from solver.xsph): otherwise the step is the one-fluid step, bit for
+ * bit. */
+static void init_phases(pbf_world *w) {
+    const pbf_world_def *d = &w->def;
+    pbf_params *p = &w->params;
+    for (int k = 0; k < PBF_MAX_PHASES; ++k) {
+        p->phase_inv_mass[k] = 1.0f;
+        p->phase_mass_ratio[k] = 1.0f;
+        p->phase_gravity[k] = 1.0f;
+        p->phase_xsph[k] = d->solver.xsph;
+    }
+    p->phases_on = 0;
+    for (int k = 0; k < d->phase_count; ++k) {
+        const pbf_phase_def *ph = &d->phases[k];
+        p->phase_inv_mass[k] = d->rest_density / ph->density;
+        p->phase_mass_ratio[k] = ph->density / d->rest_density;
+        p->phase_gravity[k] = ph->gravity_scale;
+        p->phase_xsph[k] = ph->xsph;
+        p->phases_on |= ph->density != d->rest_density || ph->gravity_scale != 1.0f ||
+                        ph->xsph != d->solver.xsph;
+    }
+}
+
 void pbf__init_params(pbf_world *w) {
     const pbf_world_def *d = &w->def;
     pbf_params *p = &w->params;
@@ -137,6 +162,7 @@ void pbf__init_params(pbf_world *w) {
     p->solid_count = w->collider_count;
     init_materials(w);
     pbf__viscosity_init_params(w); /* viscosity */
+    init_phases(w);
 }
 
 static double now_ms(void) { return omp_get_wtime() * 1000.0; }
@@ -157,9 +183,12 @@ static void stage_predict(pbf_world *w, int nt) {
     const pbf_params *P = &w->params;
     const int n = w->count;
     float *x = w->x, *p = w->p, *v = w->v;
+    const uint8_t *phase = P->phases_on ? w->phase : NULL; /* several fluids: gravity scales */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
-        pbf_v3 vi = pbf_predict_velocity(v3_load(v, i), P);
+        pbf_v3 vi = phase ? pbf_predict_velocity_phase(v3_load(v, i),
+                                                       P->phase_gravity[phase[i]], P)
+                          : pbf_predict_velocity(v3_load(v, i), P);
         v3_store(v, i, vi);
         v3_store(p, i, v3_madd(v3_load(x, i), vi, P->dt));
     }
@@ -187,6 +216,40 @@ static void stage_grid(pbf_world *w, int nt) {
     int32_t *t = w->ids;
     w->ids = w->ids_tmp;
     w->ids_tmp = t;
+    if (w->def.phase_count > 0) { /* several fluids; with one every phase is 0 */
+        for (int i = 0; i < w->count; ++i) w->phase_tmp[i] = w->phase[order[i]];
+        uint8_t *ph = w->phase;
+        w->phase = w->phase_tmp;
+        w->phase_tmp = ph;
+    }
+}
+
+/* stage_lambda of a world with several fluids: the neighbours' inverse mass weights in the
+ * denominator (kernels.h, "Several fluids"). */
+static void stage_lambda_phase(pbf_world *w, int nt) {
+    const pbf_params *P = &w->params;
+    const pbf_solid *S = w->solids;
+    const int n = w->count;
+    const float *p = w->p;
+    const uint8_t *phase = w->phase;
+    float *lambda = w->lambda, *density = w->density;
+    int32_t *counts = w->neighbor_counts;
+    const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
+    const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
+    float *pair_g = w->neighbors.pair_g;
+    const pbf_tool_params *T = pbf__tool_kernel(w);
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int i = 0; i < n; ++i) {
+        pbf_v3 xi = v3_load(p, i);
+        float wi = P->phase_inv_mass[phase[i]];
+        pbf_lambda_acc a =
+            list ? pbf__lambda_list_phase(P, p, phase, xi, nb, nb_start[i], nb_start[i + 1],
+                                          pair_g)
+                 : pbf__lambda_cells_phase(P, &w->grid, p, phase, i, xi);
+        lambda[i] = T ? pbf_lambda_end_tool_phase(&a, xi, wi, P, S, T, &density[i])
+                      : pbf_lambda_end_phase(&a, xi, wi, P, S, &density[i]);
+        counts[i] = a.neighbors;
+    }
 }
 
 static void stage_lambda(pbf_world *w, int nt) {
@@ -200,6 +263,10 @@ static void stage_lambda(pbf_world *w, int nt) {
     const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
     float *pair_g = w->neighbors.pair_g;
     const pbf_tool_params *T = pbf__tool_kernel(w); /* tool: NULL when there is none */
+    if (P->phases_on) {
+        stage_lambda_phase(w, nt);
+        return;
+    }
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i);
@@ -275,6 +342,7 @@ static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega,
     const pbf_tool_params *T = pbf__tool_kernel(w);  /* tool */
     float *tool_dx = T ? w->tool->dx : NULL;
     float *mesh_target = pbf__meshes_target(w); /* meshes: their forces */
+    const uint8_t *phase = P->phases_on ? w->phase : NULL; /* several fluids: mass weights */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i);
@@ -283,6 +351,7 @@ static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega,
             list ? pbf__delta_list_of(P, p, lambda, density, xi, li, wi, nb, nb_start[i],
                                       nb_start[i + 1], pair_g)
                  : pbf__delta_cells(P, &w->grid, p, lambda, density, i, xi, li, wi);
+        if (phase) li = pbf_delta_weight_phase(&a, li, P->phase_inv_mass[phase[i]]);
         if (shift) /* materials: surface tension and adhesion, in the first pass */
             a.dp = v3_madd(a.dp, v3_load(shift, i), 1.0f / P->volume);
         pbf_v3 xn = P->friction_on ? pbf_delta_end_friction(&a, xi, v3_load(x0, i), li, P, S)
@@ -405,6 +474,7 @@ static void stage_vorticity(pbf_world *w, int nt) {
     const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
     const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
     float *pair_g = w->neighbors.pair_g;
+    const uint8_t *phase = P->phases_on ? w->phase : NULL; /* several fluids: their XSPH c */
     /* Pass A: ω, XSPH and the final density. Reads v of neighbours, writes its own ω and Δv.
      * In list mode it keeps each pair's gradient factor for pass B (same positions). */
 #pragma omp parallel for schedule(static) num_threads(nt)
@@ -414,7 +484,9 @@ static void stage_vorticity(pbf_world *w, int nt) {
                                                pair_g)
                               : pbf__vort_cells(P, &w->grid, p, v, i, xi, vi);
         pbf_v3 om;
-        v3_store(dv, i, pbf_vort_end(&a, xi, P, S, &om, &density[i]));
+        v3_store(dv, i, phase ? pbf_vort_end_phase(&a, xi, P->phase_xsph[phase[i]], P, S, &om,
+                                                   &density[i])
+                              : pbf_vort_end(&a, xi, P, S, &om, &density[i]));
         v3_store(omega, i, om);
         omega_len[i] = v3_len(om);
     }

@@ -125,6 +125,39 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                 "in [0, 10] N/m", d->wall_adhesion);
     CHECK_RANGE(d->wall_friction >= 0.0f && d->wall_friction <= 10.0f, "wall_friction",
                 "in [0, 10]", d->wall_friction);
+    CHECK_RANGE(d->phase_count >= 0 && d->phase_count <= PBF_MAX_PHASES, "phase_count",
+                "in [0, 8]", d->phase_count);
+    float rho_lo = 3.4e38f, rho_hi = 0.0f;
+    for (int k = 0; k < d->phase_count; ++k) {
+        const pbf_phase_def *ph = &d->phases[k];
+        if (!(ph->density > 0.0f && isfinite(ph->density))) {
+            pbf__format(err, err_size, "world def: phases[%d].density must be > 0 kg/m^3, got %g",
+                        k, (double)ph->density);
+            return PBF_ERR_INVALID_ARG;
+        }
+        if (!(ph->xsph >= 0.0f && ph->xsph <= 1.0f)) {
+            pbf__format(err, err_size, "world def: phases[%d].xsph must be in [0, 1], got %g", k,
+                        (double)ph->xsph);
+            return PBF_ERR_INVALID_ARG;
+        }
+        if (!(ph->gravity_scale >= -10.0f && ph->gravity_scale <= 10.0f)) {
+            pbf__format(err, err_size,
+                        "world def: phases[%d].gravity_scale must be in [-10, 10], got %g", k,
+                        (double)ph->gravity_scale);
+            return PBF_ERR_INVALID_ARG;
+        }
+        rho_lo = ph->density < rho_lo ? ph->density : rho_lo;
+        rho_hi = ph->density > rho_hi ? ph->density : rho_hi;
+    }
+    if (d->phase_count > 0 && !(rho_hi <= PBF_MAX_DENSITY_RATIO * rho_lo)) {
+        pbf__format(err, err_size,
+                    "world def: phases: the rest densities %g and %g kg/m^3 are %.3g:1 apart; the "
+                    "solver keeps layers in order up to %g:1 (docs/physics.md, \"Several "
+                    "fluids\")",
+                    (double)rho_hi, (double)rho_lo, (double)(rho_hi / rho_lo),
+                    (double)PBF_MAX_DENSITY_RATIO);
+        return PBF_ERR_INVALID_ARG;
+    }
 #ifndef PBF_HAVE_CUDA /* cuda: without the backend built in (with it: pbf__cuda_attach) */
     if (d->backend == PBF_BACKEND_CUDA) {
         pbf__format(err, err_size,
@@ -153,6 +186,8 @@ static void free_particles(pbf_world *w) {
     free(w->omega_len);
     free(w->ids);
     free(w->ids_tmp);
+    free(w->phase);
+    free(w->phase_tmp);
     free(w->neighbor_counts);
     free(w->id_order);
     free(w->id_scratch);
@@ -297,6 +332,10 @@ pbf_status pbf_world_add_block(pbf_world *w, const pbf_block_def *b) {
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: min, max and velocity must be finite");
     if (!(b->min.x < b->max.x && b->min.y < b->max.y && b->min.z < b->max.z))
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: min must be below max on every axis");
+    if (!pbf__phase_valid(w, b->phase))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                         "block: phase %d is not one of the world's %d fluids", b->phase,
+                         w->def.phase_count > 0 ? w->def.phase_count : 1);
     if (!(b->jitter >= 0.0f && b->jitter <= 0.5f))
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: jitter must be in [0, 0.5], got %g",
                          (double)b->jitter);
@@ -336,12 +375,21 @@ pbf_status pbf_world_add_block(pbf_world *w, const pbf_block_def *b) {
                     x.y += (next_uniform(&rng) - 0.5f) * b->jitter * s;
                     x.z += (next_uniform(&rng) - 0.5f) * b->jitter * s;
                 }
-                pbf__push_particle(w, x, vel);
+                pbf__push_particle(w, x, vel, b->phase);
             }
     return PBF_OK;
 }
 
 pbf_status pbf_world_add_particles(pbf_world *w, int count, const float *pos, const float *vel) {
+    return pbf_world_add_particles_phase(w, count, pos, vel, 0);
+}
+
+pbf_status pbf_world_add_particles_phase(pbf_world *w, int count, const float *pos,
+                                         const float *vel, int phase) {
+    if (!pbf__phase_valid(w, phase))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                         "add_particles: phase %d is not one of the world's %d fluids", phase,
+                         w->def.phase_count > 0 ? w->def.phase_count : 1);
     if (count < 0 || (count > 0 && !pos))
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "add_particles: count < 0 or positions NULL");
     for (int i = 0; i < count; ++i) {
@@ -361,7 +409,8 @@ pbf_status pbf_world_add_particles(pbf_world *w, int count, const float *pos, co
     st = pbf__world_grow(w, w->count + count);
     if (st != PBF_OK) return st;
     for (int i = 0; i < count; ++i)
-        pbf__push_particle(w, v3_load(pos, i), vel ? v3_load(vel, i) : v3(0.0f, 0.0f, 0.0f));
+        pbf__push_particle(w, v3_load(pos, i), vel ? v3_load(vel, i) : v3(0.0f, 0.0f, 0.0f),
+                           phase);
     return PBF_OK;
 }
 
@@ -479,6 +528,9 @@ void pbf_world_get_densities(const pbf_world *w, float *out) {
     pbf__cuda_pull(w); /* cuda */
     const int32_t *slot = pbf__slots_by_id(w);
     for (int k = 0; k < w->count; ++k) out[k] = w->density[slot[k]];
+    if (w->params.phases_on) /* the solver keeps m_ref Σ W: scale by the particle's mass */
+        for (int k = 0; k < w->count; ++k)
+            out[k] *= w->params.phase_mass_ratio[w->phase[slot[k]]];
 }
 
 void pbf_world_get_ids(const pbf_world *w, int32_t *out) {
@@ -495,7 +547,14 @@ pbf_particle_view pbf_world_view(const pbf_world *w) {
     v.velocities = w->v;
     v.densities = w->density;
     v.ids = w->ids;
+    v.phases = w->phase;
     return v;
+}
+
+void pbf_world_get_phases(const pbf_world *w, uint8_t *out) {
+    pbf__cuda_pull(w); /* cuda */
+    const int32_t *slot = pbf__slots_by_id(w);
+    for (int k = 0; k < w->count; ++k) out[k] = w->phase[slot[k]];
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -41,6 +41,8 @@ struct pbf_world {
     float *omega_len;/* |ω|, so the confinement pass takes no sqrt per pair */
     int32_t *ids;    /* stable id of each slot */
     int32_t *ids_tmp;
+    uint8_t *phase;  /* each slot's fluid, an index into def.phases (0 with one fluid) */
+    uint8_t *phase_tmp;
     int32_t *neighbor_counts; /* neighbours within h (self excluded), for the profile */
     /* Ids are handed out in order and never reused: next_id is the next one (= count while no
      * particle was removed). id_order/id_scratch: the read-back's slots sorted by id (world.c). */
@@ -99,6 +101,11 @@ struct pbf_world {
     void (*halo_free)(pbf_world *w);
 };
 
+/* Whether phase names one of the world's fluids (0 is the only one without phases). */
+static inline int pbf__phase_valid(const pbf_world *w, int phase) {
+    return phase >= 0 && phase < (w->def.phase_count > 0 ? w->def.phase_count : 1);
+}
+
 /* Formats the world's error message and returns status (for `return pbf__fail(w, ...)`). */
 pbf_status pbf__fail(pbf_world *w, pbf_status status, const char *fmt, ...);
 /* Formats into a caller's buffer (may be NULL). */
@@ -123,8 +130,8 @@ pbf_status pbf__world_reserve(pbf_world *w, int n);
 pbf_status pbf__world_grow(pbf_world *w, int n);
 /* PBF_ERR_OUT_OF_MEMORY, with the message set, when `total` particles would not fit. */
 pbf_status pbf__check_particle_memory(pbf_world *w, int64_t total);
-/* Appends one particle with the next id; the caller has reserved room. */
-void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v);
+/* Appends one particle of fluid `phase` with the next id; the caller has reserved room. */
+void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v, int phase);
 /* Bytes per particle of the per-particle arrays. */
 size_t pbf__bytes_per_particle(void);
 /* The slots in increasing id order (count entries), in the world's scratch (world.c). */

@@ -333,9 +333,10 @@ static void fix_crc(unsigned char *d, size_t at) {
 
 static void fix_header_crc(unsigned char *d) { wr32(d + 28, (uint32_t)crc32(0L, d, 28)); }
 
-/* An older version's file made from a version-4 file: version 3 has no viscosity and drag
- * fields in WORLDDEF (its last 16 bytes); version 2 has no material fields at all there (its
- * last 28 bytes) nor adhesion and friction in each COLLIDER (the last 8 of its
+/* An older version's file made from a version-5 file: version 4 has no phases (WORLDDEF's last
+ * 100 bytes, PARTICLE's last byte per particle); version 3 no viscosity and drag either (the
+ * 16 bytes before the phases); version 2 has no material fields in WORLDDEF (12 bytes more)
+ * nor adhesion and friction in each COLLIDER (the last 8 of its
  * 64 bytes); version 1 has no scorr_deficit and scorr_iterations either (WORLDDEF's 4 bytes equal
  * to mark, found by their distinctive value rather than by a hard-coded offset, and the 4 after
  * them). Sections are copied in order with
@@ -353,8 +354,9 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
         memcpy(e + to, d + at, 24);
         unsigned char *out = e + to + 24;
         if (strncmp((const char *)d + at, "WORLDDEF", 8) == 0) {
-            const size_t cut = version == 3 ? 16 : 28;
-            for (size_t q = 0; q + 4 <= n - cut; q += 4) {
+            size_t keep = n - (version <= 4 ? 100 : 0) - (version <= 3 ? 16 : 0) -
+                          (version <= 2 ? 12 : 0);
+            for (size_t q = 0; q + 4 <= keep; q += 4) {
                 if (version == 1 && memcmp(d + from + q, mark, 4) == 0) {
                     q += 4; /* and scorr_iterations after it */
                     continue;
@@ -362,6 +364,9 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
                 memcpy(out + len, d + from + q, 4);
                 len += 4;
             }
+        } else if (version <= 4 && strncmp((const char *)d + at, "PARTICLE", 8) == 0) {
+            len = n - rd32(d + from); /* without the phases */
+            memcpy(out, d + from, len);
         } else if (version <= 2 && strncmp((const char *)d + at, "COLLIDER", 8) == 0) {
             uint32_t colliders = rd32(d + from);
             memcpy(out, d + from, 4);
@@ -385,7 +390,8 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
 
 /* A version-1 file (no scorr_deficit or scorr_iterations, no materials) is read with both 0, the
  * s_corr it ran with, and the materials off; a version-2 file with its s_corr fields and the
- * materials off; a version-3 file with its materials and the viscosity and drag off. */
+ * materials off; a version-3 file with its materials and the viscosity and drag off; a
+ * version-4 file with its viscosity and drag, as one fluid. */
 static int reads_older_versions(void) {
     pbf_world *w = make_world(1, PBF_NEIGHBOR_LIST);
     ENSURE(w != NULL);
@@ -397,7 +403,7 @@ static int reads_older_versions(void) {
     def.material.viscosity = 0.5f;
     def.material.surface_drag = 3.0f;
     char err[PBF_ERROR_SIZE];
-    const char *path = tmp_path("v4.pbfck"), *old = tmp_path("old.pbfck");
+    const char *path = tmp_path("current.pbfck"), *old = tmp_path("old.pbfck");
     pbf_world *r = round_trip(w, path, &def); /* a world with the marked def, saved again */
     ENSURE(r != NULL);
     ENSURE(pbf_checkpoint_save(r, path, NULL, 0, err, sizeof err) == PBF_OK);
@@ -406,16 +412,18 @@ static int reads_older_versions(void) {
     unsigned char *d = read_file(path, &size);
     ENSURE(d != NULL);
     size_t at = find_section(d, size, "WORLDDEF");
-    ENSURE(at > 0 && rd32(d + at + 16) == 236);
+    ENSURE(at > 0 && rd32(d + at + 16) == 336);
     unsigned char mark[4];
     memcpy(mark, &def.solver.scorr_deficit, 4);
-    for (uint32_t version = 1; version <= 3; ++version) {
+    for (uint32_t version = 1; version <= 4; ++version) {
         size_t old_size = 0;
         unsigned char *e = downgrade(d, size, version, mark, &old_size);
         ENSURE(e != NULL);
         at = find_section(e, old_size, "WORLDDEF");
-        ENSURE(at > 0 &&
-               rd32(e + at + 16) == (version == 1 ? 200u : version == 2 ? 208u : 220u));
+        ENSURE(at > 0 && rd32(e + at + 16) == (version == 1   ? 200u
+                                               : version == 2 ? 208u
+                                               : version == 3 ? 220u
+                                                              : 236u));
         ENSURE(write_file(old, e, old_size) == 0);
         free(e);
         pbf_checkpoint *ck = NULL;
@@ -427,10 +435,11 @@ static int reads_older_versions(void) {
                got->solver.vorticity == def.solver.vorticity);
         ENSURE(got->solver.xsph == def.solver.xsph && got->solver.cfl == def.solver.cfl);
         ENSURE(got->threads == def.threads);
-        ENSURE(got->material.surface_tension == (version == 3 ? 0.02f : 0.0f) &&
+        ENSURE(got->material.surface_tension == (version >= 3 ? 0.02f : 0.0f) &&
                got->wall_adhesion == 0.0f && got->wall_friction == 0.0f);
-        ENSURE(got->material.viscosity == 0.0f && got->material.surface_drag == 0.0f &&
-               got->material.viscosity_iterations == 100);
+        ENSURE(got->material.viscosity == (version >= 4 ? 0.5f : 0.0f) &&
+               got->material.surface_drag == (version >= 4 ? 3.0f : 0.0f) &&
+               got->material.viscosity_iterations == 100 && got->phase_count == 0);
         pbf_world *c = NULL;
         ENSURE(pbf_checkpoint_create_world(ck, NULL, &c, err, sizeof err) == PBF_OK);
         ENSURE(pbf_world_collider_count(c) == 1);

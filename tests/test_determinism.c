@@ -7,8 +7,14 @@
 
 /* A small dam break with a collider and a moving wall, stepped 30 frames; returns the hash.
  * target_error > 0: the error-controlled, Chebyshev-accelerated solve (docs/physics.md). */
-static uint64_t run_solver(int threads, pbf_neighbor_mode mode, float target_error) {
+static uint64_t run_phases(int threads, pbf_neighbor_mode mode, float target_error, int phases) {
     pbf_world_def d = pbf_default_world_def();
+    if (phases) { /* two fluids (docs/physics.md, "Several fluids"): the right half oil */
+        d.phase_count = 2;
+        d.phases[1].density = 800.0f;
+        d.phases[1].xsph = 0.05f;
+        d.phases[1].gravity_scale = 0.9f;
+    }
     d.solver.target_error = target_error;
     d.domain_max = (pbf_vec3){0.6f, 0.4f, 0.2f};
     d.wall_motion[PBF_WALL_X_MAX] = (pbf_wall_motion){0.03f, 0.7f, 0.0f};
@@ -24,6 +30,12 @@ static uint64_t run_solver(int threads, pbf_neighbor_mode mode, float target_err
     c.center = (pbf_vec3){0.4f, 0.0f, 0.1f};
     c.radius = 0.08f;
     if (pbf_world_add_block(w, &b) != PBF_OK || pbf_world_add_collider(w, &c) != PBF_OK) return 0;
+    if (phases) {
+        b.min = (pbf_vec3){0.3f, 0.1f, 0.0f};
+        b.max = (pbf_vec3){0.5f, 0.3f, 0.2f};
+        b.phase = 1;
+        if (pbf_world_add_block(w, &b) != PBF_OK) return 0;
+    }
     for (int f = 0; f < 30; ++f)
         if (pbf_world_step(w, 1.0f / 60.0f) != PBF_OK) return 0;
     uint64_t h = pbf_world_hash(w);
@@ -31,7 +43,23 @@ static uint64_t run_solver(int threads, pbf_neighbor_mode mode, float target_err
     return h;
 }
 
+static uint64_t run_solver(int threads, pbf_neighbor_mode mode, float target_error) {
+    return run_phases(threads, mode, target_error, 0);
+}
+
 static uint64_t run(int threads, pbf_neighbor_mode mode) { return run_solver(threads, mode, 0.0f); }
+
+/* Several fluids, both neighbour schemes: the phase path is as deterministic. */
+static int several_fluids_same_for_any_thread_count(void) {
+    for (int m = 0; m < 2; ++m) {
+        pbf_neighbor_mode mode = m ? PBF_NEIGHBOR_CELLS : PBF_NEIGHBOR_LIST;
+        uint64_t h1 = run_phases(1, mode, 0.0f, 1), h2 = run_phases(2, mode, 0.0f, 1);
+        printf("  several fluids (%s): hash 1 thread %016llx, 2 threads %016llx\n",
+               m ? "cells" : "list", (unsigned long long)h1, (unsigned long long)h2);
+        ENSURE(h1 != 0 && h1 == h2);
+    }
+    return 0;
+}
 
 /* The error control stops on a reduction of the whole state and Chebyshev's restarts depend on
  * it: both must see the same numbers for any thread count. */
@@ -113,4 +141,5 @@ RUN_TEST(same_across_runs);
 RUN_TEST(error_control_same_for_any_thread_count);
 RUN_TEST(both_neighbor_schemes_agree);
 RUN_TEST(hash_sees_a_change);
+RUN_TEST(several_fluids_same_for_any_thread_count);
 TEST_MAIN_END

@@ -374,7 +374,7 @@ static int test_invalid_arguments(void) {
     pbf_particles_free(&p);
     pbf_particles_free(&p); /* twice is harmless */
     /* An empty frame is a valid file. */
-    pbf_particles empty = {0, NULL, NULL, NULL, NULL};
+    pbf_particles empty = {0, NULL, NULL, NULL, NULL, NULL};
     path_in_tmp(path, sizeof path, "empty_frame.vtk");
     ENSURE(pbf_export_write(&empty, PBF_FORMAT_VTK, path, err, sizeof err) == PBF_OK);
     ENSURE(pbf_export_read(path, &p, err, sizeof err) == PBF_OK);

@@ -168,8 +168,9 @@ static int test_unknown_keys(void) {
                  "unknown key 'solver.scorr.dp'", "(did you mean 'dq'?)");
     /* nothing near: list what is allowed */
     ENSURE_EXACT("{\"colour\": 1}",
-                 SRC ": unknown key 'colour' (expected one of: name, domain, fluid, gravity, "
-                     "colliders, meshes, solver, time, camera, output, tool, probes, flow)");
+                 SRC ": unknown key 'colour' (expected one of: name, domain, materials, fluid, "
+                     "gravity, colliders, meshes, solver, time, camera, output, tool, probes, "
+                     "flow)");
     ENSURE_ERROR("{\"output\": {\"path\": \"x\"}}", PBF_ERR_PARSE, "unknown key 'output.path'",
                  "expected one of: dir, format");
     /* a key of another collider type is not silently ignored */
@@ -691,7 +692,10 @@ static int key_scene(const pbf_scene_key_info *k, char *json, size_t size, char 
         strncmp(k->path, "tool.path", 9) == 0 || strcmp(k->table, "meshes") == 0)
         return 0;
     if (strcmp(k->table, "fluid.blocks") == 0)
-        snprintf(json, size, "{\"fluid\": {\"blocks\": [{}]}}");
+        snprintf(json, size,
+                 "{\"materials\": [{\"name\": \"m\"}], \"fluid\": {\"blocks\": [{}]}}");
+    else if (strcmp(k->table, "materials") == 0)
+        snprintf(json, size, "{\"materials\": [{\"name\": \"m\"}]}");
     else if (strcmp(k->table, "colliders") == 0)
         snprintf(json, size, "{\"colliders\": [{\"type\": \"%s\"}]}", type[0] ? type : "sphere");
     else if (strcmp(k->table, "probes") == 0)
@@ -699,7 +703,9 @@ static int key_scene(const pbf_scene_key_info *k, char *json, size_t size, char 
     else if (strcmp(k->table, "tool") == 0)
         snprintf(json, size, "{\"tool\": {}}");
     else if (strcmp(k->table, "flow.emitters") == 0)
-        snprintf(json, size, "{\"flow\": {\"emitters\": [{\"shape\": \"%s\"}]}}",
+        snprintf(json, size,
+                 "{\"materials\": [{\"name\": \"m\"}], \"flow\": {\"emitters\": [{\"shape\": "
+                 "\"%s\"}]}}",
                  type[0] ? type : "disc");
     else if (strcmp(k->table, "flow.sinks") == 0)
         snprintf(json, size, "{\"flow\": {\"sinks\": [{}]}}");

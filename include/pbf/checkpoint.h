@@ -24,7 +24,9 @@
  *              u32 CRC-32 of the tag, flags, reserved, size and payload
  *     ...      (section count sections, then the end of the file exactly)
  *
- * Sections (versions 1 to 4; version 2 added solver.scorr_deficit and scorr_iterations to
+ * Sections (versions 1 to 5; version 5 added several fluids: the phases to WORLDDEF, each
+ * particle's phase byte to PARTICLE and each emitter's phase to FLOW, and an older file reads as
+ * one fluid; version 2 added solver.scorr_deficit and scorr_iterations to
  * WORLDDEF, and a version-1 file reads with both 0, the s_corr it ran with; version 3 added
  * material.surface_tension, wall_adhesion and wall_friction to WORLDDEF and adhesion and friction
  * to each COLLIDER, and older files read with them 0, off; version 4 added material.viscosity,
@@ -51,7 +53,7 @@ extern "C" {
 #endif
 
 /* The format version this library writes, and the newest it reads. */
-#define PBF_CHECKPOINT_VERSION 4
+#define PBF_CHECKPOINT_VERSION 5
 /* Section flag: a reader that does not know the section must refuse the file. */
 #define PBF_CHECKPOINT_REQUIRED 1u
 

@@ -4,12 +4,15 @@
  *
  *   PLY  binary_little_endian 1.0, one `vertex` element with
  *        float x y z, float vx vy vz, float density, int id      (32 bytes per particle)
+ *        and, for a world of several fluids, int phase           (36 bytes per particle)
  *        Blender 4.x, Houdini and splashsurf read it.
  *   VTK  legacy "# vtk DataFile Version 3.0", BINARY (big-endian), DATASET POLYDATA:
  *        POINTS float, VERTICES (one cell per particle), POINT_DATA with
- *        SCALARS density float, SCALARS id int, VECTORS velocity float.   ParaView reads it.
+ *        SCALARS density float, SCALARS id int, (several fluids: SCALARS phase int),
+ *        VECTORS velocity float.   ParaView reads it.
  *   VTU  XML VTK "UnstructuredGrid" 1.0, LittleEndian, header_type UInt64, one raw appended
- *        block: Points Float32×3; PointData velocity Float32×3, density Float32, id Int32;
+ *        block: Points Float32×3; PointData velocity Float32×3, density Float32, id Int32
+ *        (several fluids: phase Int32);
  *        one VTK_VERTEX cell per particle (connectivity and offsets Int32, types UInt8).
  *        ParaView, VTK 9 (ids included) and meshio read it. A run writes a .pvd time series
  *        beside the frames (pbf_export_write_pvd) and, split over MPI ranks, one .vtu piece per
@@ -43,6 +46,8 @@ typedef struct pbf_particles {
     float *velocities;  /* 3*count, xyz; zero when the file has none */
     float *densities;   /* count; zero when the file has none */
     int32_t *ids;       /* count; 0..count-1 when the file has none */
+    int32_t *phases;    /* count: each particle's fluid; NULL for a world of one fluid (no
+                           phases in its def) and a file without a `phase` field */
 } pbf_particles;
 
 /* Allocates and fills from a world (id order). Free with pbf_particles_free. */

@@ -74,6 +74,9 @@ typedef struct pbf_emitter_def {
     /* Emits from start to stop, s: 0 <= start < stop. Defaults 0 and 3.4e38 (never stops). */
     float start;
     float stop;
+    /* The fluid it emits: an index into pbf_world_def.phases (0 when the world has none).
+     * Default 0. */
+    int phase;
 } pbf_emitter_def;
 
 /* An axis-aligned box that removes the particles entering it. It may reach past the domain

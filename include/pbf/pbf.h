@@ -183,6 +183,29 @@ typedef struct pbf_material_def {
     float surface_drag;
 } pbf_material_def;
 
+/* Fluids per world (docs/physics.md, "Several fluids"). */
+#define PBF_MAX_PHASES 8
+/* The largest ratio of two fluids' rest densities a world accepts (measured in docs/physics.md,
+ * "Several fluids": layers form in the right order and the solve stays stable up to it). */
+#define PBF_MAX_DENSITY_RATIO 6.0f
+
+/* One fluid of a world with several (pbf_world_def.phases). Every particle carries the index of
+ * its fluid, its phase. All fluids share the particle spacing 2r: a particle's mass is its
+ * fluid's rest density times the volume (2r)³ (Macklin et al. 2014's mass ratios), and the
+ * density constraint is Solenthaler & Pajarola 2008's, ρ_i = m_i Σ_j W_ij against ρ0 of i's
+ * fluid, with each correction weighted by the particle's inverse mass. */
+typedef struct pbf_phase_def {
+    /* Rest density in kg/m³, > 0. Default 1000. The ratio of the largest to the smallest rest
+     * density of a world's fluids is at most PBF_MAX_DENSITY_RATIO. */
+    float density;
+    /* XSPH viscosity c of this fluid (replaces solver.xsph for its particles), [0, 1].
+     * Default 0.01. */
+    float xsph;
+    /* Gravity scale (FleX's buoyancy): the fluid's particles feel gravity times this.
+     * Default 1, range [-10, 10]. */
+    float gravity_scale;
+} pbf_phase_def;
+
 typedef struct pbf_world_def {
     /* Particle radius r in m. Spacing at rest is 2r. Default 0.01, range (0, 10]. */
     float particle_radius;
@@ -219,6 +242,12 @@ typedef struct pbf_world_def {
      * projection: a particle's slide along a wall over a substep is shortened by μ times the
      * wall's push on it). 0 is free-slip. Default 0, range [0, 10]. */
     float wall_friction;
+    /* Several fluids (docs/physics.md, "Several fluids"): phase_count of them in phases, [0,
+     * PBF_MAX_PHASES]. 0 (default): one fluid, rest_density and solver.xsph. With phases,
+     * rest_density is the reference the masses are scaled from (set it to one fluid's density);
+     * blocks and emitters name their fluid by index (pbf_block_def.phase). */
+    int phase_count;
+    pbf_phase_def phases[PBF_MAX_PHASES];
 } pbf_world_def;
 
 /* A box of fluid filled on a cubic lattice of spacing 2r, starting r inside its min corner. */
@@ -230,6 +259,9 @@ typedef struct pbf_block_def {
      * Default 0, range [0, 0.5]. */
     float jitter;
     uint32_t seed;      /* seed of the jitter's generator; default 1 */
+    /* The fluid of its particles: an index into pbf_world_def.phases (0 when the world has
+     * none). Default 0. */
+    int phase;
 } pbf_block_def;
 
 typedef enum pbf_collider_type {
@@ -255,6 +287,7 @@ typedef struct pbf_collider_def {
 PBF_API pbf_solver_def pbf_default_solver_def(void);
 PBF_API pbf_world_def pbf_default_world_def(void);
 PBF_API pbf_block_def pbf_default_block_def(void);
+PBF_API pbf_phase_def pbf_default_phase_def(void);
 PBF_API pbf_collider_def pbf_default_collider_def(void);
 
 /* Whether a backend can run here, and on what (docs/cuda.md). PBF_OK with a
@@ -322,10 +355,19 @@ PBF_API size_t pbf_memory_limit(void);
  * count). */
 PBF_API void pbf_world_get_positions(const pbf_world *world, float *out);
 PBF_API void pbf_world_get_velocities(const pbf_world *world, float *out);
-/* Density of each particle in kg/m³ at the end of the last step (0 before the first step). */
+/* Density of each particle in kg/m³ at the end of the last step (0 before the first step);
+ * with several fluids, m_i Σ_j W_ij with the particle's own mass (compare it with its fluid's
+ * rest density). */
 PBF_API void pbf_world_get_densities(const pbf_world *world, float *out);
 /* The stable ids, in the order of the read-back arrays above (increasing). */
 PBF_API void pbf_world_get_ids(const pbf_world *world, int32_t *out);
+/* Each particle's fluid (an index into def.phases; all 0 in a world of one fluid), in the
+ * order of the read-back arrays above. */
+PBF_API void pbf_world_get_phases(const pbf_world *world, uint8_t *out);
+/* Adds count particles of fluid `phase` (pbf_world_add_particles otherwise). */
+PBF_API pbf_status pbf_world_add_particles_phase(pbf_world *world, int count,
+                                                 const float *positions,
+                                                 const float *velocities, int phase);
 
 /* A read-only view of the internal arrays, in the solver's (cell-sorted) order, valid until the
  * next call that changes the world. For renderers: no copy. ids[i] is the stable id of slot i. */
@@ -333,8 +375,10 @@ typedef struct pbf_particle_view {
     int count;
     const float *positions;   /* xyz interleaved, 3*count */
     const float *velocities;  /* xyz interleaved, 3*count */
-    const float *densities;   /* count */
+    const float *densities;   /* count; with several fluids m_ref Σ W (the reference fluid's
+                                 density at that number density: compare with rest_density) */
     const int32_t *ids;       /* count */
+    const uint8_t *phases;    /* count: each slot's fluid (pbf_world_get_phases) */
 } pbf_particle_view;
 PBF_API pbf_particle_view pbf_world_view(const pbf_world *world);
 

@@ -26,6 +26,17 @@ typedef enum pbf_format {
     PBF_FORMAT_VTU = 1 << 2   /* XML VTK UnstructuredGrid: ParaView, VTK 9, meshio (+ a .pvd) */
 } pbf_format;
 
+/* One fluid of the "materials" section (docs/scenes.md, docs/physics.md "Several fluids"): a name
+ * that blocks and emitters use, the library's pbf_phase_def, its surface tension and the colour
+ * the renderer gives it. */
+#define PBF_SCENE_MATERIAL_NAME_SIZE 32
+typedef struct pbf_scene_material {
+    char name[PBF_SCENE_MATERIAL_NAME_SIZE];
+    pbf_phase_def phase;   /* rest density, viscosity (XSPH c), gravity scale */
+    float surface_tension; /* N/m; every material of a scene has the same (for now) */
+    pbf_vec3 absorption;   /* Beer–Lambert coefficients, 1/m, RGB: the renderer's tint */
+} pbf_scene_material;
+
 typedef struct pbf_camera_def {
     pbf_vec3 position;  /* m; default: frames the domain from the front, slightly above */
     pbf_vec3 target;    /* m; default: the domain centre */
@@ -36,6 +47,11 @@ typedef struct pbf_scene {
     char name[128];                   /* "name" key, or the file's base name */
     char source[PBF_SCENE_PATH_SIZE]; /* the file it came from, or "<built-in>" */
     pbf_world_def world;
+    /* The "materials" section: several fluids. With materials the loader sets world.phases
+     * (phase k is materials[k]), world.rest_density (the first material's) and
+     * world.material.surface_tension from them. */
+    int material_count;
+    pbf_scene_material materials[PBF_MAX_PHASES];
     int block_count;
     pbf_block_def blocks[PBF_SCENE_MAX_BLOCKS];
     int collider_count;

@@ -12,6 +12,7 @@ uniform int u_shading;            // 0: show normals (debug)
 uniform int u_use_thickness;      // 0: constant thickness u_default_thickness
 uniform float u_default_thickness;
 uniform vec3 u_absorption;        // per m
+uniform int u_use_phases;         // several fluids: the thickness's gba is the optical depth
 uniform vec3 u_fluid_color;
 uniform float u_min_transmission;
 uniform float u_refraction;
@@ -56,7 +57,9 @@ void main() {
     if (eye_depth(texture(u_scene_depth, ruv).r) < d) ruv = uv;
     vec3 behind = texture(u_scene, ruv).rgb;
     // Beer-Lambert, floored so that deep fluid keeps a colour of its own (seed 003 eq. 3.22-23).
-    vec3 transmit = max(exp(-u_absorption * thick), vec3(u_min_transmission));
+    vec3 depth = u_use_phases == 1 && u_use_thickness == 1 ? texture(u_thickness, uv).gba
+                                                           : u_absorption * thick;
+    vec3 transmit = max(exp(-depth), vec3(u_min_transmission));
     vec3 light = sky_color(vec3(0.0, 1.0, 0.0)) * 0.6 + vec3(0.3);
     vec3 refracted = behind * transmit + u_fluid_color * light * (1.0 - transmit);
 

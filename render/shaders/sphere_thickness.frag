@@ -9,7 +9,11 @@ uniform sampler2D u_scene_depth; // full-resolution window depth of the opaque s
 uniform float u_thickness_scale; // target pixels -> scene-depth pixels
 uniform float u_splat_sigma;     // m
 uniform float u_splat_volume;    // m^3
-out float o_thickness;
+// Several fluids: r is the thickness, gba the optical depth, the particle's fluid's absorption
+// (per m, RGB) times its thickness; the composite tints by exp(-gba). One fluid: gba = 0.
+uniform int u_use_phases;
+uniform vec3 u_phase_absorption[8];
+out vec4 o_thickness;
 void main() {
     vec3 dir;
     float t, h;
@@ -22,5 +26,8 @@ void main() {
     float s2 = u_splat_sigma * u_splat_sigma;
     // integral over the plane of A exp(-q^2 / 2 s^2) = 2 pi s^2 A = volume
     float amplitude = u_splat_volume / (2.0 * PI * s2);
-    o_thickness = amplitude * exp(-0.5 * q2 / s2);
+    float splat = amplitude * exp(-0.5 * q2 / s2);
+    vec3 absorb = u_use_phases == 1 ? u_phase_absorption[clamp(int(v_scalar + 0.5), 0, 7)]
+                                    : vec3(0.0);
+    o_thickness = vec4(splat, absorb * splat);
 }

@@ -39,7 +39,10 @@
  * wall_friction) to WORLDDEF and adhesion and friction to each COLLIDER; an older file reads
  * with them 0 (off), as it was run. Version 4 added material.viscosity, viscosity_iterations,
  * viscosity_tolerance and surface_drag to WORLDDEF; an older file reads with the viscosity and
- * the drag off. */
+ * the drag off. Version 5 added several fluids: the phases to WORLDDEF (phase_count, then
+ * density, xsph and gravity scale of all PBF_MAX_PHASES), each particle's phase (one byte, after
+ * the ids) to PARTICLE and each emitter's phase (after stop) to FLOW; an older file reads as one
+ * fluid, every phase 0. */
 #define TAG_DEF "WORLDDEF"
 #define TAG_STATE "STATE"
 #define TAG_COLLIDER "COLLIDER"
@@ -53,7 +56,8 @@
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
-#define DEF_BYTES 236u
+#define DEF_BYTES 336u
+#define DEF_BYTES_V4 236u
 #define DEF_BYTES_V3 220u
 #define DEF_BYTES_V2 208u
 #define DEF_BYTES_V1 200u
@@ -65,7 +69,8 @@ _Static_assert(sizeof(pbf_world_def) == DEF_BYTES,
                "and bump PBF_CHECKPOINT_VERSION");
 _Static_assert(sizeof(pbf_collider_def) == COLLIDER_BYTES,
                "pbf_collider_def changed: update put_collider/get_collider in checkpoint.c");
-#define EMITTER_BYTES 60u /* the def's 52 bytes and the carried travel (f64) */
+#define EMITTER_BYTES 64u /* the def's 56 bytes and the carried travel (f64) */
+#define EMITTER_BYTES_V4 60u /* versions 1 to 4: without the phase */
 #define SINK_BYTES 24u
 #define FLOW_FIXED_BYTES 32u /* capacity, next_id, emitted, removed, the two counts */
 _Static_assert(sizeof(pbf_emitter_def) + 8 == EMITTER_BYTES,
@@ -242,6 +247,12 @@ static void put_def(out_buf *b, const pbf_world_def *d) {
     put_i32(b, d->material.viscosity_iterations);
     put_f32(b, d->material.viscosity_tolerance);
     put_f32(b, d->material.surface_drag);
+    put_i32(b, d->phase_count);
+    for (int k = 0; k < PBF_MAX_PHASES; ++k) {
+        put_f32(b, d->phases[k].density);
+        put_f32(b, d->phases[k].xsph);
+        put_f32(b, d->phases[k].gravity_scale);
+    }
 }
 
 static void put_collider(out_buf *b, const pbf_collider_def *c) {
@@ -312,6 +323,7 @@ static void put_flow(out_buf *b, const pbf_world *w) {
         put_f32(b, e->def.height);
         put_f32(b, e->def.start);
         put_f32(b, e->def.stop);
+        put_i32(b, e->def.phase);
         put_f64(b, e->travel);
     }
     for (int i = 0; i < f->sink_count; ++i) {
@@ -433,6 +445,8 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
     put_floats(&b, w->v, 3 * n);
     put_floats(&b, w->density, n);
     put_ints(&b, w->ids, n);
+    unsigned char *ph = reserve_bytes(&b, (size_t)n); /* the phases, one byte each */
+    if (ph != NULL && n > 0) memcpy(ph, w->phase, (size_t)n);
     end_section(&b);
 
     if (w->tool != NULL) {
@@ -622,6 +636,14 @@ static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
     d->material.viscosity_iterations = version >= 4 ? get_i32(b) : m.viscosity_iterations;
     d->material.viscosity_tolerance = version >= 4 ? get_f32(b) : m.viscosity_tolerance;
     d->material.surface_drag = version >= 4 ? get_f32(b) : m.surface_drag;
+    d->phase_count = version >= 5 ? get_i32(b) : 0;
+    for (int k = 0; k < PBF_MAX_PHASES; ++k) {
+        d->phases[k] = pbf_default_phase_def();
+        if (version < 5) continue;
+        d->phases[k].density = get_f32(b);
+        d->phases[k].xsph = get_f32(b);
+        d->phases[k].gravity_scale = get_f32(b);
+    }
 }
 
 /* 0, or -1 when the counts are out of range. */
@@ -800,7 +822,8 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     const char *path = ck->path;
     in_buf b = {p, p + size, 0};
     if (strcmp(tag, TAG_DEF) == 0) {
-        uint64_t want = ck->version >= 4    ? DEF_BYTES
+        uint64_t want = ck->version >= 5    ? DEF_BYTES
+                        : ck->version == 4 ? DEF_BYTES_V4
                         : ck->version == 3 ? DEF_BYTES_V3
                         : ck->version == 2 ? DEF_BYTES_V2
                                            : DEF_BYTES_V1;
@@ -842,7 +865,8 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
                       n);
             return PBF_ERR_PARSE;
         }
-        if (!payload_size_ok(path, ck->version, tag, size, 4 + 32 * (uint64_t)n, err, err_size))
+        if (!payload_size_ok(path, ck->version, tag, size,
+                             4 + (ck->version >= 5 ? 33 : 32) * (uint64_t)n, err, err_size))
             return PBF_ERR_PARSE;
         ck->particles = p + 4;
         /* The count must agree with STATE's (checked after all sections are read). */
@@ -909,7 +933,9 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
         ck->removed = (int64_t)get_u64(&b);
         uint32_t ne = get_u32(&b), ns = get_u32(&b);
         if (ne > PBF_MAX_EMITTERS || ns > PBF_MAX_SINKS ||
-            size != FLOW_FIXED_BYTES + (uint64_t)ne * EMITTER_BYTES + (uint64_t)ns * SINK_BYTES) {
+            size != FLOW_FIXED_BYTES +
+                        (uint64_t)ne * (ck->version >= 5 ? EMITTER_BYTES : EMITTER_BYTES_V4) +
+                        (uint64_t)ns * SINK_BYTES) {
             set_error(err, err_size,
                       "%s: section 'FLOW' holds %llu bytes for %u emitters and %u sinks (at most "
                       "%d and %d), which is not what version %d writes",
@@ -930,6 +956,7 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
             e->height = get_f32(&b);
             e->start = get_f32(&b);
             e->stop = get_f32(&b);
+            e->phase = ck->version >= 5 ? get_i32(&b) : 0;
             ck->travel[i] = get_f64(&b);
         }
         for (uint32_t i = 0; i < ns; ++i) {
@@ -983,6 +1010,17 @@ static pbf_status check_particles(const pbf_checkpoint *ck, char *err, size_t er
                       i / 3, isfinite(f32_at(x, i)) ? "velocity" : "position");
             return PBF_ERR_PARSE;
         }
+    }
+    if (ck->version >= 5) { /* each phase names one of the def's fluids */
+        const unsigned char *ph = ids + 4 * n;
+        const int phases = ck->def.phase_count > 0 ? ck->def.phase_count : 1;
+        for (size_t i = 0; i < n; ++i)
+            if (ph[i] >= phases) {
+                set_error(err, err_size,
+                          "%s: particle in slot %zu has phase %d, the world has %d fluids",
+                          ck->path, i, (int)ph[i], phases);
+                return PBF_ERR_PARSE;
+            }
     }
     const int64_t limit = ck->has_flow ? (int64_t)ck->next_id : (int64_t)n;
     int32_t *sorted = malloc(n > 0 ? n * sizeof *sorted : 1);
@@ -1187,6 +1225,11 @@ static const char *changed_physics(const pbf_world_def *a, const pbf_world_def *
         if (m->amplitude != n->amplitude || m->period != n->period || m->phase != n->phase)
             return walls[k];
     }
+    if (a->phase_count != b->phase_count) return "phase_count";
+    for (int k = 0; k < a->phase_count && k < PBF_MAX_PHASES; ++k)
+        if (a->phases[k].density != b->phases[k].density ||
+            a->phases[k].gravity_scale != b->phases[k].gravity_scale)
+            return "phases";
     return NULL;
 }
 
@@ -1242,6 +1285,7 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
             w->ids[i] = (int32_t)rd32(ids + 4 * i);
             w->lambda[i] = w->omega_len[i] = 0.0f;
             w->neighbor_counts[i] = 0;
+            w->phase[i] = ck->version >= 5 ? ids[4 * n + i] : 0;
         }
         w->next_id = ck->has_flow ? ck->next_id : ck->count;
         w->time = ck->time;

@@ -107,6 +107,7 @@ PBF_API void pbf_particles_free(pbf_particles *p) {
     free(p->velocities);
     free(p->densities);
     free(p->ids);
+    free(p->phases);
     memset(p, 0, sizeof *p);
 }
 
@@ -126,6 +127,20 @@ PBF_API pbf_status pbf_particles_from_world(const pbf_world *world, pbf_particle
     pbf_world_get_densities(world, out->densities);
     /* In increasing id order; ids have gaps once a sink removed particles. */
     pbf_world_get_ids(world, out->ids);
+    if (pbf_world_get_def(world)->phase_count > 0) { /* several fluids: each particle's phase */
+        size_t n = count > 0 ? (size_t)count : 1;
+        uint8_t *ph = malloc(n);
+        out->phases = calloc(n, sizeof(int32_t));
+        if (ph == NULL || out->phases == NULL) {
+            free(ph);
+            pbf_particles_free(out);
+            set_error(err, err_size, "out of memory reading back %d particles", count);
+            return PBF_ERR_OUT_OF_MEMORY;
+        }
+        pbf_world_get_phases(world, ph);
+        for (int i = 0; i < count; ++i) out->phases[i] = ph[i];
+        free(ph);
+    }
     return PBF_OK;
 }
 
@@ -151,19 +166,22 @@ static void write_ply(atomic_file *af, const pbf_particles *p) {
                   "property float vx\nproperty float vy\nproperty float vz\n"
                   "property float density\n"
                   "property int id\n"
+                  "%s"
                   "end_header\n",
-                  PBF_VERSION_STRING, p->count);
-    unsigned char buf[CHUNK_PARTICLES * 32];
+                  PBF_VERSION_STRING, p->count, p->phases ? "property int phase\n" : "");
+    const int stride = p->phases ? 36 : 32;
+    unsigned char buf[CHUNK_PARTICLES * 36];
     for (int start = 0; start < p->count; start += CHUNK_PARTICLES) {
         int end = p->count - start < CHUNK_PARTICLES ? p->count : start + CHUNK_PARTICLES;
         unsigned char *dst = buf;
-        for (int i = start; i < end; ++i, dst += 32) {
+        for (int i = start; i < end; ++i, dst += stride) {
             for (int k = 0; k < 3; ++k) {
                 put_u32_le(dst + 4 * k, float_bits(p->positions[3 * i + k]));
                 put_u32_le(dst + 12 + 4 * k, float_bits(p->velocities[3 * i + k]));
             }
             put_u32_le(dst + 24, float_bits(p->densities[i]));
             put_u32_le(dst + 28, (uint32_t)p->ids[i]);
+            if (p->phases) put_u32_le(dst + 32, (uint32_t)p->phases[i]);
         }
         pbf__atomic_write(af, buf, (size_t)(dst - buf));
     }
@@ -215,6 +233,10 @@ static void write_vtk(atomic_file *af, const pbf_particles *p) {
     write_be_block(af, p->densities, n, 1);
     pbf__atomic_printf(af, "SCALARS id int 1\nLOOKUP_TABLE default\n");
     write_be_block(af, p->ids, n, 1);
+    if (p->phases) {
+        pbf__atomic_printf(af, "SCALARS phase int 1\nLOOKUP_TABLE default\n");
+        write_be_block(af, p->phases, n, 1);
+    }
     pbf__atomic_printf(af, "VECTORS velocity float\n");
     write_be_block(af, p->velocities, n, 3);
 }
@@ -399,8 +421,9 @@ static value_type ply_type(const char *s) {
 }
 
 /* The columns we look for in the vertex element, in pbf_particles order. */
-enum { C_X, C_Y, C_Z, C_VX, C_VY, C_VZ, C_DENSITY, C_ID, C_COUNT };
-static const char *const ply_columns[C_COUNT] = {"x", "y", "z", "vx", "vy", "vz", "density", "id"};
+enum { C_X, C_Y, C_Z, C_VX, C_VY, C_VZ, C_DENSITY, C_ID, C_PHASE, C_COUNT };
+static const char *const ply_columns[C_COUNT] = {"x",  "y",       "z",  "vx",   "vy",
+                                                 "vz", "density", "id", "phase"};
 
 typedef struct ply_layout {
     int seen_vertex;          /* the vertex element has been declared */
@@ -538,6 +561,12 @@ static pbf_status read_ply(cursor *c, const char *path, pbf_particles *out, char
         return PBF_ERR_OUT_OF_MEMORY;
     }
     const unsigned char *base = c->data + c->pos + L.skip_before;
+    if (L.offset[C_PHASE] >= 0 &&
+        (out->phases = calloc(L.count > 0 ? (size_t)L.count : 1, sizeof(int32_t))) == NULL) {
+        pbf_particles_free(out);
+        set_error(err, err_size, "'%s': out of memory for %d particles", path, L.count);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
     for (int i = 0; i < L.count; ++i) {
         const unsigned char *v = base + (size_t)i * L.stride;
         for (int k = 0; k < 3; ++k) {
@@ -548,6 +577,7 @@ static pbf_status read_ply(cursor *c, const char *path, pbf_particles *out, char
         if (L.offset[C_DENSITY] >= 0)
             out->densities[i] = get_float(v + L.offset[C_DENSITY], L.type[C_DENSITY], 0);
         out->ids[i] = L.offset[C_ID] >= 0 ? get_int32(v + L.offset[C_ID], L.type[C_ID], 0) : i;
+        if (out->phases) out->phases[i] = get_int32(v + L.offset[C_PHASE], L.type[C_PHASE], 0);
     }
     return PBF_OK;
 }
@@ -601,6 +631,13 @@ static int vtk_store(pbf_particles *out, const char *name, const unsigned char *
     if (strcmp(name, "id") == 0 && comps == 1) {
         for (int i = 0; i < out->count; ++i) out->ids[i] = get_int32(data + (size_t)i * size, t, 1);
         return VTK_ID;
+    }
+    if (strcmp(name, "phase") == 0 && comps == 1 && out->phases == NULL) {
+        out->phases = calloc(out->count > 0 ? (size_t)out->count : 1, sizeof(int32_t));
+        if (out->phases == NULL) return 0; /* read without its phases */
+        for (int i = 0; i < out->count; ++i)
+            out->phases[i] = get_int32(data + (size_t)i * size, t, 1);
+        return 0;
     }
     if (strcmp(name, "velocity") == 0 && comps == 3) {
         for (int i = 0; i < 3 * out->count; ++i)

@@ -27,8 +27,12 @@ static void put_le(unsigned char *dst, uint64_t u, int bytes) {
 }
 
 /* The appended block's arrays, in file order. */
-enum { A_POINTS, A_VELOCITY, A_DENSITY, A_ID, A_CONNECTIVITY, A_OFFSETS, A_TYPES, A_COUNT };
-static const int array_bytes[A_COUNT] = {12, 12, 4, 4, 4, 4, 1}; /* per particle */
+enum {
+    A_POINTS, A_VELOCITY, A_DENSITY, A_ID, A_CONNECTIVITY, A_OFFSETS, A_TYPES,
+    A_PHASE, /* only for a world of several fluids */
+    A_COUNT
+};
+static const int array_bytes[A_COUNT] = {12, 12, 4, 4, 4, 4, 1, 4}; /* per particle */
 
 /* One array: its UInt64 byte count, then its values. Floats and int32 go as their bit pattern,
  * little-endian; the cell arrays are generated (vertex i is point i, VTK_VERTEX = 1). */
@@ -49,6 +53,7 @@ static void write_array(atomic_file *af, const pbf_particles *p, int a) {
             case A_VELOCITY: memcpy(u, p->velocities + 3 * i, 12); break;
             case A_DENSITY: memcpy(u, p->densities + i, 4); break;
             case A_ID: memcpy(u, p->ids + i, 4); break;
+            case A_PHASE: memcpy(u, p->phases + i, 4); break;
             case A_CONNECTIVITY: u[0] = (uint32_t)i; break;
             case A_OFFSETS: u[0] = (uint32_t)i + 1u; break;
             default: *dst++ = 1; continue; /* A_TYPES: VTK_VERTEX */
@@ -60,12 +65,18 @@ static void write_array(atomic_file *af, const pbf_particles *p, int a) {
 }
 
 void pbf__write_vtu(atomic_file *af, const pbf_particles *p) {
-    const int n = p->count;
+    const int n = p->count, arrays = p->phases != NULL ? A_COUNT : A_PHASE;
     uint64_t off[A_COUNT], at = 0;
-    for (int a = 0; a < A_COUNT; ++a) {
+    for (int a = 0; a < arrays; ++a) {
         off[a] = at;
         at += 8 + (uint64_t)n * (uint64_t)array_bytes[a];
     }
+    char phase[128] = "";
+    if (p->phases != NULL)
+        snprintf(phase, sizeof phase,
+                 "        <DataArray type=\"Int32\" Name=\"phase\" format=\"appended\" "
+                 "offset=\"%llu\"/>\n",
+                 (unsigned long long)off[A_PHASE]);
     pbf__atomic_printf(
         af,
         "<?xml version=\"1.0\"?>\n"
@@ -80,6 +91,7 @@ void pbf__write_vtu(atomic_file *af, const pbf_particles *p) {
         "        <DataArray type=\"Float32\" Name=\"density\" format=\"appended\" "
         "offset=\"%llu\"/>\n"
         "        <DataArray type=\"Int32\" Name=\"id\" format=\"appended\" offset=\"%llu\"/>\n"
+        "%s"
         "      </PointData>\n"
         "      <Points>\n"
         "        <DataArray type=\"Float32\" Name=\"Points\" NumberOfComponents=\"3\" "
@@ -96,10 +108,10 @@ void pbf__write_vtu(atomic_file *af, const pbf_particles *p) {
         "  <AppendedData encoding=\"raw\">\n"
         "   _",
         PBF_VERSION_STRING, n, n, (unsigned long long)off[A_VELOCITY],
-        (unsigned long long)off[A_DENSITY], (unsigned long long)off[A_ID],
+        (unsigned long long)off[A_DENSITY], (unsigned long long)off[A_ID], phase,
         (unsigned long long)off[A_POINTS], (unsigned long long)off[A_CONNECTIVITY],
         (unsigned long long)off[A_OFFSETS], (unsigned long long)off[A_TYPES]);
-    for (int a = 0; a < A_COUNT; ++a) write_array(af, p, a);
+    for (int a = 0; a < arrays; ++a) write_array(af, p, a);
     pbf__atomic_printf(af, "\n  </AppendedData>\n</VTKFile>\n");
 }
 

@@ -79,6 +79,29 @@ static const scene_key DOMAIN_KEYS[] = {
 static const scene_table DOMAIN_TABLE = {TABLE(DOMAIN_KEYS), .check = scene_domain_check,
                                          .own_doc_table = 1};
 
+/* ---- materials: several fluids (docs/physics.md, "Several fluids") ------------------------- */
+
+static const scene_key MATERIAL_KEYS[] = {
+    KEY_STRING("name", pbf_scene_material, name,
+               "the name blocks and emitters give as their 'material'", .required = 1,
+               .default_doc = "required"),
+    KEY_FLOAT("density", pbf_scene_material, phase.density, ABOVE(0.0), "kg/m^3",
+              "rest density ρ0; a particle's mass is ρ0 (2r)^3. Any two materials at most "
+              "6:1 apart (the measured range, docs/physics.md)"),
+    KEY_FLOAT("viscosity", pbf_scene_material, phase.xsph, CLOSED(0.0, 1.0), "",
+              "XSPH viscosity c of this fluid (replaces solver.xsph for its particles)"),
+    KEY_FLOAT("surface_tension", pbf_scene_material, surface_tension, CLOSED(0.0, 10.0), "N/m",
+              "surface tension σ as fluid.surface_tension; the same for every material (for now)"),
+    KEY_FLOAT("gravity_scale", pbf_scene_material, phase.gravity_scale, CLOSED(-10.0, 10.0), "",
+              "its particles feel gravity times this (FleX's buoyancy): 0 floats, < 0 rises"),
+    KEY_VEC3("absorption", pbf_scene_material, absorption, CLOSED(0.0, 1000.0), "1/m",
+             "Beer–Lambert coefficients (RGB): the colour the renderer tints this fluid with "
+             "(docs/rendering.md)"),
+};
+static const scene_table MATERIAL_TABLE = {TABLE(MATERIAL_KEYS),
+                                           .defaults = scene_material_defaults,
+                                           .check = scene_material_check, .own_doc_table = 1};
+
 /* ---- fluid -------------------------------------------------------------------------------- */
 
 static const scene_key BLOCK_KEYS[] = {
@@ -92,6 +115,10 @@ static const scene_key BLOCK_KEYS[] = {
               "random offset of each particle, uniform in ±jitter/2 of the spacing per axis"),
     KEY_UINT32("seed", pbf_block_def, seed, CLOSED(0.0, 4294967295.0),
                "seed of the jitter's random generator"),
+    KEY_INT("material", pbf_block_def, phase, CLOSED(0.0, PBF_MAX_PHASES - 1),
+            "the name of its particles' material (one of 'materials'; or its index)",
+            .default_doc = "the first material", .read = scene_material_name,
+            .written = scene_block_has_material),
 };
 static const scene_table BLOCK_TABLE = {TABLE(BLOCK_KEYS), .defaults = scene_block_defaults,
                                         .check = scene_block_check, .own_doc_table = 1};
@@ -563,7 +590,11 @@ static const char *const EMITTER_SHAPE_NAMES[] = {"disc", "rectangle"}; /* by pb
     KEY_FLOAT("start", pbf_emitter_def, start, AT_LEAST(0.0), "s", "when it starts emitting"),     \
     KEY_FLOAT("stop", pbf_emitter_def, stop, AT_LEAST(0.0), "s",                                   \
               "when it stops; after start", .default_doc = "never",                                \
-              .written = scene_emitter_stops)
+              .written = scene_emitter_stops),                                                     \
+    KEY_INT("material", pbf_emitter_def, phase, CLOSED(0.0, PBF_MAX_PHASES - 1),                   \
+            "the name of the material it emits (one of 'materials'; or its index)",                \
+            .default_doc = "the first material", .read = scene_material_name,                      \
+            .written = scene_emitter_has_material)
 static const scene_key EMITTER_DISC_KEYS[] = {
     EMITTER_SHAPE_KEY,
     EMITTER_COMMON_KEYS,
@@ -622,6 +653,11 @@ static const scene_key ROOT_KEYS[] = {
                .default_doc = "the file's base name without .json (\"scene\" for JSON text with "
                               "no file)"),
     KEY_SECTION("domain", DOMAIN_TABLE, "the tank: a box whose walls can move"),
+    KEY_LIST("materials", pbf_scene, materials, material_count, CLOSED(0.0, PBF_MAX_PHASES),
+             MATERIAL_TABLE,
+             "several fluids: each block and emitter names its material (docs/physics.md)",
+             .default_doc = "none: one fluid (fluid.rest_density, solver.xsph)",
+             .written = scene_has_materials),
     KEY_SECTION("fluid", FLUID_TABLE, "the particles and where they start"),
     KEY_VEC3("gravity", pbf_scene, world.gravity, ANY_VALUE, "m/s^2", "external acceleration"),
     KEY_LIST("colliders", pbf_scene, colliders, collider_count,

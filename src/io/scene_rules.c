@@ -164,6 +164,7 @@ pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char
                              void *base, int index) {
     (void)path, (void)index;
     pbf_scene *s = base;
+    TRY(scene_materials_apply(c, object, s)); /* several fluids: their world def */
     const int absent = scene_member(object, "blocks") == NULL;
     if (absent) { /* still checked against the domain */
         s->block_count = 1;

@@ -74,4 +74,16 @@ pbf_status scene_emitter_check(const scene_ctx *c, const cJSON *object, const ch
 int scene_has_flow(const void *scene);
 int scene_emitter_stops(const void *emitter);
 
+/* The materials section's hooks (scene_material_rules.c). */
+void scene_material_defaults(void *material);
+int scene_has_materials(const void *scene);
+int scene_block_has_material(const void *block);
+int scene_emitter_has_material(const void *emitter);
+pbf_status scene_material_check(const scene_ctx *c, const cJSON *object, const char *path,
+                                void *base, int index);
+pbf_status scene_material_name(const scene_ctx *c, const scene_key *key, const cJSON *item,
+                               const cJSON *parent, const char *path, void *base);
+/* Called by scene_fluid_check: the world def the materials give. */
+pbf_status scene_materials_apply(const scene_ctx *c, const cJSON *fluid, pbf_scene *s);
+
 #endif /* PBF_IO_SCENE_RULES_H */

@@ -32,6 +32,7 @@ static pbf_status check_supported(const pbf_world *w, char *err, size_t err_size
                        : w->params.surface_tension_on ? "surface tension (material)"
                        : w->params.adhesion_on ? "adhesion (material)"
                        : w->params.viscosity_on ? "the viscosity solve (fluid.viscosity)"
+                       : w->def.phase_count > 0 ? "several fluids (materials)"
                        : w->params.surface_drag > 0.0f ? "surface drag (fluid.surface_drag)"
                        : w->def.solver.target_error > 0.0f
                            ? "error control (solver.target_error > 0; use a fixed "

@@ -551,6 +551,66 @@ static int test_reference_image(void) {
 }
 
 /* A cube map sky: six faces of one colour fill every sky pixel with it. */
+/* Several fluids: each tinted by its own absorption. With every phase at def.absorption the
+ * image is the one-fluid image; with the right half's fluid absorbing blue most (0.5, 3, 40 per
+ * m against water's 8, 3, 1.5) the right of the image turns from blue towards yellow (R − B up
+ * by 5.8 levels, from −12.3: the colour of thick fluid is def.fluid_color, shared), and the left
+ * stays as it was. */
+static int test_phase_tint(void) {
+    pbf_renderer *r = make_renderer(PBF_LOOK_FLUID, PBF_PASS_ALL);
+    ENSURE(r != NULL);
+    const pbf_render_def def = pbf_default_render_def();
+    pbf_render_scene s = fixture_scene(&fx);
+    uint8_t *phases = malloc((size_t)fx.count);
+    uint8_t *a = malloc(4 * W * H), *b = malloc(4 * W * H), *c = malloc(4 * W * H);
+    float *depth = malloc(W * H * sizeof *depth);
+    ENSURE(phases && a && b && c && depth);
+    for (int i = 0; i < fx.count; ++i) phases[i] = fx.positions[3 * i] >= 0.5f;
+    ENSURE(render_rgba(r, &s, a) == 0);
+    ENSURE(pbf_renderer_read_buffer(r, PBF_BUFFER_DEPTH, depth, err, sizeof err) == PBF_OK);
+    s.phases = phases;
+    s.phase_count = 2;
+    for (int k = 0; k < 2; ++k)
+        for (int j = 0; j < 3; ++j) s.phase_absorption[k][j] = def.absorption[j];
+    ENSURE(render_rgba(r, &s, b) == 0);
+    s.phase_absorption[1][0] = 0.5f, s.phase_absorption[1][2] = 40.0f;
+    ENSURE(render_rgba(r, &s, c) == 0);
+    int same_max = 0, n_left = 0, n_right = 0;
+    double left_diff = 0.0, right_a = 0.0, right_c = 0.0;
+    for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x) {
+            int i = y * W + x;
+            for (int k = 0; k < 3; ++k) {
+                int d = abs((int)a[4 * i + k] - (int)b[4 * i + k]);
+                same_max = d > same_max ? d : same_max;
+            }
+            if (!(depth[i] > 0.0f)) continue;
+            if (x < W / 4) {
+                for (int k = 0; k < 3; ++k) left_diff += abs((int)a[4 * i + k] - (int)c[4 * i + k]);
+                ++n_left;
+            } else if (x > 3 * W / 4) {
+                right_a += (double)a[4 * i] - a[4 * i + 2];
+                right_c += (double)c[4 * i] - c[4 * i + 2];
+                ++n_right;
+            }
+        }
+    printf("  phases at one absorption: largest difference %d; left |diff| %.2f, right R-B "
+           "%.1f -> %.1f\n",
+           same_max, left_diff / (3.0 * (n_left ? n_left : 1)), right_a / (n_right ? n_right : 1),
+           right_c / (n_right ? n_right : 1));
+    free(phases);
+    free(a);
+    free(b);
+    free(c);
+    free(depth);
+    pbf_renderer_destroy(r);
+    ENSURE(n_left > 100 && n_right > 100);
+    ENSURE(same_max <= 2);
+    ENSURE(left_diff / (3.0 * n_left) < 2.0);
+    ENSURE(right_c / n_right > right_a / n_right + 4.0);
+    return 0;
+}
+
 static int test_cubemap_sky(void) {
     static const char *faces[6] = {"px", "nx", "py", "ny", "pz", "nz"};
     uint8_t face[8 * 8 * 4];
@@ -677,6 +737,7 @@ int main(void) {
     RUN_TEST(test_spheres_look);
     RUN_TEST(test_ellipsoid_splats);
     RUN_TEST(test_reference_image);
+    RUN_TEST(test_phase_tint);
     RUN_TEST(test_cubemap_sky);
     RUN_TEST(test_text_overlay);
     RUN_TEST(test_timings_and_errors);

@@ -213,6 +213,13 @@ typedef struct pbf_render_scene {
     const pbf_render_mesh *meshes;
     /* position == target (e.g. all zero) means pbf_render_default_camera of the domain. */
     pbf_camera_def camera;
+    /* Several fluids (the fluid look): each particle's phase (count entries, in the order of
+     * positions) and each phase's Beer-Lambert absorption per metre, RGB. With phases the
+     * fluid is tinted by the absorption of the fluid along each ray, and def.absorption is
+     * unused; NULL (default): one fluid, def.absorption. */
+    const uint8_t *phases;
+    int phase_count;                 /* [1, PBF_MAX_PHASES] with phases */
+    float phase_absorption[PBF_MAX_PHASES][3];
 } pbf_render_scene;
 
 PBF_API pbf_render_scene pbf_default_render_scene(void);

@@ -31,8 +31,10 @@ def main():
             fail(f"frame {k}: time {time} in frames.pvd, {want} in stats.csv")
         vtu = read_vtu(path)
         ply = read_ply(path[:-4] + ".ply")
-        for name in ("Points", "velocity", "density", "id"):
-            if vtu[name] != ply[name]:  # the same floats, bit for bit
+        if ("phase" in vtu) != ("phase" in ply):
+            fail(f"{path}: a phase in only one of the .vtu and the PLY")
+        for name in ("Points", "velocity", "density", "id", "phase"):
+            if name in ply and vtu[name] != ply[name]:  # the same values, bit for bit
                 fail(f"{path}: {name} differs from the PLY")
         n = int(stats[k]["particles"])
         if len(vtu["id"]) != n or sorted(set(vtu["id"])) != vtu["id"]:

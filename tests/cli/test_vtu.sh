@@ -14,6 +14,19 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
     --format ply,vtu --out "$TMP/run" --quiet || fail "pbf run exited $?"
 python3 "$SRC/tests/cli/check_vtu.py" "$TMP/run" 6 || fail "check_vtu.py"
 
+# Two fluids: each particle's phase in both files.
+"$PBF" run "$SRC/scenes/oil_water.json" --set fluid.particle_radius=0.01 --frames 2 \
+    --format ply,vtu --out "$TMP/phases" --quiet || fail "pbf run oil_water exited $?"
+python3 "$SRC/tests/cli/check_vtu.py" "$TMP/phases" 2 || fail "check_vtu.py, two fluids"
+SRC="$SRC" python3 - "$TMP/phases/frame_00002.vtu" <<'PY' || fail "phases of oil_water"
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "cli"))
+from vtu_read import read_vtu
+phase = read_vtu(sys.argv[1])["phase"]
+assert sorted(set(phase)) == [0, 1], sorted(set(phase))
+print(f"two fluids: {phase.count(0)} and {phase.count(1)} particles by phase")
+PY
+
 # Killed after a few frames: frames.pvd names only frames that exist.
 "$PBF" run "$SRC/scenes/dam_break.json" --set fluid.particle_radius=0.015 --frames 10000 \
     --format vtu --out "$TMP/killed" --quiet &

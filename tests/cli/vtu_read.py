@@ -83,17 +83,25 @@ def read_pvd(path):
 
 
 def read_ply(path):
-    """pbf's own PLY (include/pbf/export.h): {"Points", "velocity", "density", "id"}."""
+    """pbf's own PLY (include/pbf/export.h): {"Points", "velocity", "density", "id"}, and
+    "phase" when the file has that property (a world of several fluids)."""
     data = open(path, "rb").read()
     end = data.index(b"end_header\n") + len(b"end_header\n")
-    n = int([l for l in data[:end].split(b"\n") if l.startswith(b"element vertex")][0].split()[2])
+    header = data[:end].split(b"\n")
+    n = int([l for l in header if l.startswith(b"element vertex")][0].split()[2])
+    phases = b"property int phase" in header
     out = {"Points": [], "velocity": [], "density": [], "id": []}
+    if phases:
+        out["phase"] = []
+    size = 36 if phases else 32
     for i in range(n):
-        x, y, z, vx, vy, vz, rho, pid = struct.unpack_from("<7fi", data, end + 32 * i)
+        x, y, z, vx, vy, vz, rho, pid = struct.unpack_from("<7fi", data, end + size * i)
         out["Points"].append((x, y, z))
         out["velocity"].append((vx, vy, vz))
         out["density"].append(rho)
         out["id"].append(pid)
+        if phases:
+            out["phase"].append(struct.unpack_from("<i", data, end + size * i + 32)[0])
     return out
 
 

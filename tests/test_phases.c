@@ -382,8 +382,8 @@ static int test_scene(void) {
         {"{\"materials\": [{\"name\": \"water\"}], \"fluid\": {\"blocks\": [{\"material\": "
          "\"oil\"}]}}",
          "'fluid.blocks[0].material' names an unknown material \"oil\""},
-        {"{\"materials\": [{\"name\": \"water\", \"viscosity\": -1}]}",
-         "materials[0].viscosity"},
+        {"{\"materials\": [{\"name\": \"water\", \"xsph\": -1}]}",
+         "materials[0].xsph"},
         {"{\"materials\": [{\"name\": \"water\", \"density\": -1}]}", "materials[0].density"},
         {"{\"materials\": [{\"name\": \"a\"}, {\"name\": \"b\", \"density\": 125}]}",
          "'materials[1].density' 125 kg/m^3 is 8:1"},

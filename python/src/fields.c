@@ -44,7 +44,26 @@ const pbfpy_field pbfpy_solver_fields[] = {
     PBFPY_END,
 };
 
-/* The flat fields of pbf_world_def; `solver` and `wall_motion` are added by World.settings(). */
+/* pbf_material_def: the fluid's surface tension, viscosity and surface drag. */
+static const pbfpy_field material_fields[] = {
+    F(pbf_material_def, surface_tension, PBFPY_FLOAT),
+    F(pbf_material_def, viscosity, PBFPY_FLOAT),
+    F(pbf_material_def, viscosity_iterations, PBFPY_INT),
+    F(pbf_material_def, viscosity_tolerance, PBFPY_FLOAT),
+    F(pbf_material_def, surface_drag, PBFPY_FLOAT),
+    PBFPY_END,
+};
+
+/* pbf_phase_def: one fluid of several. */
+static const pbfpy_field phase_fields[] = {
+    F(pbf_phase_def, density, PBFPY_FLOAT),
+    F(pbf_phase_def, xsph, PBFPY_FLOAT),
+    F(pbf_phase_def, gravity_scale, PBFPY_FLOAT),
+    PBFPY_END,
+};
+
+/* The flat fields of pbf_world_def; `solver`, `wall_motion`, `material` and `phases` are added
+ * by World.settings(). */
 const pbfpy_field pbfpy_world_fields[] = {
     F(pbf_world_def, particle_radius, PBFPY_FLOAT),
     F(pbf_world_def, kernel_scale, PBFPY_FLOAT),
@@ -420,10 +439,20 @@ PyObject *pbfpy_world_def_dict(const pbf_world_def *def) {
         if (w == NULL || pbfpy_dict_set(walls, wall_names[k], w) < 0) Py_CLEAR(walls);
         Py_XDECREF(w);
     }
-    if (walls == NULL || pbfpy_dict_set(d, "solver", solver) < 0 ||
-        pbfpy_dict_set(d, "wall_motion", walls) < 0)
+    PyObject *material = walls != NULL ? pbfpy_fields_dict(&def->material, material_fields) : NULL;
+    PyObject *phases = material != NULL ? PyList_New(0) : NULL;
+    for (int k = 0; phases != NULL && k < def->phase_count && k < PBF_MAX_PHASES; ++k) {
+        PyObject *ph = pbfpy_fields_dict(&def->phases[k], phase_fields);
+        if (ph == NULL || PyList_Append(phases, ph) < 0) Py_CLEAR(phases);
+        Py_XDECREF(ph);
+    }
+    if (phases == NULL || pbfpy_dict_set(d, "solver", solver) < 0 ||
+        pbfpy_dict_set(d, "wall_motion", walls) < 0 ||
+        pbfpy_dict_set(d, "material", material) < 0 || pbfpy_dict_set(d, "phases", phases) < 0)
         Py_CLEAR(d);
     Py_XDECREF(solver);
     Py_XDECREF(walls);
+    Py_XDECREF(material);
+    Py_XDECREF(phases);
     return d;
 }

@@ -93,6 +93,22 @@ def test_materials_and_scorr_fields():
         world.add_collider("sphere", center=(0.5, 0.2, 0.25), radius=0.1, friction=-1)
     world.set_solver(scorr_deficit=0.0, scorr_iterations=0)
     assert world.settings()["solver"]["scorr_deficit"] == 0.0
+    assert settings["material"]["viscosity"] == 0.0 and settings["phases"] == []
+
+
+def test_materials_of_a_scene():
+    scene = pbf.Scene.from_dict({
+        "domain": {"max": [0.4, 0.4, 0.2]},
+        "fluid": {"particle_radius": 0.01, "viscosity": 0.01, "surface_drag": 2.0,
+                  "blocks": [{"min": [0, 0, 0], "max": [0.2, 0.1, 0.2], "material": "water"},
+                             {"min": [0.2, 0, 0], "max": [0.4, 0.1, 0.2], "material": "oil"}]},
+        "materials": [{"name": "water", "density": 1000},
+                      {"name": "oil", "density": 800, "gravity_scale": 0.9}]})
+    settings = pbf.World(scene, fill=False, threads=1).settings()
+    assert settings["material"]["viscosity"] == pytest.approx(0.01)
+    assert settings["material"]["surface_drag"] == pytest.approx(2.0)
+    assert [p["density"] for p in settings["phases"]] == pytest.approx([1000, 800])
+    assert settings["phases"][1]["gravity_scale"] == pytest.approx(0.9)
 
 
 def test_profile_and_stats(coarse_scene):

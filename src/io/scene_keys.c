@@ -88,8 +88,8 @@ static const scene_key MATERIAL_KEYS[] = {
     KEY_FLOAT("density", pbf_scene_material, phase.density, ABOVE(0.0), "kg/m^3",
               "rest density ρ0; a particle's mass is ρ0 (2r)^3. Any two materials at most "
               "6:1 apart (the measured range, docs/physics.md)"),
-    KEY_FLOAT("viscosity", pbf_scene_material, phase.xsph, CLOSED(0.0, 1.0), "",
-              "XSPH viscosity c of this fluid (replaces solver.xsph for its particles)"),
+    KEY_FLOAT("xsph", pbf_scene_material, phase.xsph, CLOSED(0.0, 1.0), "",
+              "XSPH viscosity c of this fluid (replaces solver.xsph for its particles; the implicit viscosity is fluid.viscosity, in m^2/s)"),
     KEY_FLOAT("surface_tension", pbf_scene_material, surface_tension, CLOSED(0.0, 10.0), "N/m",
               "surface tension σ as fluid.surface_tension; the same for every material (for now)"),
     KEY_FLOAT("gravity_scale", pbf_scene_material, phase.gravity_scale, CLOSED(-10.0, 10.0), "",

@@ -425,7 +425,8 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
     pbf__cuda_pull(w); /* cuda: the host arrays below must be the device's state */
     const size_t n = (size_t)w->count;
     char why[PBF_ERROR_SIZE];
-    if (pbf__check_memory(1024.0 + 36.0 * (double)n + (double)app_size,
+    const double diffuse = w->diffuse ? 29.0 * (double)w->diffuse->count : 0.0;
+    if (pbf__check_memory(1024.0 + 36.0 * (double)n + diffuse + (double)app_size,
                           "the checkpoint's buffer", why, sizeof why) != 0) {
         set_error(err, err_size, "cannot write '%s': the checkpoint %s", path, why);
         return PBF_ERR_OUT_OF_MEMORY;

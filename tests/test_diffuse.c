@@ -155,7 +155,7 @@ static int threads_bit_identical(void) {
     pbf_diffuse_def d = pbf_default_diffuse_def();
     pbf_world *a = dam(1, &d), *b = dam(2, &d);
     ENSURE(a != NULL && b != NULL);
-    ENSURE(steps(a, 45) == 0 && steps(b, 45) == 0);
+    ENSURE(steps(a, 30) == 0 && steps(b, 30) == 0);
     ENSURE(pbf_world_diffuse_count(a) > 0);
     ENSURE(same_set(a, b));
     ENSURE(pbf_world_hash(a) == pbf_world_hash(b));
@@ -164,17 +164,17 @@ static int threads_bit_identical(void) {
     return 0;
 }
 
-/* Saved at 0.5 s and resumed, the next 0.25 s give the same diffuse set and fluid as going on. */
+/* Saved at 0.4 s and resumed, the next 0.2 s give the same diffuse set and fluid as going on. */
 static int checkpoint_resume_bit_identical(void) {
     pbf_diffuse_def d = pbf_default_diffuse_def();
     pbf_world *w = dam(0, &d);
     ENSURE(w != NULL);
-    ENSURE(steps(w, 30) == 0);
+    ENSURE(steps(w, 24) == 0);
     ENSURE(pbf_world_diffuse_count(w) > 0);
     char path[64], err[512];
     snprintf(path, sizeof path, "test_diffuse_%d.ckpt", (int)getpid());
     ENSURE(pbf_checkpoint_save(w, path, NULL, 0, err, sizeof err) == PBF_OK);
-    ENSURE(steps(w, 15) == 0);
+    ENSURE(steps(w, 12) == 0);
     pbf_checkpoint *ck = NULL;
     ENSURE(pbf_checkpoint_open(path, &ck, err, sizeof err) == PBF_OK);
     pbf_world *r = NULL;
@@ -185,7 +185,7 @@ static int checkpoint_resume_bit_identical(void) {
     ENSURE(st == PBF_OK);
     pbf_diffuse_def back;
     ENSURE(pbf_world_get_diffuse_def(r, &back) && memcmp(&back, &d, sizeof d) == 0);
-    ENSURE(steps(r, 15) == 0);
+    ENSURE(steps(r, 12) == 0);
     ENSURE(same_set(w, r));
     ENSURE(pbf_world_hash(w) == pbf_world_hash(r));
     ENSURE(pbf_world_diffuse_generated(w) == pbf_world_diffuse_generated(r));
@@ -199,7 +199,7 @@ static int fluid_untouched(void) {
     pbf_diffuse_def d = pbf_default_diffuse_def();
     pbf_world *on = dam(0, &d), *off = dam(0, NULL);
     ENSURE(on != NULL && off != NULL);
-    ENSURE(steps(on, 30) == 0 && steps(off, 30) == 0);
+    ENSURE(steps(on, 24) == 0 && steps(off, 24) == 0);
     ENSURE(pbf_world_diffuse_count(on) > 0 && pbf_world_diffuse_count(off) == 0);
     ENSURE(pbf_world_hash(on) == pbf_world_hash(off));
     pbf_world_destroy(on);

@@ -257,6 +257,25 @@ static void compact(pbf_diffuse *D) {
     D->count = out;
 }
 
+/* Runs the statements given last for each neighbour j of fluid particle i (at xi): from the
+ * substep's neighbour list when the world keeps one (pairs found at the predicted positions:
+ * a pair now beyond h gets zero weight from every kernel used here), else the 27-cell walk. */
+#define DIFFUSE_FOR_NEIGHBORS(w, p, i, xi, j, ...)                                                 \
+    do {                                                                                           \
+        if ((w)->def.neighbor_mode == PBF_NEIGHBOR_LIST) {                                         \
+            const uint32_t *s_ = (w)->neighbors.start, *nb_ = (w)->neighbors.index;                \
+            for (uint32_t e_ = s_[i]; e_ < s_[(i) + 1]; ++e_) {                                    \
+                const int j = (int)nb_[e_];                                                        \
+                __VA_ARGS__                                                                        \
+            }                                                                                      \
+        } else {                                                                                   \
+            PBF_FOR_EACH_CELL_NEIGHBOR(&(w)->grid, p, (w)->params.h2, i, xi, j, l_, {             \
+                (void)l_;                                                                          \
+                __VA_ARGS__                                                                        \
+            });                                                                                    \
+        }                                                                                          \
+    } while (0)
+
 /* The outward unit surface normal of every fluid particle (0 inside the fluid). */
 static void normals(pbf_world *w, pbf_diffuse *D, int nt) {
     const pbf_params *P = &w->params;
@@ -266,8 +285,7 @@ static void normals(pbf_world *w, pbf_diffuse *D, int nt) {
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i), gsum = v3(0.0f, 0.0f, 0.0f);
-        PBF_FOR_EACH_CELL_NEIGHBOR(&w->grid, p, P->h2, i, xi, j, l, {
-            (void)l;
+        DIFFUSE_FOR_NEIGHBORS(w, p, i, xi, j, {
             if (j >= n) continue;
             pbf_v3 dx = v3_sub(xi, v3_load(p, j));
             gsum = v3_add(gsum, pbf_spiky_grad(dx, v3_len(dx), P));
@@ -299,8 +317,7 @@ static void spawn_counts(pbf_world *w, pbf_diffuse *D, int nt) {
         const int crest = v3_dot(ni, ni) > 0.0f && speed > 0.0f &&
                           v3_dot(vi, ni) >= CREST_ALIGNMENT * speed;
         float ta = 0.0f, wc = 0.0f;
-        PBF_FOR_EACH_CELL_NEIGHBOR(&w->grid, p, P->h2, i, xi, j, l, {
-            (void)l;
+        DIFFUSE_FOR_NEIGHBORS(w, p, i, xi, j, {
             if (j >= n) continue;
             pbf_v3 xij = v3_sub(xi, v3_load(p, j));
             float r = v3_len(xij);

@@ -8,6 +8,7 @@
 
 #include "pbf/checkpoint.h"
 #include "pbf/diffuse.h"
+#include "kernels.h"
 #include "pbf/scene.h"
 #include "test.h"
 
@@ -66,6 +67,37 @@ static int same_set(const pbf_world *a, const pbf_world *b) {
     free(sa);
     free(sb);
     return same;
+}
+
+/* The per-pair terms of kernels.h: the clamp, the weight, trapped air only for particles
+ * approaching each other (twice |v| head-on, 0 moving apart), the crest only for a neighbour
+ * behind the normal, and the hash's draws uniform in [0, 1). */
+static int kernel_terms(void) {
+    ENSURE(pbf_diffuse_clamp(0.5f, 1.0f, 3.0f) == 0.0f);
+    ENSURE(pbf_diffuse_clamp(2.0f, 1.0f, 3.0f) == 0.5f);
+    ENSURE(pbf_diffuse_clamp(9.0f, 1.0f, 3.0f) == 1.0f);
+    ENSURE(pbf_diffuse_weight(0.0f, 0.1f) == 1.0f && pbf_diffuse_weight(0.1f, 0.1f) == 0.0f);
+    const float h = 0.1f, r = 0.05f; /* W̃ = 0.5 */
+    pbf_v3 xij = v3(r, 0.0f, 0.0f);  /* i to the right of j */
+    ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(-1.0f, 0.0f, 0.0f), h), 1.0, 1e-6); /* closing */
+    ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(1.0f, 0.0f, 0.0f), h), 0.0, 1e-6);  /* opening */
+    ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(0.0f, 1.0f, 0.0f), h), 0.5, 1e-6);  /* shear */
+    pbf_v3 up = v3(0.0f, 1.0f, 0.0f), side = v3(1.0f, 0.0f, 0.0f);
+    ENSURE_NEAR(pbf_wave_crest_term(up, side, v3(0.0f, -r, 0.0f), r, h), 0.5, 1e-6);
+    ENSURE(pbf_wave_crest_term(up, side, v3(0.0f, r, 0.0f), r, h) == 0.0f);
+    double sum = 0.0;
+    int below = 0;
+    for (uint32_t k = 0; k < 100000; ++k) {
+        float u = pbf_diffuse_random(k, 7u, 0u);
+        ENSURE(u >= 0.0f && u < 1.0f);
+        sum += u;
+        below += u < 0.25f;
+    }
+    ENSURE_NEAR(sum / 100000.0, 0.5, 0.005);
+    ENSURE_NEAR(below / 100000.0, 0.25, 0.005);
+    ENSURE(pbf_diffuse_random(3u, 7u, 0u) != pbf_diffuse_random(3u, 8u, 0u));
+    ENSURE(pbf_diffuse_random(3u, 7u, 0u) != pbf_diffuse_random(3u, 7u, 1u));
+    return 0;
 }
 
 /* A fluid at rest spawns nothing: its kinetic energy is below energy_min. */
@@ -237,6 +269,7 @@ static int scene_keys(void) {
 }
 
 TEST_MAIN_BEGIN
+RUN_TEST(kernel_terms);
 RUN_TEST(rest_generates_nothing);
 RUN_TEST(dam_break_makes_spray_and_foam);
 RUN_TEST(foam_dies_after_its_lifetime);

@@ -18,6 +18,7 @@
 #include "pbf/surface.h"
 #include "progress.h"
 #include "render_meshes.h"
+#include "render_diffuse.h"
 #include "render_run.h"
 
 /* ---- settings shared by the commands ---------------------------------------------------------- */
@@ -220,6 +221,7 @@ struct render_run {
     int collider_count;
     pbf_collider_def tool; /* the tool's sphere of the frame being drawn */
     pbf_render_mesh meshes[PBF_MAX_MESHES]; /* the mesh solids, posed for the frame drawn */
+    render_diffuse diffuse; /* spray, foam and bubbles of the frame drawn */
     int closed;
     int quiet;
 };
@@ -233,6 +235,7 @@ render_run *render_run_create(void) {
 void render_run_destroy(render_run *rr) {
     if (rr == NULL) return;
     free(rr->colliders);
+    render_diffuse_free(&rr->diffuse);
     free(rr);
 }
 
@@ -295,6 +298,8 @@ static int run_on_frame(const pbf_world *world, int frame, void *user) {
     char err[PBF_ERROR_SIZE];
     pbf_render_scene s =
         world_scene(world, rr->scene, rr->colliders, rr->collider_count, &rr->tool, rr->meshes);
+    if (render_diffuse_from_world(&rr->diffuse, world, &s) != 0)
+        return cli_error("frame %d: out of memory for the diffuse particles", frame);
     if (sink_frame(&rr->sink, &s, frame, err, sizeof err) != 0)
         return cli_error("frame %d: %s", frame, err);
     /* The last frame: finish the video here, so that a failure is the run's exit status. */

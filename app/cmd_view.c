@@ -18,6 +18,7 @@
 #include "pbf/render.h"
 #include "pbf/scene.h"
 #include "render_meshes.h"
+#include "render_diffuse.h"
 
 #ifdef PBF_WITH_GLFW
 #include <GLFW/glfw3.h>
@@ -98,6 +99,9 @@ typedef struct sim_shared {
     int mesh_count;
     float *mesh_vertices[PBF_MAX_MESHES];
     int32_t *mesh_triangles[PBF_MAX_MESHES];
+    /* Spray, foam and bubbles as published (under lock). */
+    render_diffuse diffuse;
+    int diffuse_count;
     int failed;
     char error[PBF_ERROR_SIZE];
     /* Set before the thread starts, read-only after. */
@@ -139,6 +143,12 @@ static int publish(sim_shared *sh, const pbf_world *w) {
     memcpy(sh->velocities, v.velocities, (size_t)v.count * 3 * sizeof(float));
     memcpy(sh->densities, v.densities, (size_t)v.count * sizeof(float));
     sh->count = v.count;
+    pbf_render_scene ds = pbf_default_render_scene(); /* spray, foam and bubbles */
+    if (render_diffuse_from_world(&sh->diffuse, w, &ds) != 0) {
+        pthread_mutex_unlock(&sh->lock);
+        return 1;
+    }
+    sh->diffuse_count = ds.diffuse_count;
     pbf_world_get_domain(w, &sh->domain_min, &sh->domain_max);
     sh->sim_time = pbf_world_time(w);
     sh->profile = pbf_world_get_profile(w);
@@ -558,6 +568,8 @@ int cmd_view(int argc, char **argv) {
 
     /* The window's copy of the state: drawn without holding the lock. */
     float *pos = NULL, *vel = NULL, *rho = NULL;
+    render_diffuse diffuse = {0}; /* the window's copy of the published diffuse particles */
+    int diffuse_count = 0;
     int count = 0, capacity = 0;
     unsigned long seen = 0;
     pbf_vec3 dmin = scene->world.domain_min, dmax = scene->world.domain_max;
@@ -597,6 +609,9 @@ int cmd_view(int argc, char **argv) {
                 memcpy(rho, sh.densities, (size_t)sh.count * sizeof(float));
                 count = sh.count;
             }
+            diffuse_count = render_diffuse_copy(&diffuse, &sh.diffuse, sh.diffuse_count) == 0
+                                ? sh.diffuse_count
+                                : 0;
             dmin = sh.domain_min;
             dmax = sh.domain_max;
             sim_time = sh.sim_time;
@@ -641,6 +656,9 @@ int cmd_view(int argc, char **argv) {
         s.colliders = scene->colliders;
         s.mesh_count = mesh_count;
         s.meshes = meshes;
+        s.diffuse_count = diffuse_count; /* spray, foam and bubbles */
+        s.diffuse_positions = diffuse.positions;
+        s.diffuse_kinds = diffuse.kinds;
         if (has_tool) { /* tool */
             tool_shape.type = PBF_COLLIDER_SPHERE;
             tool_shape.center = tool.position;
@@ -715,6 +733,7 @@ int cmd_view(int argc, char **argv) {
     pthread_mutex_destroy(&sh.lock);
     pthread_cond_destroy(&sh.wake);
     free(sh.positions);
+    render_diffuse_free(&sh.diffuse);
     free(sh.velocities);
     free(sh.densities);
     for (int i = 0; i < PBF_MAX_MESHES; ++i) {
@@ -722,6 +741,7 @@ int cmd_view(int argc, char **argv) {
         free(sh.mesh_triangles[i]);
     }
     free(pos);
+    render_diffuse_free(&diffuse);
     free(vel);
     free(rho);
     pbf_renderer_destroy(renderer);

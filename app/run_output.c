@@ -47,11 +47,13 @@ static int all_digits(const char *s, size_t n) {
     return 1;
 }
 
-/* The length of the prefix of a per-frame file name: "frame_" (particles) or "solids_" (the mesh
- * solids at their pose, pbf_export_solids_write); 0 for other names. */
+/* The length of the prefix of a per-frame file name: "frame_" (particles), "solids_" (the mesh
+ * solids at their pose, pbf_export_solids_write) or "diffuse_" (spray, foam and bubbles,
+ * pbf_export_diffuse_write); 0 for other names. */
 static size_t frame_prefix(const char *name) {
     if (strncmp(name, "frame_", 6) == 0) return 6;
     if (strncmp(name, "solids_", 7) == 0) return 7;
+    if (strncmp(name, "diffuse_", 8) == 0) return 8;
     return 0;
 }
 
@@ -60,7 +62,8 @@ static int has_suffix(const char *name, size_t len, const char *suffix) {
     return len > n && strncmp(name + len - n, suffix, n) == 0;
 }
 
-/* Files a run writes: frame_<digits>.ply|vtk|vtu, solids_<digits>.ply|vtk, frames.pvd, its
+/* Files a run writes: frame_<digits>.ply|vtk|vtu, solids_<digits>.ply|vtk, diffuse_<digits>.ply,
+ * frames.pvd, its
  * checkpoint, and the temporary files
  * "<ours>.tmp.<pid>" that a killed run can leave behind (for frames, stats.csv, scene.json and
  * the checkpoint). An earlier run's checkpoint goes too: resuming it would mix two runs. */
@@ -379,6 +382,16 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
             written[FORMAT_COUNT + f] = path;
         }
     }
+    char *diffuse = NULL; /* spray, foam and bubbles beside the particles, when the scene has them */
+    if (rc == 0 && o->formats != 0 && pbf_world_get_diffuse_def(world, NULL)) {
+        char name[64];
+        snprintf(name, sizeof name, "diffuse_%05d.ply", frame);
+        diffuse = join(o->dir, name);
+        if (diffuse == NULL)
+            rc = frame_fail(o, "out of memory");
+        else if (pbf_export_diffuse_write(world, diffuse, o->error, sizeof o->error) != PBF_OK)
+            rc = 1, free(diffuse), diffuse = NULL;
+    }
     if (rc == 0 && (o->formats & PBF_FORMAT_VTU)) rc = write_pvd(o, frame, pbf_world_time(world));
     if (rc == 0) {
         pbf_stats stats = pbf_world_get_stats(world);
@@ -389,6 +402,8 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
     if (rc == 0) rc = probe_output_row(o->probes, world, frame, o->error, sizeof o->error);
     if (rc == 0) rc = solid_output_row(o->solids, world, frame, o->error, sizeof o->error);
     if (rc != 0) remove_frame_files(o, written);
+    if (rc != 0 && diffuse != NULL) unlink(diffuse);
+    free(diffuse);
     for (size_t f = 0; f < 2 * FORMAT_COUNT; ++f) free(written[f]);
     return rc;
 }

@@ -29,9 +29,13 @@ struct pbf_renderer {
     int thick_w, thick_h;
 
     GLuint prog_background, prog_solid, prog_lines, prog_depth, prog_thickness, prog_spheres,
-        prog_smooth, prog_smooth2d, prog_normal, prog_composite, prog_text, prog_ellipsoid, prog_mesh;
+        prog_smooth, prog_smooth2d, prog_normal, prog_composite, prog_text, prog_ellipsoid, prog_mesh, prog_diffuse;
     GLuint vao_empty, vao_particles, vbo_positions, vbo_scalars, vao_text, vbo_text;
     GLuint vao_ellipsoids, vbo_centers, vbo_axes;
+    GLuint vao_diffuse, vbo_diffuse_positions, vbo_diffuse_kinds; /* diffuse particles */
+    size_t diffuse_positions_capacity, diffuse_kinds_capacity;    /* bytes in their buffers */
+    float *diffuse_kinds; /* CPU side of the kinds, as floats */
+    int diffuse_kinds_size;
     size_t positions_capacity, scalars_capacity; /* bytes in the GL buffers */
     size_t centers_capacity, axes_capacity;
 
@@ -465,6 +469,8 @@ pbf_status pbf_renderer_create(const pbf_render_def *def, pbf_renderer **out, ch
         {&r->prog_ellipsoid, "ellipsoid.vert", pbf_shader_ellipsoid_vert, "ellipsoid_depth.frag",
          pbf_shader_ellipsoid_depth_frag, 0},
         {&r->prog_mesh, "mesh.vert", pbf_shader_mesh_vert, "mesh.frag", pbf_shader_mesh_frag, 0},
+        {&r->prog_diffuse, "diffuse.vert", pbf_shader_diffuse_vert, "diffuse.frag",
+         pbf_shader_diffuse_frag, 0},
     };
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         *programs[i].out = build_program(programs[i].vs_name, programs[i].vs, programs[i].fs_name,
@@ -488,6 +494,17 @@ pbf_status pbf_renderer_create(const pbf_render_def *def, pbf_renderer **out, ch
     glEnableVertexAttribArray(1);
     glVertexAttribPointer(1, 1, GL_FLOAT, GL_FALSE, 0, NULL);
     glVertexAttribDivisor(1, 1);
+    /* diffuse particles: position (location 0) and kind (1), one per point */
+    glGenVertexArrays(1, &r->vao_diffuse);
+    glGenBuffers(1, &r->vbo_diffuse_positions);
+    glGenBuffers(1, &r->vbo_diffuse_kinds);
+    glBindVertexArray(r->vao_diffuse);
+    glBindBuffer(GL_ARRAY_BUFFER, r->vbo_diffuse_positions);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
+    glBindBuffer(GL_ARRAY_BUFFER, r->vbo_diffuse_kinds);
+    glEnableVertexAttribArray(1);
+    glVertexAttribPointer(1, 1, GL_FLOAT, GL_FALSE, 0, NULL);
     /* ellipsoids: centre (location 0) and the three axes (2, 3, 4), one set per instance */
     glGenVertexArrays(1, &r->vao_ellipsoids);
     glGenBuffers(1, &r->vbo_centers);
@@ -552,20 +569,25 @@ void pbf_renderer_destroy(pbf_renderer *r) {
     if (r == NULL) return;
     GLuint progs[] = {r->prog_background, r->prog_solid, r->prog_lines, r->prog_depth,
                       r->prog_thickness, r->prog_spheres, r->prog_smooth, r->prog_smooth2d, r->prog_normal,
-                      r->prog_composite, r->prog_text, r->prog_ellipsoid, r->prog_mesh};
+                      r->prog_composite, r->prog_text, r->prog_ellipsoid, r->prog_mesh,
+                      r->prog_diffuse};
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; ++i) {
         if (progs[i]) glDeleteProgram(progs[i]);
     }
     delete_targets(r);
     mesh_slots_free(&r->meshes);
-    GLuint vaos[] = {r->vao_empty, r->vao_particles, r->vao_text, r->vao_ellipsoids};
-    GLuint bufs[] = {r->vbo_positions, r->vbo_scalars, r->vbo_text, r->vbo_centers, r->vbo_axes};
+    GLuint vaos[] = {r->vao_empty, r->vao_particles, r->vao_text, r->vao_ellipsoids,
+                     r->vao_diffuse};
+    GLuint bufs[] = {r->vbo_positions,         r->vbo_scalars,         r->vbo_text,
+                     r->vbo_centers,           r->vbo_axes,            r->vbo_diffuse_positions,
+                     r->vbo_diffuse_kinds};
     GLuint texs[] = {r->tex_font, r->tex_sky};
-    glDeleteVertexArrays(4, vaos);
-    glDeleteBuffers(5, bufs);
+    glDeleteVertexArrays(5, vaos);
+    glDeleteBuffers(7, bufs);
     glDeleteTextures(2, texs);
     if (r->queries[0]) glDeleteQueries(STAGE_COUNT + 1, r->queries);
     free(r->scalars);
+    free(r->diffuse_kinds);
     free(r->centers);
     free(r->axes);
     free(r->text_vertices);
@@ -719,6 +741,50 @@ static pbf_status compute_scalars(pbf_renderer *r, const pbf_render_scene *s, fl
     }
     range[0] = lo;
     range[1] = hi;
+    return PBF_OK;
+}
+
+static void upload(GLuint buffer, size_t *capacity, const void *data, size_t bytes);
+
+/* Diffuse particles (spray, foam, bubbles) as points over the composited frame, depth-tested
+ * against the fluid and the solids (diffuse.vert lifts foam and spray off the surface). */
+static pbf_status draw_diffuse(pbf_renderer *r, const pbf_render_scene *s, const float sun[3],
+                               float checker, float fog, float pixels_per_m, char *err,
+                               size_t err_size) {
+    const int count = s->diffuse_count;
+    if (count > r->diffuse_kinds_size) {
+        float *k = realloc(r->diffuse_kinds, (size_t)count * sizeof *k);
+        if (k == NULL) {
+            if (err && err_size) snprintf(err, err_size, "out of memory for %d diffuse particles", count);
+            return PBF_ERR_OUT_OF_MEMORY;
+        }
+        r->diffuse_kinds = k;
+        r->diffuse_kinds_size = count;
+    }
+    for (int i = 0; i < count; ++i)
+        r->diffuse_kinds[i] = s->diffuse_kinds ? (float)s->diffuse_kinds[i] : 1.0f;
+    upload(r->vbo_diffuse_positions, &r->diffuse_positions_capacity, s->diffuse_positions,
+           (size_t)count * 3 * sizeof(float));
+    upload(r->vbo_diffuse_kinds, &r->diffuse_kinds_capacity, r->diffuse_kinds,
+           (size_t)count * sizeof(float));
+    glEnable(GL_DEPTH_TEST);
+    glDepthFunc(GL_LEQUAL);
+    glDepthMask(GL_FALSE);
+    glEnable(GL_BLEND);
+    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ZERO, GL_ONE);
+    glEnable(GL_PROGRAM_POINT_SIZE);
+    GLuint p = r->prog_diffuse;
+    glUseProgram(p);
+    set_common(r, p, s, sun, checker, fog);
+    uniform1f(p, "u_point_m", 0.8f * s->particle_radius);
+    uniform1f(p, "u_pixels_per_m", pixels_per_m);
+    uniform1f(p, "u_lift", 2.0f * s->particle_radius);
+    glBindVertexArray(r->vao_diffuse);
+    glDrawArrays(GL_POINTS, 0, count);
+    glBindVertexArray(r->vao_empty);
+    glDisable(GL_PROGRAM_POINT_SIZE);
+    glDisable(GL_BLEND);
+    glDisable(GL_DEPTH_TEST);
     return PBF_OK;
 }
 
@@ -1052,6 +1118,13 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
         glDrawArrays(GL_LINES, 0, 24);
         glDisable(GL_BLEND);
         glDisable(GL_DEPTH_TEST);
+    }
+    if (s->diffuse_count > 0 && s->diffuse_positions != NULL) {
+        st = draw_diffuse(r, s, sun, checker, fog, pixels_per_m, err, n);
+        if (st != PBF_OK) {
+            end_stage();
+            return st;
+        }
     }
     end_stage();
 

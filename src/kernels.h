@@ -1454,4 +1454,47 @@ PBF_KERNEL_INLINE pbf_v3 pbf_tool_couple(pbf_v3 x, pbf_v3 v, float rho, const pb
     return v3_madd(v, v3_add(fa, fd), -p->dt / p->mass);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Diffuse particles: spray, foam and bubbles (Ihmsen et al. 2012; include/pbf/diffuse.h). */
+
+/* The radially symmetric weight W̃(r) = 1 − r/h of the potentials, 0 beyond h. */
+PBF_KERNEL_INLINE float pbf_diffuse_weight(float r, float h) { return r < h ? 1.0f - r / h : 0.0f; }
+
+/* Φ(I, lo, hi) = (min(I, hi) − min(I, lo)) / (hi − lo): 0 below lo, 1 above hi. */
+PBF_KERNEL_INLINE float pbf_diffuse_clamp(float I, float lo, float hi) {
+    return (pbf_minf(I, hi) - pbf_minf(I, lo)) / (hi - lo);
+}
+
+/* One neighbour's share of the trapped-air potential: |v_ij| (1 − v̂_ij · x̂_ij) W̃, with
+ * x_ij = x_i − x_j at distance r > 0 and v_ij = v_i − v_j. */
+PBF_KERNEL_INLINE float pbf_trapped_air_term(pbf_v3 xij, float r, pbf_v3 vij, float h) {
+    float vl = v3_len(vij);
+    if (!(vl > 0.0f) || !(r > 0.0f)) return 0.0f;
+    return vl * (1.0f - v3_dot(vij, xij) / (vl * r)) * pbf_diffuse_weight(r, h);
+}
+
+/* One neighbour's share of the wave-crest curvature: (1 − n̂_i · n̂_j) W̃ when j lies behind
+ * i's surface normal (x_j − x_i) · n̂_i < 0 (a convex surface), else 0. xji = x_j − x_i. */
+PBF_KERNEL_INLINE float pbf_wave_crest_term(pbf_v3 ni, pbf_v3 nj, pbf_v3 xji, float r,
+                                            float h) {
+    if (v3_dot(xji, ni) >= 0.0f) return 0.0f;
+    return (1.0f - v3_dot(ni, nj)) * pbf_diffuse_weight(r, h);
+}
+
+/* A counter-based hash (a 32-bit finalizer over three words) to a float in [0, 1): the same
+ * draw for the same particle id, substep and channel, whatever the thread count. */
+PBF_KERNEL_INLINE uint32_t pbf_diffuse_mix(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+PBF_KERNEL_INLINE float pbf_diffuse_random(uint32_t id, uint32_t step, uint32_t channel) {
+    uint32_t h = pbf_diffuse_mix(id * 0x9e3779b9u ^ pbf_diffuse_mix(step + 0x632be5abu));
+    h = pbf_diffuse_mix(h ^ (channel * 0x85ebca6bu + 0x27d4eb2fu));
+    return (float)(h >> 8) * (1.0f / 16777216.0f);
+}
+
 #endif /* PBF_KERNELS_H */

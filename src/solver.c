@@ -17,6 +17,7 @@
 #include "cpu_passes.h" /* the vectorized list passes */
 #include "energy_audit.h" /* the energy audit: marks after the stages, when it is on */
 #include "viscosity.h" /* implicit viscosity and surface drag: hooks marked "viscosity" */
+#include "diffuse.h" /* spray, foam and bubbles: one hook marked "diffuse" below */
 
 #define PI_D 3.14159265358979323846
 
@@ -633,6 +634,10 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf_status wd = watchdog(w); /* the instability watchdog, every substep */
     if (w->halo) wd = w->halo_hook(w, PBF_HALO_AGREE, wd); /* all processes stop, or none */
     if (wd != PBF_OK) return wd;
+    if (w->diffuse) { /* diffuse: moved by and spawned from the substep's final fluid state */
+        pbf_status ds = pbf__diffuse_substep(w, nt);
+        if (ds != PBF_OK) return ds;
+    }
 
     /* the corrected positions become the state */
     float *x = w->x;

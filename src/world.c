@@ -11,6 +11,7 @@
 #include "geometry/meshes.h" /* mesh solids: freed, counted and kept after the colliders */
 #include "emitter.h" /* emitters and sinks: freed and counted here */
 #include "viscosity.h" /* the viscosity solve's scratch: freed here */
+#include "diffuse.h" /* diffuse particles: freed and counted here */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
 #include "world_internal.h"
 
@@ -205,6 +206,7 @@ void pbf_world_destroy(pbf_world *w) {
     pbf__meshes_free(w);
     pbf__flow_free(w);   /* emitters and sinks */
     pbf__viscosity_free(w);
+    pbf__diffuse_free(w);
     if (w->halo_free) w->halo_free(w); /* a world split over processes (src/mpi/) */
     free(w->grid.cell_start);
     free(w->grid.cursor);
@@ -483,7 +485,8 @@ size_t pbf_world_memory_bytes(const pbf_world *w) {
            ((size_t)w->capacity + 1) * sizeof(uint32_t) +
            w->neighbors.index_capacity * (sizeof(uint32_t) + sizeof(float)) + /* index, pair_g */
            ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t) + pbf__tool_memory_bytes(w) +
-           pbf__meshes_memory_bytes(w) + pbf__flow_memory_bytes(w);
+           pbf__meshes_memory_bytes(w) + pbf__flow_memory_bytes(w) +
+           pbf__diffuse_memory_bytes(w);
 }
 
 /* The slots in increasing id order. While no particle was removed the ids are 0..count-1 and

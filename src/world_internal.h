@@ -86,6 +86,10 @@ struct pbf_world {
      * NULL when the world has none. */
     struct pbf_flow *flow;
 
+    /* Diffuse particles: spray, foam, bubbles (src/diffuse.c, include/pbf/diffuse.h): NULL when
+     * they are off. */
+    struct pbf_diffuse *diffuse;
+
     /* The implicit viscosity solve's scratch (src/viscosity.c): NULL until its first substep. */
     struct pbf_viscosity *viscosity;
 

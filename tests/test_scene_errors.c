@@ -170,7 +170,7 @@ static int test_unknown_keys(void) {
     ENSURE_EXACT("{\"colour\": 1}",
                  SRC ": unknown key 'colour' (expected one of: name, domain, materials, fluid, "
                      "gravity, colliders, meshes, solver, time, camera, output, tool, probes, "
-                     "flow)");
+                     "flow, diffuse)");
     ENSURE_ERROR("{\"output\": {\"path\": \"x\"}}", PBF_ERR_PARSE, "unknown key 'output.path'",
                  "expected one of: dir, format");
     /* a key of another collider type is not silently ignored */
@@ -565,6 +565,7 @@ static int test_shipped_scenes(void) {
         {"moving_wall.json", "moving_wall", 11250},
         {"cube_drop.json", "cube_drop", 27000},
         {"river.json", "river", 3555}, /* plus the inflow: flow.capacity 28,593 */
+        {"splash.json", "splash", 6144}, /* with spray, foam and bubbles */
     };
     static pbf_scene s;
     char err[PBF_ERROR_SIZE], path[PBF_SCENE_PATH_SIZE];

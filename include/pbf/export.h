@@ -88,6 +88,12 @@ PBF_API pbf_status pbf_export_read(const char *path, pbf_particles *out, char *e
 PBF_API pbf_status pbf_export_solids_write(const pbf_world *world, pbf_format format,
                                            const char *path, char *err, size_t err_size);
 
+/* The world's diffuse particles (include/pbf/diffuse.h) as a binary little-endian PLY file:
+ * per vertex x y z vx vy vz (float), kind (uchar: 0 spray, 1 foam, 2 bubble), lifetime (float,
+ * s), in the set's order. A world without them writes an empty file. Written atomically. */
+PBF_API pbf_status pbf_export_diffuse_write(const pbf_world *world, const char *path, char *err,
+                                            size_t err_size);
+
 /* File name extension of a format: "ply", "vtk" or "vtu"; "" for anything else. */
 PBF_API const char *pbf_format_extension(pbf_format format);
 

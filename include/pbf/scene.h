@@ -8,6 +8,7 @@
 #include "pbf.h"
 #include "probes.h" /* the "probes" section */
 #include "flow.h"   /* the "flow" section: emitters, sinks, capacity */
+#include "diffuse.h" /* the "diffuse" section: spray, foam and bubbles */
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,6 +81,10 @@ typedef struct pbf_scene {
     int sink_count;
     pbf_sink_def sinks[PBF_MAX_SINKS];
     int capacity;
+    /* The "diffuse" section (include/pbf/diffuse.h): spray, foam and bubbles; off unless
+     * diffuse_enabled. */
+    int diffuse_enabled;
+    pbf_diffuse_def diffuse;
 } pbf_scene;
 
 /* Loads a scene file. overrides are "path=value" strings (the CLI's --set), applied in order to

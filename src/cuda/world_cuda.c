@@ -170,6 +170,11 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
                          "the CUDA backend does not simulate several fluids (the scene's "
                          "materials; docs/physics.md, \"Several fluids\") yet; run such scenes "
                          "on the CPU (--backend cpu)");
+    if (w->diffuse != NULL)
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "the CUDA backend does not simulate diffuse particles (the scene's "
+                         "\"diffuse\" section: spray, foam and bubbles, docs/physics.md) yet; "
+                         "run such scenes on the CPU (--backend cpu)");
     double t0 = omp_get_wtime() * 1000.0;
     memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);
     w->substep_iterations = 0;

@@ -25,6 +25,7 @@
 #include "resources.h"
 #include "tool.h"
 #include "emitter.h" /* the FLOW section: emitters, sinks, capacity, counters */
+#include "diffuse.h" /* the DIFFUSE section: spray, foam and bubbles */
 #include "cuda/world_cuda.h" /* cuda: a CUDA world's state is read back first */
 #include "world_internal.h"
 
@@ -53,6 +54,9 @@
 /* Emitters and sinks (include/pbf/flow.h): written only by a world that has them, required
  * (a reader that does not know it would resume without the inflow), so no version bump. */
 #define TAG_FLOW "FLOW"
+/* Diffuse particles (include/pbf/diffuse.h): written only by a world that has them on, required
+ * (a reader that does not know it would resume without them), so no version bump. */
+#define TAG_DIFFUSE "DIFFUSE"
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
@@ -75,6 +79,11 @@ _Static_assert(sizeof(pbf_collider_def) == COLLIDER_BYTES,
 #define FLOW_FIXED_BYTES 32u /* capacity, next_id, emitted, removed, the two counts */
 _Static_assert(sizeof(pbf_emitter_def) + 8 == EMITTER_BYTES,
                "pbf_emitter_def changed: update put_flow/get_flow in checkpoint.c");
+#define DIFFUSE_DEF_BYTES 56u
+#define DIFFUSE_FIXED_BYTES (DIFFUSE_DEF_BYTES + 20u) /* the def, substeps, generated, count */
+#define DIFFUSE_PARTICLE_BYTES 29u /* x, v, lifetime, kind */
+_Static_assert(sizeof(pbf_diffuse_def) == DIFFUSE_DEF_BYTES,
+               "pbf_diffuse_def changed: update put_diffuse/get_diffuse in checkpoint.c");
 _Static_assert(sizeof(pbf_sink_def) == SINK_BYTES,
                "pbf_sink_def changed: update put_flow/get_flow in checkpoint.c");
 
@@ -332,6 +341,35 @@ static void put_flow(out_buf *b, const pbf_world *w) {
     }
 }
 
+/* ---- diffuse particles (include/pbf/diffuse.h): the def, the hash's counter, the set in its
+ * order -------------------------------------------------------------------------------------- */
+static void put_diffuse(out_buf *b, const pbf_diffuse *D) {
+    const pbf_diffuse_def *d = &D->def;
+    put_f32(b, d->trapped_air_rate);
+    put_f32(b, d->wave_crest_rate);
+    put_f32(b, d->trapped_air_min);
+    put_f32(b, d->trapped_air_max);
+    put_f32(b, d->wave_crest_min);
+    put_f32(b, d->wave_crest_max);
+    put_f32(b, d->energy_min);
+    put_f32(b, d->energy_max);
+    put_f32(b, d->lifetime);
+    put_f32(b, d->buoyancy);
+    put_f32(b, d->drag);
+    put_i32(b, d->spray_neighbors);
+    put_i32(b, d->bubble_neighbors);
+    put_i32(b, d->max_count);
+    put_u64(b, D->substeps);
+    put_u64(b, (uint64_t)D->generated);
+    put_u32(b, (uint32_t)D->count);
+    const size_t n = (size_t)D->count;
+    put_floats(b, D->x, 3 * n);
+    put_floats(b, D->v, 3 * n);
+    put_floats(b, D->life, n);
+    unsigned char *p = reserve_bytes(b, n);
+    if (p != NULL && n > 0) memcpy(p, D->kind, n);
+}
+
 /* ---- the tool (docs/tool.md) ---------------------------------------------------------------- *
  * Its def and the state that carries from one step to the next (tool.h): where it is, how it
  * moves, the pose it is being carried to, the free body's lagged force and acceleration, and the
@@ -399,7 +437,8 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
     pbf__cuda_pull(w); /* cuda: the host arrays below must be the device's state */
     const size_t n = (size_t)w->count;
     char why[PBF_ERROR_SIZE];
-    if (pbf__check_memory(1024.0 + 36.0 * (double)n + (double)app_size,
+    const double diffuse = w->diffuse ? 29.0 * (double)w->diffuse->count : 0.0;
+    if (pbf__check_memory(1024.0 + 36.0 * (double)n + diffuse + (double)app_size,
                           "the checkpoint's buffer", why, sizeof why) != 0) {
         set_error(err, err_size, "cannot write '%s': the checkpoint %s", path, why);
         return PBF_ERR_OUT_OF_MEMORY;
@@ -409,7 +448,7 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
     unsigned char *h = reserve_bytes(&b, HEADER_SIZE);
     const int meshes = pbf_world_mesh_count(w);
     uint32_t sections = 4 + (w->tool != NULL) + (meshes > 0) + (w->flow != NULL) +
-                        (app_data != NULL);
+                        (w->diffuse != NULL) + (app_data != NULL);
     if (h != NULL) {
         memset(h, 0, HEADER_SIZE);
         memcpy(h, MAGIC, 8);
@@ -476,6 +515,11 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
         put_flow(&b, w);
         end_section(&b);
     }
+    if (w->diffuse != NULL) {
+        begin_section(&b, TAG_DIFFUSE, PBF_CHECKPOINT_REQUIRED);
+        put_diffuse(&b, w->diffuse);
+        end_section(&b);
+    }
     if (app_data != NULL) {
         begin_section(&b, TAG_APP, 0);
         unsigned char *p = reserve_bytes(&b, app_size);
@@ -524,6 +568,12 @@ struct pbf_checkpoint {
     pbf_emitter_def emitters[PBF_MAX_EMITTERS];
     double travel[PBF_MAX_EMITTERS];
     pbf_sink_def sinks[PBF_MAX_SINKS];
+    int has_diffuse;                /* the DIFFUSE section */
+    pbf_diffuse_def diffuse;
+    uint64_t diffuse_substeps;
+    int64_t diffuse_generated;
+    int diffuse_count;
+    const unsigned char *diffuse_data; /* its particles, after the fixed part */
     char *app;                      /* copy with a NUL after it */
     size_t app_size;
 };
@@ -968,6 +1018,57 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
             return PBF_ERR_PARSE;
         }
         ck->has_flow = 1;
+    } else if (strcmp(tag, TAG_DIFFUSE) == 0) {
+        pbf_diffuse_def *d = &ck->diffuse;
+        d->trapped_air_rate = get_f32(&b);
+        d->wave_crest_rate = get_f32(&b);
+        d->trapped_air_min = get_f32(&b);
+        d->trapped_air_max = get_f32(&b);
+        d->wave_crest_min = get_f32(&b);
+        d->wave_crest_max = get_f32(&b);
+        d->energy_min = get_f32(&b);
+        d->energy_max = get_f32(&b);
+        d->lifetime = get_f32(&b);
+        d->buoyancy = get_f32(&b);
+        d->drag = get_f32(&b);
+        d->spray_neighbors = get_i32(&b);
+        d->bubble_neighbors = get_i32(&b);
+        d->max_count = get_i32(&b);
+        ck->diffuse_substeps = get_u64(&b);
+        ck->diffuse_generated = (int64_t)get_u64(&b);
+        uint32_t n = get_u32(&b);
+        if (b.short_read || n > (uint32_t)MAX_PARTICLES ||
+            size != DIFFUSE_FIXED_BYTES + (uint64_t)n * DIFFUSE_PARTICLE_BYTES) {
+            set_error(err, err_size,
+                      "%s: section 'DIFFUSE' holds %llu bytes for %u diffuse particles, which is "
+                      "not what version %d writes",
+                      path, (unsigned long long)size, n, (int)ck->version);
+            return PBF_ERR_PARSE;
+        }
+        char why[PBF_ERROR_SIZE];
+        if (pbf_diffuse_def_check(d, why, sizeof why) != PBF_OK) {
+            set_error(err, err_size, "%s: section 'DIFFUSE': %s", path, why);
+            return PBF_ERR_PARSE;
+        }
+        ck->diffuse_count = (int)n;
+        ck->diffuse_data = p + DIFFUSE_FIXED_BYTES;
+        const unsigned char *q = ck->diffuse_data;
+        for (uint32_t i = 0; i < 7 * n; ++i) {
+            uint32_t u = rd32(q + 4 * (size_t)i);
+            float f;
+            memcpy(&f, &u, 4);
+            if (!isfinite(f)) {
+                set_error(err, err_size, "%s: section 'DIFFUSE' has a non-finite value", path);
+                return PBF_ERR_PARSE;
+            }
+        }
+        for (uint32_t i = 0; i < n; ++i)
+            if (q[28 * (size_t)n + i] > PBF_DIFFUSE_BUBBLE) {
+                set_error(err, err_size, "%s: section 'DIFFUSE' has an unknown kind %u", path,
+                          (unsigned)q[28 * (size_t)n + i]);
+                return PBF_ERR_PARSE;
+            }
+        ck->has_diffuse = 1;
     } else if (strcmp(tag, TAG_APP) == 0) {
         ck->app = malloc((size_t)size + 1);
         if (ck->app == NULL) {
@@ -984,7 +1085,8 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
 /* The known tag whose 8 bytes (NUL-padded) are exactly raw, or NULL. */
 static const char *known_tag(const unsigned char *raw) {
     static const char *const known[] = {TAG_DEF,  TAG_STATE,  TAG_COLLIDER, TAG_PARTICLE,
-                                        TAG_TOOL, TAG_MESHES, TAG_FLOW,     TAG_APP};
+                                        TAG_TOOL, TAG_MESHES, TAG_FLOW,     TAG_DIFFUSE,
+                                        TAG_APP};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i) {
         unsigned char padded[8] = {0};
         memcpy(padded, known[i], strlen(known[i]));
@@ -1131,6 +1233,7 @@ static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
             if ((seen != NULL && *seen) || (strcmp(tag, TAG_TOOL) == 0 && ck->has_tool) ||
                 (strcmp(tag, TAG_MESHES) == 0 && ck->meshes != NULL) ||
                 (strcmp(tag, TAG_FLOW) == 0 && ck->has_flow) ||
+                (strcmp(tag, TAG_DIFFUSE) == 0 && ck->has_diffuse) ||
                 (strcmp(tag, TAG_APP) == 0 && ck->app != NULL)) {
                 set_error(err, err_size, "%s: section '%s' appears twice", path, tag);
                 return PBF_ERR_PARSE;
@@ -1335,6 +1438,23 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
         if (st == PBF_OK) {
             w->flow->emitted = ck->emitted;
             w->flow->removed = ck->removed;
+        }
+    }
+    if (st == PBF_OK && ck->has_diffuse) {
+        st = pbf__diffuse_restore(w, &ck->diffuse, ck->diffuse_count, ck->diffuse_substeps,
+                                  ck->diffuse_generated);
+        if (st != PBF_OK) {
+            set_error(err, err_size, "%s: diffuse: %s", path, pbf_world_error(w));
+        } else {
+            pbf_diffuse *D = w->diffuse;
+            const size_t n = (size_t)ck->diffuse_count;
+            const unsigned char *q = ck->diffuse_data;
+            for (size_t i = 0; i < 7 * n; ++i) {
+                uint32_t u = rd32(q + 4 * i);
+                float *dst = i < 3 * n ? &D->x[i] : i < 6 * n ? &D->v[i - 3 * n] : &D->life[i - 6 * n];
+                memcpy(dst, &u, 4);
+            }
+            if (n > 0) memcpy(D->kind, q + 28 * n, n);
         }
     }
     if (st == PBF_OK && pbf_world_hash(w) != ck->hash) {

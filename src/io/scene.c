@@ -270,6 +270,14 @@ pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char 
             return status;
         }
     }
+    if (scene->diffuse_enabled) { /* spray, foam and bubbles */
+        status = pbf_world_enable_diffuse(world, &scene->diffuse);
+        if (status != PBF_OK) {
+            scene_set_message(err, err_size, "%s: %s", scene->source, pbf_world_error(world));
+            pbf_world_destroy(world);
+            return status;
+        }
+    }
     *out = world;
     return PBF_OK;
 }

@@ -643,6 +643,44 @@ static const scene_key FLOW_KEYS[] = {
 static const scene_table FLOW_TABLE = {TABLE(FLOW_KEYS), .check = scene_flow_check,
                                        .own_doc_table = 1};
 
+/* ---- diffuse (include/pbf/diffuse.h): spray, foam and bubbles ------------------------------ */
+
+static const scene_key DIFFUSE_KEYS[] = {
+    KEY_BOOL("enabled", pbf_scene, diffuse_enabled,
+             "generate spray, foam and bubbles (Ihmsen 2012; docs/physics.md)"),
+    KEY_FLOAT("trapped_air_rate", pbf_scene, diffuse.trapped_air_rate, CLOSED(0.0, 1e6), "1/s",
+              "diffuse particles per fluid particle per second at full trapped-air potential"),
+    KEY_FLOAT("wave_crest_rate", pbf_scene, diffuse.wave_crest_rate, CLOSED(0.0, 1e6), "1/s",
+              "diffuse particles per fluid particle per second at full wave-crest potential"),
+    KEY_FLOAT("trapped_air_min", pbf_scene, diffuse.trapped_air_min, AT_LEAST(0.0), "m/s",
+              "trapped-air potential (neighbours' velocity difference) where generation starts"),
+    KEY_FLOAT("trapped_air_max", pbf_scene, diffuse.trapped_air_max, ABOVE_UP_TO(0.0, 1e6), "m/s",
+              "trapped-air potential where it is full; above trapped_air_min"),
+    KEY_FLOAT("wave_crest_min", pbf_scene, diffuse.wave_crest_min, AT_LEAST(0.0), "",
+              "wave-crest potential (surface curvature of a crest moving along its normal) "
+              "where generation starts"),
+    KEY_FLOAT("wave_crest_max", pbf_scene, diffuse.wave_crest_max, ABOVE_UP_TO(0.0, 1e6), "",
+              "wave-crest potential where it is full; above wave_crest_min"),
+    KEY_FLOAT("energy_min", pbf_scene, diffuse.energy_min, AT_LEAST(0.0), "J/kg",
+              "kinetic energy per mass |v|²/2 below which a particle spawns nothing"),
+    KEY_FLOAT("energy_max", pbf_scene, diffuse.energy_max, ABOVE_UP_TO(0.0, 1e6), "J/kg",
+              "kinetic energy per mass of full generation; above energy_min"),
+    KEY_FLOAT("lifetime", pbf_scene, diffuse.lifetime, ABOVE_UP_TO(0.0, 1e6), "s",
+              "how long a particle lives as foam"),
+    KEY_FLOAT("buoyancy", pbf_scene, diffuse.buoyancy, CLOSED(0.0, 100.0), "",
+              "a bubble accelerates by −buoyancy · gravity"),
+    KEY_FLOAT("drag", pbf_scene, diffuse.drag, CLOSED(0.0, 1e6), "1/s",
+              "rate at which a bubble takes the fluid's velocity"),
+    KEY_INT("spray_neighbors", pbf_scene, diffuse.spray_neighbors, CLOSED(0.0, 1000.0),
+            "fewer fluid neighbours than this: spray (ballistic)"),
+    KEY_INT("bubble_neighbors", pbf_scene, diffuse.bubble_neighbors, CLOSED(0.0, 1000.0),
+            "more fluid neighbours than this: a bubble; in between: foam"),
+    KEY_INT("max_count", pbf_scene, diffuse.max_count, CLOSED(1.0, 1e8),
+            "most diffuse particles at once; generation pauses while full"),
+};
+static const scene_table DIFFUSE_TABLE = {TABLE(DIFFUSE_KEYS), .check = scene_diffuse_check,
+                                          .own_doc_table = 1};
+
 /* ---- the root ------------------------------------------------------------------------------
  * Read in this order, so each section's hooks see the ones they depend on: the domain before the
  * blocks that must lie inside it, the name before the output folder named after it, the fluid
@@ -679,6 +717,8 @@ static const scene_key ROOT_KEYS[] = {
              .written = scene_has_probes),
     KEY_SECTION("flow", FLOW_TABLE, "inlets, outlets and the particle capacity",
                 .default_doc = "none", .written = scene_has_flow),
+    KEY_SECTION("diffuse", DIFFUSE_TABLE, "spray, foam and bubbles (docs/physics.md)",
+                .default_doc = "off", .written = scene_has_diffuse),
 };
 
 const scene_table scene_root_table = {TABLE(ROOT_KEYS), .defaults = scene_defaults,

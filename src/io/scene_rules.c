@@ -39,6 +39,33 @@ void scene_defaults(void *scene) {
     s->frames = DEFAULT_FRAMES;
     s->camera.fov = DEFAULT_FOV;
     s->formats = PBF_FORMAT_PLY;
+    s->diffuse = pbf_default_diffuse_def();
+}
+
+int scene_has_diffuse(const void *scene) { return ((const pbf_scene *)scene)->diffuse_enabled; }
+
+/* The threshold pairs and neighbour counts of the diffuse section: each lower below its upper. */
+pbf_status scene_diffuse_check(const scene_ctx *c, const cJSON *object, const char *path,
+                               void *base, int index) {
+    (void)object, (void)index;
+    const pbf_diffuse_def *d = &((const pbf_scene *)base)->diffuse;
+    const struct {
+        const char *name;
+        float lo, hi;
+    } pairs[] = {{"trapped_air", d->trapped_air_min, d->trapped_air_max},
+                 {"wave_crest", d->wave_crest_min, d->wave_crest_max},
+                 {"energy", d->energy_min, d->energy_max}};
+    for (int k = 0; k < 3; ++k)
+        if (!(pairs[k].lo < pairs[k].hi))
+            return scene_fail(c, PBF_ERR_INVALID_ARG, path,
+                              "'%s.%s_min' must be below '%s.%s_max', got %g >= %g", path,
+                              pairs[k].name, path, pairs[k].name, (double)pairs[k].lo,
+                              (double)pairs[k].hi);
+    if (d->spray_neighbors > d->bubble_neighbors)
+        return scene_fail(c, PBF_ERR_INVALID_ARG, path,
+                          "'%s.spray_neighbors' must be at most '%s.bubble_neighbors', got %d > %d",
+                          path, path, d->spray_neighbors, d->bubble_neighbors);
+    return PBF_OK;
 }
 
 void scene_block_defaults(void *block) {

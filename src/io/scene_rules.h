@@ -13,6 +13,11 @@ void scene_tool_defaults(void *tool);
 void scene_probe_defaults(void *probe);
 void scene_mesh_defaults(void *mesh);       /* scene_rules_geometry.c from here */
 
+/* The diffuse section (scene_rules.c): written when enabled; its checks across keys. */
+int scene_has_diffuse(const void *scene);
+pbf_status scene_diffuse_check(const scene_ctx *c, const cJSON *object, const char *path,
+                               void *base, int index);
+
 /* Table hooks (scene_hook). */
 pbf_status scene_root_init(const scene_ctx *c, const cJSON *object, const char *path, void *base,
                            int index);

@@ -220,6 +220,12 @@ typedef struct pbf_render_scene {
     const uint8_t *phases;
     int phase_count;                 /* [1, PBF_MAX_PHASES] with phases */
     float phase_absorption[PBF_MAX_PHASES][3];
+    /* Diffuse particles (include/pbf/diffuse.h), drawn as small white points over the fluid:
+     * foam brightest, spray a little fainter, bubbles faint and hidden by the fluid in front
+     * of them. diffuse_kinds: pbf_diffuse_kind per particle (NULL: all foam). 0: none. */
+    int diffuse_count;
+    const float *diffuse_positions; /* 3*diffuse_count, xyz, m */
+    const uint8_t *diffuse_kinds;
 } pbf_render_scene;
 
 PBF_API pbf_render_scene pbf_default_render_scene(void);

@@ -1,0 +1,416 @@
+/* Diffuse particles: spray, foam and bubbles (Ihmsen et al. 2012). The model is described in
+ * include/pbf/diffuse.h and docs/physics.md; the per-particle math is in kernels.h.
+ *
+ * Every parallel loop writes only its own entry, and the only serial step (the prefix sum of the
+ * spawn counts, the compaction) runs in order, so the set is the same for any thread count. */
+#include "diffuse.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_passes.h"
+
+#define DIFFUSE_DEAD 255u
+/* A fluid particle is at the surface when its colour-field gradient, scaled by h, exceeds this
+ * (a flat free surface gives about 1.5, the inside about 0). */
+#define SURFACE_GRADIENT 0.5f
+/* The wave-crest potential counts only a particle moving along its normal (Ihmsen's δ_vn). */
+#define CREST_ALIGNMENT 0.6f
+
+pbf_diffuse_def pbf_default_diffuse_def(void) {
+    pbf_diffuse_def d;
+    d.trapped_air_rate = 100.0f;
+    d.wave_crest_rate = 100.0f;
+    d.trapped_air_min = 1.0f;
+    d.trapped_air_max = 6.0f;
+    d.wave_crest_min = 0.3f;
+    d.wave_crest_max = 2.0f;
+    d.energy_min = 0.2f;
+    d.energy_max = 2.0f;
+    d.lifetime = 2.0f;
+    d.buoyancy = 2.0f;
+    d.drag = 20.0f;
+    d.spray_neighbors = 6;
+    d.bubble_neighbors = 20;
+    d.max_count = 200000;
+    return d;
+}
+
+static pbf_status bad(char *err, size_t size, const char *fmt, double a, double b) {
+    pbf__format(err, size, fmt, a, b);
+    return PBF_ERR_INVALID_ARG;
+}
+
+/* A threshold pair: finite, 0 <= lo < hi. */
+static pbf_status check_pair(float lo, float hi, const char *name, char *err, size_t size) {
+    char fmt[160];
+    pbf__format(fmt, sizeof fmt,
+                "diffuse: %s_min and %s_max must be finite with 0 <= min < max, got %%g and %%g",
+                name, name);
+    if (!(lo >= 0.0f) || !(hi > lo) || !isfinite(hi)) return bad(err, size, fmt, lo, hi);
+    return PBF_OK;
+}
+
+static pbf_status check_range(float x, float lo, float hi, const char *name, char *err,
+                              size_t size) {
+    char fmt[160];
+    pbf__format(fmt, sizeof fmt, "diffuse: %s must be in [%g, %g], got %%g", name, (double)lo,
+                (double)hi);
+    if (!(x >= lo && x <= hi)) return bad(err, size, fmt, x, 0.0);
+    return PBF_OK;
+}
+
+pbf_status pbf_diffuse_def_check(const pbf_diffuse_def *d, char *err, size_t size) {
+    pbf_status st;
+    if ((st = check_range(d->trapped_air_rate, 0.0f, 1e6f, "trapped_air_rate", err, size)) ||
+        (st = check_range(d->wave_crest_rate, 0.0f, 1e6f, "wave_crest_rate", err, size)) ||
+        (st = check_pair(d->trapped_air_min, d->trapped_air_max, "trapped_air", err, size)) ||
+        (st = check_pair(d->wave_crest_min, d->wave_crest_max, "wave_crest", err, size)) ||
+        (st = check_pair(d->energy_min, d->energy_max, "energy", err, size)) ||
+        (st = check_range(d->buoyancy, 0.0f, 100.0f, "buoyancy", err, size)) ||
+        (st = check_range(d->drag, 0.0f, 1e6f, "drag", err, size)))
+        return st;
+    if (!(d->lifetime > 0.0f && d->lifetime <= 1e6f))
+        return bad(err, size, "diffuse: lifetime must be in (0, 1e6] s, got %g", d->lifetime, 0);
+    if (d->spray_neighbors < 0 || d->bubble_neighbors < d->spray_neighbors ||
+        d->bubble_neighbors > 1000)
+        return bad(err, size,
+                   "diffuse: need 0 <= spray_neighbors <= bubble_neighbors <= 1000, got %g and %g",
+                   d->spray_neighbors, d->bubble_neighbors);
+    if (d->max_count < 1 || d->max_count > 100000000)
+        return bad(err, size, "diffuse: max_count must be in [1, 100000000], got %g",
+                   d->max_count, 0);
+    return PBF_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Storage */
+
+static pbf_status grow_set(pbf_diffuse *D, int n) {
+    if (n <= D->capacity) return PBF_OK;
+    int cap = D->capacity > 0 ? D->capacity : 1024;
+    while (cap < n) cap = cap > INT32_MAX / 2 ? n : 2 * cap;
+    float *x = realloc(D->x, (size_t)cap * 3 * sizeof *x);
+    if (x) D->x = x;
+    float *v = realloc(D->v, (size_t)cap * 3 * sizeof *v);
+    if (v) D->v = v;
+    float *life = realloc(D->life, (size_t)cap * sizeof *life);
+    if (life) D->life = life;
+    uint8_t *kind = realloc(D->kind, (size_t)cap);
+    if (kind) D->kind = kind;
+    if (!x || !v || !life || !kind) return PBF_ERR_OUT_OF_MEMORY;
+    D->capacity = cap;
+    return PBF_OK;
+}
+
+static pbf_status grow_fluid(pbf_diffuse *D, int n) {
+    if (n + 1 <= D->fluid_capacity) return PBF_OK;
+    int cap = n + 1 + n / 4;
+    float *normal = realloc(D->normal, (size_t)cap * 3 * sizeof *normal);
+    if (normal) D->normal = normal;
+    int32_t *spawn = realloc(D->spawn, (size_t)cap * sizeof *spawn);
+    if (spawn) D->spawn = spawn;
+    if (!normal || !spawn) return PBF_ERR_OUT_OF_MEMORY;
+    D->fluid_capacity = cap;
+    return PBF_OK;
+}
+
+void pbf__diffuse_free(pbf_world *w) {
+    pbf_diffuse *D = w->diffuse;
+    if (!D) return;
+    free(D->x);
+    free(D->v);
+    free(D->life);
+    free(D->kind);
+    free(D->normal);
+    free(D->spawn);
+    free(D);
+    w->diffuse = NULL;
+}
+
+size_t pbf__diffuse_memory_bytes(const pbf_world *w) {
+    const pbf_diffuse *D = w->diffuse;
+    if (!D) return 0;
+    return sizeof *D + (size_t)D->capacity * (6 * sizeof(float) + sizeof(float) + 1) +
+           (size_t)D->fluid_capacity * (3 * sizeof(float) + sizeof(int32_t));
+}
+
+pbf_status pbf_world_enable_diffuse(pbf_world *w, const pbf_diffuse_def *def) {
+    char why[PBF_ERROR_SIZE];
+    if (def == NULL) return pbf__fail(w, PBF_ERR_INVALID_ARG, "diffuse: def must not be NULL");
+    if (pbf_diffuse_def_check(def, why, sizeof why) != PBF_OK)
+        return pbf__fail(w, PBF_ERR_INVALID_ARG, "%s", why);
+    if (w->diffuse == NULL) {
+        w->diffuse = calloc(1, sizeof *w->diffuse);
+        if (w->diffuse == NULL)
+            return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory enabling diffuse particles");
+    }
+    w->diffuse->def = *def;
+    return PBF_OK;
+}
+
+pbf_status pbf__diffuse_restore(pbf_world *w, const pbf_diffuse_def *def, int count,
+                                uint64_t substeps, int64_t generated) {
+    pbf_status st = pbf_world_enable_diffuse(w, def);
+    if (st != PBF_OK) return st;
+    if (grow_set(w->diffuse, count) != PBF_OK)
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory for %d diffuse particles",
+                         count);
+    w->diffuse->count = count;
+    w->diffuse->substeps = substeps;
+    w->diffuse->generated = generated;
+    return PBF_OK;
+}
+
+int pbf_world_get_diffuse_def(const pbf_world *w, pbf_diffuse_def *def) {
+    if (w->diffuse == NULL) return 0;
+    if (def) *def = w->diffuse->def;
+    return 1;
+}
+
+int pbf_world_diffuse_count(const pbf_world *w) { return w->diffuse ? w->diffuse->count : 0; }
+
+int64_t pbf_world_diffuse_generated(const pbf_world *w) {
+    return w->diffuse ? w->diffuse->generated : 0;
+}
+
+void pbf_world_get_diffuse(const pbf_world *w, float *positions, float *velocities,
+                           uint8_t *kinds, float *lifetimes) {
+    const pbf_diffuse *D = w->diffuse;
+    if (!D || D->count == 0) return;
+    size_t n = (size_t)D->count;
+    if (positions) memcpy(positions, D->x, n * 3 * sizeof(float));
+    if (velocities) memcpy(velocities, D->v, n * 3 * sizeof(float));
+    if (kinds) memcpy(kinds, D->kind, n);
+    if (lifetimes) memcpy(lifetimes, D->life, n * sizeof(float));
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The substep */
+
+/* Moves and classifies every diffuse particle by its fluid neighbours (include/pbf/diffuse.h). */
+static void advect(pbf_world *w, pbf_diffuse *D, int nt) {
+    const pbf_params *P = &w->params;
+    const pbf_diffuse_def *d = &D->def;
+    const pbf_grid *g = &w->grid;
+    const float *p = w->p, *v = w->v;
+    const int n = w->count, m = D->count;
+    const float dt = P->dt, h = P->h, h2 = P->h2;
+    const float damp = 1.0f - expf(-d->drag * dt);
+    const pbf_v3 lo = P->wall_lo, hi = P->wall_hi;
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int k = 0; k < m; ++k) {
+        pbf_v3 x = v3_load(D->x, k), vel = v3_load(D->v, k), vf = v3(0.0f, 0.0f, 0.0f);
+        uint32_t r[18];
+        int ranges = pbf_grid_ranges(g, pbf_grid_cell(g, x), r), nb = 0;
+        float wsum = 0.0f;
+        for (int q = 0; q < ranges; ++q)
+            for (int j = (int)r[2 * q]; j < (int)r[2 * q + 1] && j < n; ++j) {
+                pbf_v3 dx = v3_sub(x, v3_load(p, j));
+                float r2 = v3_dot(dx, dx);
+                if (r2 >= h2) continue;
+                float wt = pbf_diffuse_weight(sqrtf(r2), h);
+                ++nb;
+                wsum += wt;
+                vf = v3_madd(vf, v3_load(v, j), wt);
+            }
+        if (wsum > 0.0f) vf = v3_scale(vf, 1.0f / wsum);
+        uint8_t kind;
+        float life = D->life[k];
+        if (nb < d->spray_neighbors) {
+            kind = PBF_DIFFUSE_SPRAY;
+            vel = v3_madd(vel, P->gravity, dt);
+        } else if (nb > d->bubble_neighbors) {
+            kind = PBF_DIFFUSE_BUBBLE;
+            vel = v3_madd(vel, P->gravity, -d->buoyancy * dt);
+            vel = v3_madd(vel, v3_sub(vf, vel), damp);
+        } else {
+            kind = PBF_DIFFUSE_FOAM;
+            vel = vf;
+            life -= dt;
+        }
+        x = v3_madd(x, vel, dt);
+        int inside = x.x >= lo.x && x.x <= hi.x && x.y >= lo.y && x.y <= hi.y && x.z >= lo.z &&
+                     x.z <= hi.z;
+        if (!inside || !(life > 0.0f)) kind = DIFFUSE_DEAD;
+        v3_store(D->x, k, x);
+        v3_store(D->v, k, vel);
+        D->life[k] = life;
+        D->kind[k] = kind;
+    }
+}
+
+/* Drops the dead, keeping the order of the rest. */
+static void compact(pbf_diffuse *D) {
+    int out = 0;
+    for (int k = 0; k < D->count; ++k) {
+        if (D->kind[k] == DIFFUSE_DEAD) continue;
+        if (out != k) {
+            v3_store(D->x, out, v3_load(D->x, k));
+            v3_store(D->v, out, v3_load(D->v, k));
+            D->life[out] = D->life[k];
+            D->kind[out] = D->kind[k];
+        }
+        ++out;
+    }
+    D->count = out;
+}
+
+/* Runs the statements given last for each neighbour j of fluid particle i (at xi): from the
+ * substep's neighbour list when the world keeps one (pairs found at the predicted positions:
+ * a pair now beyond h gets zero weight from every kernel used here), else the 27-cell walk. */
+#define DIFFUSE_FOR_NEIGHBORS(w, p, i, xi, j, ...)                                                 \
+    do {                                                                                           \
+        if ((w)->def.neighbor_mode == PBF_NEIGHBOR_LIST) {                                         \
+            const uint32_t *s_ = (w)->neighbors.start, *nb_ = (w)->neighbors.index;                \
+            for (uint32_t e_ = s_[i]; e_ < s_[(i) + 1]; ++e_) {                                    \
+                const int j = (int)nb_[e_];                                                        \
+                __VA_ARGS__                                                                        \
+            }                                                                                      \
+        } else {                                                                                   \
+            PBF_FOR_EACH_CELL_NEIGHBOR(&(w)->grid, p, (w)->params.h2, i, xi, j, l_, {             \
+                (void)l_;                                                                          \
+                __VA_ARGS__                                                                        \
+            });                                                                                    \
+        }                                                                                          \
+    } while (0)
+
+/* The outward unit surface normal of every fluid particle (0 inside the fluid). */
+static void normals(pbf_world *w, pbf_diffuse *D, int nt) {
+    const pbf_params *P = &w->params;
+    const float *p = w->p;
+    const int n = w->count;
+    const float scale = -P->volume * P->h;
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int i = 0; i < n; ++i) {
+        pbf_v3 xi = v3_load(p, i), gsum = v3(0.0f, 0.0f, 0.0f);
+        DIFFUSE_FOR_NEIGHBORS(w, p, i, xi, j, {
+            if (j >= n) continue;
+            pbf_v3 dx = v3_sub(xi, v3_load(p, j));
+            gsum = v3_add(gsum, pbf_spiky_grad(dx, v3_len(dx), P));
+        });
+        pbf_v3 nrm = v3_scale(gsum, scale);
+        float len = v3_len(nrm);
+        v3_store(D->normal, i, len > SURFACE_GRADIENT ? v3_scale(nrm, 1.0f / len)
+                                                      : v3(0.0f, 0.0f, 0.0f));
+    }
+}
+
+/* How many diffuse particles each fluid particle spawns this substep (D->spawn). */
+static void spawn_counts(pbf_world *w, pbf_diffuse *D, int nt) {
+    const pbf_params *P = &w->params;
+    const pbf_diffuse_def *d = &D->def;
+    const float *p = w->p, *v = w->v, *nrm = D->normal;
+    const int n = w->count;
+    const uint32_t step = (uint32_t)D->substeps;
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int i = 0; i < n; ++i) {
+        pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i), ni = v3_load(nrm, i);
+        float energy = 0.5f * v3_dot(vi, vi);
+        float phi_k = pbf_diffuse_clamp(energy, d->energy_min, d->energy_max);
+        if (!(phi_k > 0.0f)) {
+            D->spawn[i] = 0;
+            continue;
+        }
+        float speed = v3_len(vi);
+        const int crest = v3_dot(ni, ni) > 0.0f && speed > 0.0f &&
+                          v3_dot(vi, ni) >= CREST_ALIGNMENT * speed;
+        float ta = 0.0f, wc = 0.0f;
+        DIFFUSE_FOR_NEIGHBORS(w, p, i, xi, j, {
+            if (j >= n) continue;
+            pbf_v3 xij = v3_sub(xi, v3_load(p, j));
+            float r = v3_len(xij);
+            ta += pbf_trapped_air_term(xij, r, v3_sub(vi, v3_load(v, j)), P->h);
+            pbf_v3 nj = v3_load(nrm, j);
+            if (crest && v3_dot(nj, nj) > 0.0f)
+                wc += pbf_wave_crest_term(ni, nj, v3_scale(xij, -1.0f), r, P->h);
+        });
+        float rate = d->trapped_air_rate * pbf_diffuse_clamp(ta, d->trapped_air_min,
+                                                             d->trapped_air_max) +
+                     d->wave_crest_rate * pbf_diffuse_clamp(wc, d->wave_crest_min,
+                                                            d->wave_crest_max);
+        float expected = phi_k * rate * P->dt;
+        /* the fraction by a draw: spawns expected particles on average */
+        float draw = pbf_diffuse_random((uint32_t)w->ids[i], step, 0u);
+        float count = floorf(expected + draw);
+        D->spawn[i] = count > 1000.0f ? 1000 : (int32_t)count;
+    }
+}
+
+/* Places the spawned particles: fluid particle i's k-th in a cylinder of radius r around it,
+ * reaching one substep's travel along its velocity (Ihmsen's sampling), at its velocity. */
+static void place(pbf_world *w, pbf_diffuse *D, int first, int nt) {
+    const pbf_params *P = &w->params;
+    const pbf_diffuse_def *d = &D->def;
+    const float *p = w->p, *v = w->v;
+    const int n = w->count;
+    const uint32_t step = (uint32_t)D->substeps;
+    const float two_pi = 6.28318530718f;
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int i = 0; i < n; ++i) {
+        int begin = D->spawn[i], end = D->spawn[i + 1];
+        if (begin == end) continue;
+        pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i);
+        float speed = v3_len(vi);
+        pbf_v3 axis = speed > 0.0f ? v3_scale(vi, 1.0f / speed) : v3(0.0f, 1.0f, 0.0f);
+        pbf_v3 other = fabsf(axis.x) < 0.9f ? v3(1.0f, 0.0f, 0.0f) : v3(0.0f, 1.0f, 0.0f);
+        pbf_v3 e1 = v3_cross(axis, other);
+        e1 = v3_scale(e1, 1.0f / v3_len(e1));
+        pbf_v3 e2 = v3_cross(axis, e1);
+        const uint8_t kind = w->neighbor_counts[i] < d->spray_neighbors ? PBF_DIFFUSE_SPRAY
+                                                                        : PBF_DIFFUSE_FOAM;
+        for (int k = begin; k < end; ++k) {
+            uint32_t c = 1u + 3u * (uint32_t)(k - begin);
+            uint32_t id = (uint32_t)w->ids[i];
+            float rr = P->radius * sqrtf(pbf_diffuse_random(id, step, c));
+            float th = two_pi * pbf_diffuse_random(id, step, c + 1u);
+            float along = pbf_diffuse_random(id, step, c + 2u) * speed * P->dt;
+            pbf_v3 x = v3_madd(xi, e1, rr * cosf(th));
+            x = v3_madd(x, e2, rr * sinf(th));
+            x = v3_madd(x, axis, along);
+            int slot = first + k;
+            v3_store(D->x, slot, x);
+            v3_store(D->v, slot, vi);
+            D->life[slot] = d->lifetime;
+            D->kind[slot] = kind;
+        }
+    }
+}
+
+pbf_status pbf__diffuse_substep(pbf_world *w, int nt) {
+    pbf_diffuse *D = w->diffuse;
+    if (w->halo)
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "diffuse particles are not simulated in a world split over processes "
+                         "(MPI) yet; run the scene in one process");
+    const int n = w->count;
+    if (grow_fluid(D, n) != PBF_OK)
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
+                         "out of memory for the diffuse particles' scratch of %d particles", n);
+    advect(w, D, nt);
+    compact(D);
+    normals(w, D, nt);
+    spawn_counts(w, D, nt);
+    /* prefix sum in slot order, cut where the set is full: the same set for any thread count */
+    int64_t room = (int64_t)D->def.max_count - D->count;
+    if (room < 0) room = 0; /* max_count lowered below the set: no new ones until it shrinks */
+    int64_t total = 0;
+    for (int i = 0; i < n; ++i) {
+        int64_t c = D->spawn[i];
+        if (total + c > room) c = room - total;
+        D->spawn[i] = (int32_t)total;
+        total += c;
+    }
+    D->spawn[n] = (int32_t)total;
+    if (total > 0) {
+        if (grow_set(D, D->count + (int)total) != PBF_OK)
+            return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory for %lld diffuse particles",
+                             (long long)(D->count + total));
+        place(w, D, D->count, nt);
+        D->count += (int)total;
+        D->generated += total;
+    }
+    D->substeps++;
+    return PBF_OK;
+}

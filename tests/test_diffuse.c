@@ -1,0 +1,280 @@
+/* Spray, foam and bubbles (include/pbf/diffuse.h): nothing from a fluid at rest, spray and foam
+ * from a small dam break, foam that dies after its lifetime, the same set for 1 and 2 threads,
+ * checkpoint and resume bit-identical, the fluid untouched by them, and bad scene values named
+ * by their key. Each case runs about 2000 particles for under a second of simulated time. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pbf/checkpoint.h"
+#include "pbf/diffuse.h"
+#include "kernels.h"
+#include "pbf/scene.h"
+#include "test.h"
+
+#define DT (1.0f / 60.0f)
+
+/* A small dam break: a 0.2 × 0.3 × 0.1 m column (r = 0.01 m, 1500 particles) in a 0.8 m tank. */
+static pbf_world *dam(int threads, const pbf_diffuse_def *diffuse) {
+    pbf_world_def d = pbf_default_world_def();
+    d.particle_radius = 0.01f;
+    d.domain_max = (pbf_vec3){0.8f, 0.5f, 0.1f};
+    d.substeps = 2;
+    d.threads = threads;
+    pbf_world *w = NULL;
+    if (pbf_world_create(&d, &w, NULL, 0) != PBF_OK) return NULL;
+    pbf_block_def b = pbf_default_block_def();
+    b.max = (pbf_vec3){0.2f, 0.3f, 0.1f};
+    if (pbf_world_add_block(w, &b) != PBF_OK ||
+        (diffuse && pbf_world_enable_diffuse(w, diffuse) != PBF_OK)) {
+        pbf_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+static int steps(pbf_world *w, int n) {
+    for (int k = 0; k < n; ++k)
+        if (pbf_world_step(w, DT) != PBF_OK) {
+            fprintf(stderr, "  step: %s\n", pbf_world_error(w));
+            return 1;
+        }
+    return 0;
+}
+
+static void count_kinds(const pbf_world *w, int out[3]) {
+    int n = pbf_world_diffuse_count(w);
+    uint8_t *kind = malloc((size_t)n + 1);
+    out[0] = out[1] = out[2] = 0;
+    pbf_world_get_diffuse(w, NULL, NULL, kind, NULL);
+    for (int i = 0; i < n; ++i) out[kind[i]]++;
+    free(kind);
+}
+
+/* The whole diffuse set as bytes, for bit-for-bit comparisons (malloc'd; *size its length). */
+static unsigned char *snapshot(const pbf_world *w, size_t *size) {
+    size_t n = (size_t)pbf_world_diffuse_count(w);
+    *size = n * 29;
+    unsigned char *s = malloc(*size + 1);
+    pbf_world_get_diffuse(w, (float *)s, (float *)(s + 12 * n), s + 28 * n, (float *)(s + 24 * n));
+    return s;
+}
+
+static int same_set(const pbf_world *a, const pbf_world *b) {
+    size_t na, nb;
+    unsigned char *sa = snapshot(a, &na), *sb = snapshot(b, &nb);
+    int same = na == nb && memcmp(sa, sb, na) == 0;
+    free(sa);
+    free(sb);
+    return same;
+}
+
+/* The per-pair terms of kernels.h: the clamp, the weight, trapped air only for particles
+ * approaching each other (twice |v| head-on, 0 moving apart), the crest only for a neighbour
+ * behind the normal, and the hash's draws uniform in [0, 1). */
+static int kernel_terms(void) {
+    ENSURE(pbf_diffuse_clamp(0.5f, 1.0f, 3.0f) == 0.0f);
+    ENSURE(pbf_diffuse_clamp(2.0f, 1.0f, 3.0f) == 0.5f);
+    ENSURE(pbf_diffuse_clamp(9.0f, 1.0f, 3.0f) == 1.0f);
+    ENSURE(pbf_diffuse_weight(0.0f, 0.1f) == 1.0f && pbf_diffuse_weight(0.1f, 0.1f) == 0.0f);
+    const float h = 0.1f, r = 0.05f; /* W̃ = 0.5 */
+    pbf_v3 xij = v3(r, 0.0f, 0.0f);  /* i to the right of j */
+    ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(-1.0f, 0.0f, 0.0f), h), 1.0, 1e-6); /* closing */
+    ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(1.0f, 0.0f, 0.0f), h), 0.0, 1e-6);  /* opening */
+    ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(0.0f, 1.0f, 0.0f), h), 0.5, 1e-6);  /* shear */
+    pbf_v3 up = v3(0.0f, 1.0f, 0.0f), side = v3(1.0f, 0.0f, 0.0f);
+    ENSURE_NEAR(pbf_wave_crest_term(up, side, v3(0.0f, -r, 0.0f), r, h), 0.5, 1e-6);
+    ENSURE(pbf_wave_crest_term(up, side, v3(0.0f, r, 0.0f), r, h) == 0.0f);
+    double sum = 0.0;
+    int below = 0;
+    for (uint32_t k = 0; k < 100000; ++k) {
+        float u = pbf_diffuse_random(k, 7u, 0u);
+        ENSURE(u >= 0.0f && u < 1.0f);
+        sum += u;
+        below += u < 0.25f;
+    }
+    ENSURE_NEAR(sum / 100000.0, 0.5, 0.005);
+    ENSURE_NEAR(below / 100000.0, 0.25, 0.005);
+    ENSURE(pbf_diffuse_random(3u, 7u, 0u) != pbf_diffuse_random(3u, 8u, 0u));
+    ENSURE(pbf_diffuse_random(3u, 7u, 0u) != pbf_diffuse_random(3u, 7u, 1u));
+    return 0;
+}
+
+/* A fluid at rest spawns nothing: its kinetic energy is below energy_min. */
+static int rest_generates_nothing(void) {
+    pbf_diffuse_def d = pbf_default_diffuse_def();
+    pbf_world_def def = pbf_default_world_def();
+    def.particle_radius = 0.02f;
+    def.domain_max = (pbf_vec3){0.4f, 0.4f, 0.4f};
+    def.substeps = 2;
+    pbf_world *w = NULL;
+    ENSURE(pbf_world_create(&def, &w, NULL, 0) == PBF_OK);
+    pbf_block_def b = pbf_default_block_def();
+    b.max = (pbf_vec3){0.4f, 0.2f, 0.4f};
+    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
+    ENSURE(pbf_world_enable_diffuse(w, &d) == PBF_OK);
+    ENSURE(steps(w, 60) == 0);
+    ENSURE(pbf_world_diffuse_generated(w) == 0);
+    ENSURE(pbf_world_diffuse_count(w) == 0);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+/* The dam break throws spray off the front as it hits the far wall, and leaves foam on the
+ * surface: both kinds seen within 1.2 s, all inside the tank, foam within its lifetime. */
+static int dam_break_makes_spray_and_foam(void) {
+    pbf_diffuse_def d = pbf_default_diffuse_def();
+    pbf_world *w = dam(0, &d);
+    ENSURE(w != NULL);
+    int seen_spray = 0, seen_foam = 0, seen_bubble = 0, most = 0;
+    for (int f = 0; f < 72; ++f) {
+        ENSURE(steps(w, 1) == 0);
+        int k[3];
+        count_kinds(w, k);
+        if (k[0] > seen_spray) seen_spray = k[0];
+        if (k[1] > seen_foam) seen_foam = k[1];
+        if (k[2] > seen_bubble) seen_bubble = k[2];
+        if (pbf_world_diffuse_count(w) > most) most = pbf_world_diffuse_count(w);
+    }
+    int n = pbf_world_diffuse_count(w);
+    float *x = malloc(sizeof(float) * 3 * (size_t)n + 4), *life = malloc(sizeof(float) * (size_t)n + 4);
+    pbf_world_get_diffuse(w, x, NULL, NULL, life);
+    int bad = 0;
+    for (int i = 0; i < n; ++i) {
+        bad += !(x[3 * i] >= 0.0f && x[3 * i] <= 0.8f && x[3 * i + 1] >= 0.0f &&
+                 x[3 * i + 1] <= 0.5f && x[3 * i + 2] >= 0.0f && x[3 * i + 2] <= 0.1f);
+        bad += !(life[i] > 0.0f && life[i] <= d.lifetime);
+    }
+    free(x);
+    free(life);
+    printf("  generated %lld, at most %d at once; most spray %d, foam %d, bubbles %d\n",
+           (long long)pbf_world_diffuse_generated(w), most, seen_spray, seen_foam, seen_bubble);
+    ENSURE(bad == 0);
+    ENSURE(seen_spray >= 10);
+    ENSURE(seen_foam >= 10);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+/* With every diffuse particle foam (no spray, no bubbles), generation stopped after 0.5 s and a
+ * lifetime of 0.25 s, the set is still there 0.1 s later and empty 0.3 s later. */
+static int foam_dies_after_its_lifetime(void) {
+    pbf_diffuse_def d = pbf_default_diffuse_def();
+    d.spray_neighbors = 0;
+    d.bubble_neighbors = 1000;
+    d.lifetime = 0.25f;
+    pbf_world *w = dam(0, &d);
+    ENSURE(w != NULL);
+    ENSURE(steps(w, 30) == 0);
+    int before = pbf_world_diffuse_count(w);
+    d.trapped_air_rate = 0.0f;
+    d.wave_crest_rate = 0.0f;
+    ENSURE(pbf_world_enable_diffuse(w, &d) == PBF_OK);
+    ENSURE(steps(w, 6) == 0);
+    int mid = pbf_world_diffuse_count(w);
+    ENSURE(steps(w, 12) == 0);
+    int after = pbf_world_diffuse_count(w);
+    printf("  foam: %d at 0.5 s, %d at 0.6 s, %d at 0.8 s\n", before, mid, after);
+    ENSURE(before > 50);
+    ENSURE(mid > 0);
+    ENSURE(after == 0);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+/* The same diffuse set, bit for bit and in the same order, for 1 and 2 threads. */
+static int threads_bit_identical(void) {
+    pbf_diffuse_def d = pbf_default_diffuse_def();
+    pbf_world *a = dam(1, &d), *b = dam(2, &d);
+    ENSURE(a != NULL && b != NULL);
+    ENSURE(steps(a, 30) == 0 && steps(b, 30) == 0);
+    ENSURE(pbf_world_diffuse_count(a) > 0);
+    ENSURE(same_set(a, b));
+    ENSURE(pbf_world_hash(a) == pbf_world_hash(b));
+    pbf_world_destroy(a);
+    pbf_world_destroy(b);
+    return 0;
+}
+
+/* Saved at 0.4 s and resumed, the next 0.2 s give the same diffuse set and fluid as going on. */
+static int checkpoint_resume_bit_identical(void) {
+    pbf_diffuse_def d = pbf_default_diffuse_def();
+    pbf_world *w = dam(0, &d);
+    ENSURE(w != NULL);
+    ENSURE(steps(w, 24) == 0);
+    ENSURE(pbf_world_diffuse_count(w) > 0);
+    char path[64], err[512];
+    snprintf(path, sizeof path, "test_diffuse_%d.ckpt", (int)getpid());
+    ENSURE(pbf_checkpoint_save(w, path, NULL, 0, err, sizeof err) == PBF_OK);
+    ENSURE(steps(w, 12) == 0);
+    pbf_checkpoint *ck = NULL;
+    ENSURE(pbf_checkpoint_open(path, &ck, err, sizeof err) == PBF_OK);
+    pbf_world *r = NULL;
+    pbf_status st = pbf_checkpoint_create_world(ck, NULL, &r, err, sizeof err);
+    pbf_checkpoint_close(ck);
+    unlink(path);
+    if (st != PBF_OK) fprintf(stderr, "  %s\n", err);
+    ENSURE(st == PBF_OK);
+    pbf_diffuse_def back;
+    ENSURE(pbf_world_get_diffuse_def(r, &back) && memcmp(&back, &d, sizeof d) == 0);
+    ENSURE(steps(r, 12) == 0);
+    ENSURE(same_set(w, r));
+    ENSURE(pbf_world_hash(w) == pbf_world_hash(r));
+    ENSURE(pbf_world_diffuse_generated(w) == pbf_world_diffuse_generated(r));
+    pbf_world_destroy(w);
+    pbf_world_destroy(r);
+    return 0;
+}
+
+/* Diffuse particles do not act on the fluid: on or off, the fluid is the same bit for bit. */
+static int fluid_untouched(void) {
+    pbf_diffuse_def d = pbf_default_diffuse_def();
+    pbf_world *on = dam(0, &d), *off = dam(0, NULL);
+    ENSURE(on != NULL && off != NULL);
+    ENSURE(steps(on, 24) == 0 && steps(off, 24) == 0);
+    ENSURE(pbf_world_diffuse_count(on) > 0 && pbf_world_diffuse_count(off) == 0);
+    ENSURE(pbf_world_hash(on) == pbf_world_hash(off));
+    pbf_world_destroy(on);
+    pbf_world_destroy(off);
+    return 0;
+}
+
+static int scene_error(const char *json, const char *want) {
+    pbf_scene s;
+    char err[512] = "";
+    pbf_status st = pbf_scene_parse(json, "bad.json", NULL, 0, &s, err, sizeof err);
+    if (st == PBF_OK || strstr(err, want) == NULL) {
+        fprintf(stderr, "  expected an error naming %s, got: %s\n", want, err);
+        return 1;
+    }
+    return 0;
+}
+
+/* The section is off by default, read when given, and bad values are named by their key. */
+static int scene_keys(void) {
+    pbf_scene s;
+    char err[512];
+    ENSURE(pbf_scene_parse("{}", NULL, NULL, 0, &s, err, sizeof err) == PBF_OK);
+    ENSURE(s.diffuse_enabled == 0);
+    ENSURE(pbf_scene_parse("{\"diffuse\": {\"enabled\": true, \"lifetime\": 3}}", NULL, NULL, 0,
+                           &s, err, sizeof err) == PBF_OK);
+    ENSURE(s.diffuse_enabled == 1 && s.diffuse.lifetime == 3.0f);
+    ENSURE(scene_error("{\"diffuse\": {\"lifetime\": -1}}", "diffuse.lifetime") == 0);
+    ENSURE(scene_error("{\"diffuse\": {\"max_count\": 0}}", "diffuse.max_count") == 0);
+    ENSURE(scene_error("{\"diffuse\": {\"trapped_air_min\": 5, \"trapped_air_max\": 4}}",
+                       "diffuse.trapped_air_min") == 0);
+    ENSURE(scene_error("{\"diffuse\": {\"spray_neighbors\": 30}}", "diffuse.spray_neighbors") == 0);
+    ENSURE(scene_error("{\"diffuse\": {\"lifetme\": 1}}", "lifetime") == 0); /* did you mean */
+    return 0;
+}
+
+TEST_MAIN_BEGIN
+RUN_TEST(kernel_terms);
+RUN_TEST(rest_generates_nothing);
+RUN_TEST(dam_break_makes_spray_and_foam);
+RUN_TEST(foam_dies_after_its_lifetime);
+RUN_TEST(threads_bit_identical);
+RUN_TEST(checkpoint_resume_bit_identical);
+RUN_TEST(fluid_untouched);
+RUN_TEST(scene_keys);
+TEST_MAIN_END

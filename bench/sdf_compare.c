@@ -14,8 +14,9 @@
  * signs disagree, and against the intended closed shape (analytic; the points within one cell of
  * its surface left out) the share of inside points each calls outside and of outside points each
  * calls inside. The largest difference is also given for the points within 4 cells (3 r) of
- * pbf's surface. OpenVDB's band is made wide enough to cover every sample on both sides, so its field is
- * defined wherever pbf's is; a second OpenVDB time is for its default narrow band (3 voxels).
+ * pbf's surface. OpenVDB's band is made wide enough to cover every sample on both sides, so its
+ * field is defined wherever pbf's is; a second OpenVDB time is for its default narrow band (3
+ * voxels).
  * Timings only: no pass/fail. Built only where CMake finds OpenVDB (bench/CMakeLists.txt). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv */
 #include <math.h>

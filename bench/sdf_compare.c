@@ -381,7 +381,7 @@ int main(int argc, char **argv) {
         test_mesh_free(&m);
     }
     printf("\n| mesh | threads | pbf bake s (pbf_world_add_mesh s) | OpenVDB s, band to cover "
-           "(voxels) | OpenVDB s, band 3 | max |diff| m (within 4 cells) | RMS diff m | signs "
+           "(voxels) | OpenVDB s, band 3 | max abs. diff. m (within 4 cells) | RMS diff m | signs "
            "disagree "
            "| pbf: in→out, out→in | OpenVDB: in→out, out→in |\n"
            "|---|---|---|---|---|---|---|---|---|---|\n");

@@ -198,9 +198,7 @@ typedef struct result {
     double max_diff, max_diff_near, rms_diff, sign_disagree;
     long long inside, outside;  /* intended, beyond one cell of the surface */
     long long pbf_in_out, pbf_out_in, vdb_in_out, vdb_out_in;
-    int nx, ny, nz;
-    float band;
-    size_t vdb_voxels;
+    float band;  /* OpenVDB's covering band, voxels */
 } result;
 
 /* A world with the mesh baked (no cache); the bake's times go into r when they are the best. */
@@ -244,7 +242,6 @@ static int run(enum shape s, int threads, int samples, result *r) {
     pbf_world *w = pbf_bake(path, threads, r);
     if (w == NULL) return 1;
     pbf_mesh_solid_info in = pbf_world_mesh_info(w, 0);
-    r->nx = in.nx, r->ny = in.ny, r->nz = in.nz;
 
     /* the welded triangles in world coordinates, and pbf's node origin (bake.c's layout: the
      * grid centred on the mesh's box) */
@@ -316,7 +313,6 @@ static int run(enum shape s, int threads, int samples, result *r) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    r->vdb_voxels = vdb_sdf_active_voxels(v);
 
     double sum2 = 0.0;
     long long disagree = 0;

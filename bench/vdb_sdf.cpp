@@ -57,14 +57,6 @@ extern "C" float vdb_sdf_sample(const vdb_sdf *s, const double x[3]) {
     return sampler.wsSample(openvdb::Vec3d(x[0], x[1], x[2]));
 }
 
-extern "C" size_t vdb_sdf_active_voxels(const vdb_sdf *s) {
-    return static_cast<size_t>(s->grid->activeVoxelCount());
-}
-
-extern "C" size_t vdb_sdf_bytes(const vdb_sdf *s) {
-    return static_cast<size_t>(s->grid->memUsage());
-}
-
 extern "C" void vdb_sdf_free(vdb_sdf *s) { delete s; }
 
 extern "C" const char *vdb_sdf_version(void) { return "OpenVDB " OPENVDB_LIBRARY_VERSION_STRING; }

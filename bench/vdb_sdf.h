@@ -21,9 +21,6 @@ vdb_sdf *vdb_sdf_bake(const float *vertices, int vertex_count, const int32_t *tr
                       float in_band, int threads, double *seconds, char *err, size_t err_size);
 /* The field at a world point, trilinear between nodes (negative inside the mesh). */
 float vdb_sdf_sample(const vdb_sdf *s, const double x[3]);
-/* Active voxels and the grid's memory in bytes. */
-size_t vdb_sdf_active_voxels(const vdb_sdf *s);
-size_t vdb_sdf_bytes(const vdb_sdf *s);
 void vdb_sdf_free(vdb_sdf *s);
 /* "OpenVDB 10.0.1" */
 const char *vdb_sdf_version(void);

@@ -25,6 +25,7 @@ void run_options_init(run_options *o) {
     o->formats = -1;
     o->threads = -1;
     o->backend = -1;
+    o->balance = RUN_BALANCE_DEFAULT;
 }
 
 /* ---- summary ------------------------------------------------------------------------------- */
@@ -241,7 +242,7 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
     summary.start = cli_now();
     summary.frames_done = first; /* frame files already in the folder */
     progress bar;
-    int interrupted = 0, last_checkpoint = resume_frame, unstable = 0;
+    int interrupted = 0, last_checkpoint = resume_frame, unstable = 0, rebalances = 0;
     if (rc == 0) {
         interrupt_install();
         if (!o->quiet) progress_begin(&bar, stderr, frames);
@@ -258,6 +259,16 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                     break;
                 }
                 summary_add_step(&summary, world);
+            }
+            /* split over MPI ranks: measure the balance, move the cuts when it is off (after a
+             * step only: frame 0 keeps the split's cuts) */
+            if (o->comm != NULL) {
+                if (o->comm->balance(world, frame > 0 ? o->balance : 0.0, &out.balance) != 0) {
+                    if (!o->quiet) progress_end(&bar);
+                    rc = cli_error("frame %d: %s", frame, pbf_world_error(world));
+                    break;
+                }
+                rebalances += out.balance.moved;
             }
             if (run_output_frame(&out, world, frame) != 0) {
                 if (!o->quiet) progress_end(&bar);
@@ -305,8 +316,8 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
         summary_print(&summary, world, particles, &out);
         if (o->comm != NULL && summary.steps > 0)
             printf("  MPI              %d ranks; largest halo %d particles, %d KiB received per "
-                   "substep (the last)\n",
-                   o->comm->ranks, ghosts, kib);
+                   "substep (the last); cuts moved %d times (--balance %g)\n",
+                   o->comm->ranks, ghosts, kib, rebalances, o->balance);
     }
     if (interrupted) {
         fprintf(stderr,

@@ -6,6 +6,15 @@
 
 #include "pbf/pbf.h"
 
+/* The ranks' balance at a frame (include/pbf/mpi.h, pbf_mpi_balance): max over mean of the
+ * particle counts before and after balancing, of the last step's time, whether the cuts moved
+ * and how many particles changed rank. */
+typedef struct run_balance {
+    double count_before, count_after, time;
+    int moved;
+    long long migrated;
+} run_balance;
+
 typedef struct run_comm {
     int rank, ranks;
     /* Splits a world holding the whole scene into this rank's slab (collective). Prints the
@@ -18,6 +27,10 @@ typedef struct run_comm {
     /* This rank's halo in the last substep: ghosts received, and KiB received (include/pbf/mpi.h,
      * pbf_mpi_world_halo). */
     void (*halo)(const pbf_world *world, int *ghosts, int *kib);
+    /* Measures the ranks' balance and, when the particle counts' max over mean exceeds threshold
+     * (0: never), moves the cuts and the particles (collective). Non-zero on failure, with the
+     * message in pbf_world_error. */
+    int (*balance)(pbf_world *world, double threshold, run_balance *out);
 } run_comm;
 
 /* main: starts MPI when the process was launched by mpirun (its environment says so). Returns

@@ -31,6 +31,17 @@ static void halo(const pbf_world *world, int *ghosts, int *kib) {
     *kib = (int)((bytes + 1023) / 1024);
 }
 
+static int balance(pbf_world *world, double threshold, run_balance *out) {
+    pbf_mpi_balance b;
+    pbf_status st = pbf_mpi_world_balance(world, threshold, &b);
+    out->count_before = b.count_before;
+    out->count_after = b.count_after;
+    out->time = b.time;
+    out->moved = b.moved;
+    out->migrated = (long long)b.migrated;
+    return st != PBF_OK;
+}
+
 int run_comm_start(int *argc, char ***argv) {
     if (getenv("OMPI_COMM_WORLD_SIZE") == NULL && getenv("PMIX_RANK") == NULL) return 0;
     int provided = 0;
@@ -44,6 +55,7 @@ int run_comm_start(int *argc, char ***argv) {
     world_comm.max = max_int;
     world_comm.totals = pbf_mpi_world_totals;
     world_comm.halo = halo;
+    world_comm.balance = balance;
     return 0;
 }
 

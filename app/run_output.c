@@ -147,7 +147,7 @@ static int write_scene_json(const char *dir, const pbf_scene *scene) {
 }
 
 /* The header of stats.csv, with its newline; returns its length. */
-static int stats_header(char *header, size_t size, int flow) {
+static int stats_header(char *header, size_t size, int flow, int split) {
     int n = snprintf(header, size,
                      "frame,time,particles,avg_density_error,max_density_error,kinetic_energy,"
                      "max_speed,avg_neighbors,ms_per_step");
@@ -156,7 +156,13 @@ static int stats_header(char *header, size_t size, int flow) {
     /* the solver's work: mean and most Δp passes per substep, Chebyshev restarts (docs/cli.md) */
     n += snprintf(header + n, size - (size_t)n, ",iterations,max_iterations,chebyshev_restarts");
     /* emitters and sinks (include/pbf/flow.h): particles added and removed since the start */
-    n += snprintf(header + n, size - (size_t)n, flow ? ",emitted,removed\n" : "\n");
+    n += snprintf(header + n, size - (size_t)n, flow ? ",emitted,removed" : "");
+    /* split over MPI ranks (docs/mpi.md): max over mean of the ranks' particle counts before and
+     * after balancing, of their step times, whether the cuts moved, the particles that moved */
+    n += snprintf(header + n, size - (size_t)n,
+                  split ? ",rank_imbalance,rank_imbalance_after,rank_time_imbalance,rebalanced,"
+                          "rebalance_migrated\n"
+                        : "\n");
     return n;
 }
 
@@ -186,7 +192,7 @@ static int open_folder(run_output *o, const char *dir, const pbf_scene *scene) {
     if (write_scene_json(dir, scene) != 0) return 1;
     o->flow = scene_has_flow(scene);
     char header[1024];
-    int n = stats_header(header, sizeof header, o->flow);
+    int n = stats_header(header, sizeof header, o->flow, o->comm != NULL);
     if (csv_file_create(&o->stats, dir, stats_name, header, (size_t)n) != 0) return 1;
     if (probe_output_open(&o->probes, dir, scene) != 0) return 1; /* probes */
     if (solid_output_open(&o->solids, dir, scene) != 0) return 1; /* meshes */
@@ -237,6 +243,11 @@ static int write_stats_row(run_output *o, const pbf_world *world, int frame, con
         pbf_flow_state f = pbf_world_get_flow(world);
         n += snprintf(row + n, sizeof row - (size_t)n, ",%lld,%lld", (long long)f.emitted,
                       (long long)f.removed);
+    }
+    if (o->comm != NULL) {
+        const run_balance *b = &o->balance;
+        n += snprintf(row + n, sizeof row - (size_t)n, ",%.6f,%.6f,%.4f,%d,%lld", b->count_before,
+                      b->count_after, frame > 0 ? b->time : 1.0, b->moved, b->migrated);
     }
     n += snprintf(row + n, sizeof row - (size_t)n, "\n");
     return csv_file_append(&o->stats, row, (size_t)n, o->error, sizeof o->error);

@@ -20,6 +20,7 @@
 #include "csv_file.h"
 #include "pbf/export.h"
 #include "pbf/scene.h"
+#include "run_comm.h"
 
 typedef struct run_output {
     const char *dir;
@@ -40,6 +41,7 @@ typedef struct run_output {
     const struct run_comm *comm; /* split over MPI ranks (app/run_comm.h): each rank writes its
                                   * piece frame_NNNNN_RRRR.vtu, rank 0 frame_NNNNN.pvtu, the
                                   * series and the CSV files; NULL: one process */
+    run_balance balance; /* split over MPI ranks: this frame's balance, for stats.csv */
     int flow; /* the scene has emitters or sinks: stats.csv has emitted and removed columns */
 } run_output;
 

@@ -8,8 +8,8 @@
  *   pbf_world_get_positions(w, out);                     // this rank's particles, by id
  *
  * Decomposition: slabs along x, one per rank in rank order, cut at the quantiles of the
- * particles' x when the world is split (equal particle counts then); the cuts stay where they
- * are. Each rank owns the particles whose predicted position lies in its slab and, for every
+ * particles' x when the world is split (equal particle counts then); pbf_mpi_world_balance
+ * moves them when the counts diverge. Each rank owns the particles whose predicted position lies in its slab and, for every
  * substep, holds a halo: copies of its neighbours' particles within PBF_MPI_HALO_FACTOR · h of
  * the cut. The halo is exchanged before every pass that reads neighbours (positions for λ, λ and
  * density for Δp, |ω| for the confinement), and particles crossing a cut migrate each substep.
@@ -55,6 +55,26 @@ PBF_API int pbf_mpi_world_slab(const pbf_world *world, double *lo, double *hi, i
  * Δp pass and 4 for |ω|). Returns 0 for a world that was not split. */
 PBF_API int pbf_mpi_world_halo(const pbf_world *world, int *received, int *sent,
                                int64_t *bytes_received);
+
+/* The ranks' balance, measured by pbf_mpi_world_balance: max over mean of the ranks' particle
+ * counts before and after, of their last step's time (a timing: it varies from run to run),
+ * whether the cuts moved and how many particles changed rank then. */
+typedef struct pbf_mpi_balance {
+    double count_before, count_after, time;
+    int moved;
+    int64_t migrated;
+} pbf_mpi_balance;
+
+/* Dynamic load balancing, between steps (collective): when the largest rank's particle count is
+ * more than `threshold` times the mean (threshold > 1; 0 only measures), the cuts move to the
+ * global quantiles of the particles' x, from a histogram of x summed over the ranks (no rank
+ * gathers the particles; the cuts land within 1/4096 of the particles' extent of the
+ * quantiles, then are spaced at least a halo apart), and every particle goes to the rank that
+ * owns its slab. Counts decide, not times, so a run is reproducible. The same status on every
+ * rank; on error (out of memory) nothing moved. report may be NULL. A world that was not split
+ * reports 1s and does nothing. */
+PBF_API pbf_status pbf_mpi_world_balance(pbf_world *world, double threshold,
+                                         pbf_mpi_balance *report);
 
 /* The whole world's statistics and profile, reduced over the ranks in rank order (the same
  * value on every rank, for any thread count): counts and energies summed, maxima taken, means

@@ -293,6 +293,7 @@ void pbf__halo_free(pbf_world *w) {
         free(h->rbuf[s]);
     }
     free(h->inverse);
+    free(h->cuts);
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Comm_free(&h->comm);

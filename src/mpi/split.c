@@ -65,6 +65,10 @@ static int place_cuts(const pbf_world *w, int ranks, double lo, double hi, doubl
                           : 0.5 * ((double)xs[m - 1] + (double)xs[m < n ? m : n - 1]);
     }
     free(xs);
+    return pbf__mpi_space_cuts(cuts, ranks, width);
+}
+
+int pbf__mpi_space_cuts(double *cuts, int ranks, double width) {
     for (int k = 1; k < ranks; ++k)
         if (cuts[k] < cuts[k - 1] + width) cuts[k] = cuts[k - 1] + width;
     for (int k = ranks - 1; k >= 1; --k)
@@ -112,7 +116,9 @@ PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err,
     h->lo = rank > 0 ? cuts[rank] : -INFINITY;
     h->hi = rank < ranks - 1 ? cuts[rank + 1] : INFINITY;
     h->width = (float)width;
-    free(cuts);
+    h->domain_lo = wall_lo.x;
+    h->domain_hi = wall_hi.x;
+    h->cuts = cuts; /* the halo's from now on */
     /* keep this rank's particles, in their order */
     int kept = 0;
     for (int i = 0; i < w->count; ++i) {

@@ -4,6 +4,9 @@ Usage: check_mpi.py SERIAL_DIR SPLIT_DIR MODE, MODE one of
   physics    every frame: the same particle count and ids, each id once (nothing lost or
              duplicated by migration) and the front (largest x) within 1 %; the mean over the
              frames of the average density error within 10 % (relative)
+  balance    stats.csv of the split run (load balancing, --balance 1.2): the cuts moved at
+             least twice; where they moved, the imbalance (max over mean particle count) was
+             above 1.2 before and at most 1.1 after; it never stays above 1.2 after a frame
 """
 import csv
 import os
@@ -24,8 +27,34 @@ def mean_error(folder):
     return sum(float(r["avg_density_error"]) for r in rows) / len(rows), rows
 
 
+def check_balance(split_dir, threshold=1.2):
+    with open(os.path.join(split_dir, "stats.csv")) as f:
+        rows = list(csv.DictReader(f))
+    moves = [r for r in rows if r["rebalanced"] == "1"]
+    for r in rows:
+        before, after = float(r["rank_imbalance"]), float(r["rank_imbalance_after"])
+        if after > threshold:
+            fail(f"frame {r['frame']}: the imbalance stayed at {after} (> {threshold})")
+        if r["rebalanced"] == "1" and not (before > threshold and after <= 1.1):
+            fail(f"frame {r['frame']}: cuts moved with the imbalance {before} -> {after}")
+        if r["rebalanced"] == "0" and before != after:
+            fail(f"frame {r['frame']}: the imbalance changed ({before} -> {after}) without a move")
+    if len(moves) < 2:
+        fail(f"the cuts moved {len(moves)} times over {len(rows) - 1} frames")
+    worst = max(float(r["rank_imbalance"]) for r in rows)
+    print(f"check_mpi: the cuts moved at {len(moves)} of {len(rows) - 1} frames (frames "
+          f"{', '.join(r['frame'] for r in moves)}), "
+          f"{sum(int(r['rebalance_migrated']) for r in moves)} particles migrated; imbalance "
+          f"before the moves {', '.join(r['rank_imbalance'] for r in moves)}, after "
+          f"{', '.join(r['rank_imbalance_after'] for r in moves)}; the largest at any frame "
+          f"{worst}")
+
+
 def main():
     serial_dir, split_dir, mode = sys.argv[1:4]
+    if mode == "balance":
+        check_balance(split_dir)
+        return
     serial = read_pvd(os.path.join(serial_dir, "frames.pvd"))
     split = read_pvd(os.path.join(split_dir, "frames.pvd"))
     if len(serial) != len(split):

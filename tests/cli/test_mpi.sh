@@ -6,6 +6,9 @@
 #   np4      four ranks on fewer cores (--oversubscribe), the same checks
 #   empty    three ranks where the third owns no particle at first (a column 0.12 m wide: the
 #            slabs, at least a halo of 0.1 m wide, leave it nothing until the water arrives)
+#   balance  three ranks over 1/2 s while the water crosses the tank: the cuts move (stats.csv
+#            says when and the imbalance before and after), ids unique and the count constant
+#            every frame, the physics as close to one process as np2/np4
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
@@ -29,6 +32,8 @@ SCENE="$SRC/scenes/dam_break.json"
 ARGS=(--set fluid.particle_radius=0.02 --frames 15 --format vtu --quiet --threads 1)
 
 serial() { "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/serial" || fail "pbf run exited $?"; }
+[ "$CASE" = balance ] && ARGS=(--set fluid.particle_radius=0.02 --frames 30 --format vtu --quiet
+    --threads 1)
 [ "$CASE" = empty ] && ARGS+=(--set 'fluid.blocks[0].max=[0.12,0.6,0.4]')
 split() { # ranks, folder
     timeout 90 "${MPIRUN[@]}" -np "$1" "$PBF" run "$SCENE" "${ARGS[@]}" --out "$2" \
@@ -66,6 +71,12 @@ head = open(piece, "rb").read().split(b"<AppendedData")[0] + b"</VTKFile>"
 n = int(ET.fromstring(head).find("./UnstructuredGrid/Piece").get("NumberOfPoints"))
 sys.exit(1 if n != 0 else 0)
 PY
+    ;;
+balance)
+    serial
+    split 3 "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" balance || fail "the balance"
     ;;
 refused)
     # a tank 0.3 m long with h = 0.08 m: slabs at least 0.1 m wide, so 3 ranks at most

@@ -102,9 +102,9 @@ static int apply_options(const run_options *o, pbf_scene *scene) {
  * features of the world itself (include/pbf/mpi.h). The same answer on every rank, said once. */
 static int mpi_refuse(const run_options *o, const pbf_scene *scene, const run_hooks *hooks) {
     const char *why = NULL;
-    if (scene->formats & (PBF_FORMAT_PLY | PBF_FORMAT_VTK))
-        why = "writes vtu only (each rank a piece, rank 0 a .pvtu per frame and frames.pvd): "
-              "use --format vtu or --format none";
+    if (scene->formats & PBF_FORMAT_VTK)
+        why = "writes vtu and ply only (vtu: each rank a piece, rank 0 a .pvtu per frame and "
+              "frames.pvd; ply: one file per frame through MPI-IO): use --format vtu, ply or none";
     else if (o->checkpoint_every > 0)
         why = "does not write checkpoints yet (--checkpoint-every)";
     else if (hooks != NULL && (hooks->on_start || hooks->on_frame || hooks->on_finish))

@@ -4,6 +4,7 @@
 #ifndef PBF_APP_RUN_COMM_H
 #define PBF_APP_RUN_COMM_H
 
+#include "pbf/export.h"
 #include "pbf/pbf.h"
 
 /* The ranks' balance at a frame (include/pbf/mpi.h, pbf_mpi_balance): max over mean of the
@@ -31,6 +32,9 @@ typedef struct run_comm {
      * (0: never), moves the cuts and the particles (collective). Non-zero on failure, with the
      * message in pbf_world_error. */
     int (*balance)(pbf_world *world, double threshold, run_balance *out);
+    /* Writes one PLY file of every rank's particles (p NULL: this rank's none) with MPI-IO
+     * (collective). Non-zero on failure, the message in err; every rank gets the same answer. */
+    int (*write_ply)(const pbf_particles *p, const char *path, char *err, size_t size);
 } run_comm;
 
 /* main: starts MPI when the process was launched by mpirun (its environment says so). Returns

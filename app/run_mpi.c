@@ -42,6 +42,10 @@ static int balance(pbf_world *world, double threshold, run_balance *out) {
     return st != PBF_OK;
 }
 
+static int write_ply(const pbf_particles *p, const char *path, char *err, size_t size) {
+    return pbf_mpi_export_ply(p, MPI_COMM_WORLD, path, err, size) != PBF_OK;
+}
+
 int run_comm_start(int *argc, char ***argv) {
     if (getenv("OMPI_COMM_WORLD_SIZE") == NULL && getenv("PMIX_RANK") == NULL) return 0;
     int provided = 0;
@@ -56,6 +60,7 @@ int run_comm_start(int *argc, char ***argv) {
     world_comm.totals = pbf_mpi_world_totals;
     world_comm.halo = halo;
     world_comm.balance = balance;
+    world_comm.write_ply = write_ply;
     return 0;
 }
 

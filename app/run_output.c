@@ -301,9 +301,10 @@ static void remove_frame_files(run_output *o, char *const *paths) {
         if (paths[f] != NULL) unlink(paths[f]);
 }
 
-/* One frame split over MPI ranks (vtu only): every rank writes its piece, then rank 0 the .pvtu
- * naming them, frames.pvd and the stats row of the whole world. Any failure stops all ranks,
- * and the frame's files go again. */
+/* One frame split over MPI ranks (vtu and ply): every rank writes its vtu piece, then rank 0 the
+ * .pvtu naming them, frames.pvd and the stats row of the whole world; the frame's PLY is one
+ * file that every rank writes its part of (MPI-IO). Any failure stops all ranks, and the
+ * frame's files go again. */
 static int frame_split(run_output *o, const pbf_world *world, int frame) {
     const int ranks = o->comm->ranks;
     char name[64];
@@ -319,6 +320,26 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
             rc = 1;
         else if (rc == 0)
             ++o->files_written;
+    }
+    char *ply = NULL;
+    if (o->formats & PBF_FORMAT_PLY) { /* collective: every rank takes part, even after a failure */
+        if (rc == 0 && !(o->formats & PBF_FORMAT_VTU)) rc = read_back(o, world); /* else read */
+        int ready = rc == 0;
+        ply = join(o->dir, run_output_frame_name(frame, PBF_FORMAT_PLY, name, sizeof name));
+        char err[sizeof o->error];
+        if (ply == NULL) {
+            if (rc == 0) rc = frame_fail(o, "out of memory");
+            ready = 0;
+        }
+        /* the path matters on rank 0 only (it renames); the others pass it too */
+        int ply_rc = o->comm->write_ply(ready ? &o->particles : NULL,
+                                        ply != NULL ? ply : "frame.ply", err, sizeof err);
+        if (ply_rc != 0 && rc == 0) rc = frame_fail(o, "%s", err);
+        if (ply_rc == 0 && rc == 0) ++o->files_written;
+        if (ply_rc != 0) {
+            free(ply);
+            ply = NULL;
+        }
     }
     int failed = o->comm->max(rc != 0);
     if (failed && rc == 0) rc = frame_fail(o, "another MPI rank failed to write frame %d", frame);
@@ -350,8 +371,11 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
     if (failed) { /* nothing of the frame stays */
         if (piece != NULL && rc == 0) unlink(piece), --o->files_written;
         if (header != NULL) unlink(header);
+        if (ply != NULL && is_rank0(o)) unlink(ply);
+        if (ply != NULL) --o->files_written;
         if (rc == 0) rc = frame_fail(o, "another MPI rank failed to write frame %d", frame);
     }
+    free(ply);
     free(piece);
     free(header);
     return rc;

@@ -27,6 +27,7 @@
 
 #include <mpi.h>
 
+#include "export.h"
 #include "pbf.h"
 
 #ifdef __cplusplus
@@ -75,6 +76,16 @@ typedef struct pbf_mpi_balance {
  * reports 1s and does nothing. */
 PBF_API pbf_status pbf_mpi_world_balance(pbf_world *world, double threshold,
                                          pbf_mpi_balance *report);
+
+/* Writes one PLY file of the particles of every rank of comm (collective), with MPI-IO: rank 0
+ * writes the header for the whole count, every rank its particles p (NULL: none) at its offset,
+ * an exclusive prefix sum of the counts (so rank 0's first, then rank 1's, ...; each rank's in
+ * its own order). No rank gathers the particles. The file is the format pbf_export_write writes
+ * and pbf_export_read reads; it is written under "<path>.tmp.mpiio" and renamed by rank 0 when
+ * every rank is done. The same status on every rank; the message names the first rank that
+ * failed. */
+PBF_API pbf_status pbf_mpi_export_ply(const pbf_particles *p, MPI_Comm comm, const char *path,
+                                      char *err, size_t err_size);
 
 /* The whole world's statistics and profile, reduced over the ranks in rank order (the same
  * value on every rank, for any thread count): counts and energies summed, maxima taken, means

@@ -9,6 +9,8 @@
 #   balance  three ranks over 1/2 s while the water crosses the tank: the cuts move (stats.csv
 #            says when and the imbalance before and after), ids unique and the count constant
 #            every frame, the physics as close to one process as np2/np4
+#   ply      two ranks write one PLY per frame with MPI-IO: by id the particles of their .vtu
+#            pieces, and one process's PLY to rounding
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
@@ -78,11 +80,17 @@ balance)
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" balance || fail "the balance"
     ;;
+ply)
+    ARGS+=(--format ply,vtu)
+    serial
+    split 2 "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" ply || fail "check_mpi.py"
+    ;;
 refused)
     # a tank 0.3 m long with h = 0.08 m: slabs at least 0.1 m wide, so 3 ranks at most
     expect_refusal "so at most 3 ranks" -np 4 "$PBF" run "$SCENE" "${ARGS[@]}" \
         --set 'domain.max=[0.3,0.8,0.4]' --set 'fluid.blocks[0].max=[0.2,0.6,0.4]' --out "$TMP/a"
-    expect_refusal "writes vtu only" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" --format ply \
+    expect_refusal "writes vtu and ply only" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" --format vtk \
         --out "$TMP/b"
     expect_refusal "a run split over MPI ranks does not support the tool yet" -np 2 "$PBF" run \
         "$SRC/scenes/tool_sphere.json" "${ARGS[@]}" --out "$TMP/c"

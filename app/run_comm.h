@@ -35,6 +35,10 @@ typedef struct run_comm {
     /* Writes one PLY file of every rank's particles (p NULL: this rank's none) with MPI-IO
      * (collective). Non-zero on failure, the message in err; every rank gets the same answer. */
     int (*write_ply)(const pbf_particles *p, const char *path, char *err, size_t size);
+    /* The world's cuts (ranks + 1 values) into cuts; returns the rank count. */
+    int (*cuts)(const pbf_world *world, double *cuts);
+    /* Like split, at the given cuts (a resumed run on its checkpoint's rank count). */
+    int (*split_at)(pbf_world *world, const double *cuts);
 } run_comm;
 
 /* main: starts MPI when the process was launched by mpirun (its environment says so). Returns

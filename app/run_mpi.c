@@ -18,6 +18,17 @@ static int split(pbf_world *world) {
     return 1;
 }
 
+static int split_at(pbf_world *world, const double *cuts) {
+    char err[PBF_ERROR_SIZE];
+    int failed = pbf_mpi_world_split_at(world, MPI_COMM_WORLD, cuts, err, sizeof err) != PBF_OK;
+    if (failed) cli_error("%s", err); /* the same cuts on every rank; each says so */
+    int any = failed;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+}
+
+static int cuts(const pbf_world *world, double *out) { return pbf_mpi_world_cuts(world, out); }
+
 static int max_int(int v) {
     int all = v;
     MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -61,6 +72,8 @@ int run_comm_start(int *argc, char ***argv) {
     world_comm.halo = halo;
     world_comm.balance = balance;
     world_comm.write_ply = write_ply;
+    world_comm.cuts = cuts;
+    world_comm.split_at = split_at;
     return 0;
 }
 

@@ -61,7 +61,7 @@ static int has_suffix(const char *name, size_t len, const char *suffix) {
 }
 
 /* Files a run writes: frame_<digits>.ply|vtk|vtu, solids_<digits>.ply|vtk, frames.pvd, its
- * checkpoint, and the temporary files
+ * checkpoint (or the pieces and manifest of one split over MPI ranks), and the temporary files
  * "<ours>.tmp.<pid>" that a killed run can leave behind (for frames, stats.csv, scene.json and
  * the checkpoint). An earlier run's checkpoint goes too: resuming it would mix two runs. */
 static int is_run_file(const char *name, int *is_frame) {
@@ -92,6 +92,12 @@ static int is_run_file(const char *name, int *is_frame) {
     }
     if (len == strlen(pvd_name) && strncmp(name, pvd_name, len) == 0) return 1;
     if (len == strlen(RUN_CHECKPOINT_NAME) && strncmp(name, RUN_CHECKPOINT_NAME, len) == 0)
+        return 1;
+    /* a checkpoint split over MPI ranks: checkpoint_<digits>.pbfck and its manifest */
+    if (len == strlen(RUN_CHECKPOINT_MANIFEST) && strncmp(name, RUN_CHECKPOINT_MANIFEST, len) == 0)
+        return 1;
+    if (len > 17 && strncmp(name, "checkpoint_", 11) == 0 && has_suffix(name, len, ".pbfck") &&
+        all_digits(name + 11, len - 17))
         return 1;
     if (!tmp) return 0;
     return (len == strlen(stats_name) && strncmp(name, stats_name, len) == 0) ||
@@ -180,6 +186,8 @@ int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_
     o->comm = comm;
     o->dir = dir;
     o->formats = formats;
+    o->split_stats = comm != NULL;
+    o->pvd_resumed = -1;
     int rc = is_rank0(o) ? open_folder(o, dir, scene) : 0;
     if (agree(o, rc) != 0) return 1; /* rank 0 printed why */
     return 0;
@@ -244,7 +252,7 @@ static int write_stats_row(run_output *o, const pbf_world *world, int frame, con
         n += snprintf(row + n, sizeof row - (size_t)n, ",%lld,%lld", (long long)f.emitted,
                       (long long)f.removed);
     }
-    if (o->comm != NULL) {
+    if (o->split_stats) {
         const run_balance *b = &o->balance;
         n += snprintf(row + n, sizeof row - (size_t)n, ",%.6f,%.6f,%.4f,%d,%lld", b->count_before,
                       b->count_after, frame > 0 ? b->time : 1.0, b->moved, b->migrated);
@@ -277,7 +285,8 @@ static int write_pvd(run_output *o, int frame, double time) {
         rc = frame_fail(o, "out of memory writing %s", pvd_name);
     } else {
         for (int k = 0; k < n; ++k) {
-            if (o->comm != NULL) /* split over MPI ranks: the frame's .pvtu */
+            int split = k <= o->pvd_resumed ? o->pvd_resumed_split : o->comm != NULL;
+            if (split) /* split over MPI ranks: the frame's .pvtu */
                 snprintf(names + 32 * k, 32, "frame_%05d.pvtu", k);
             else
                 run_output_frame_name(k, PBF_FORMAT_VTU, names + 32 * k, 32);
@@ -451,14 +460,38 @@ static int remove_after(const char *dir, int frame) {
     return failed;
 }
 
+/* Whether the folder's stats.csv has the columns of a run split over MPI ranks, and whether its
+ * frame 0 is a .pvtu (the run that wrote frames 0..frame was split). */
+static void earlier_run(const char *dir, int *split_stats, int *split_frames) {
+    char *path = join(dir, stats_name);
+    FILE *f = path != NULL ? fopen(path, "r") : NULL;
+    char line[2048] = "";
+    if (f != NULL && fgets(line, sizeof line, f) == NULL) line[0] = '\0';
+    if (f != NULL) fclose(f);
+    free(path);
+    *split_stats = strstr(line, ",rank_imbalance,") != NULL;
+    path = join(dir, "frame_00000.pvtu");
+    *split_frames = path != NULL && access(path, F_OK) == 0;
+    free(path);
+}
+
+static int resume_folder(run_output *o, const char *dir, const pbf_scene *scene, int frame);
+
 int run_output_resume(run_output *o, const char *dir, unsigned formats, const pbf_scene *scene,
                       int frame) {
+    const struct run_comm *comm = o->comm;
     memset(o, 0, sizeof *o);
+    o->comm = comm;
     o->dir = dir;
     o->formats = formats;
     o->flow = scene_has_flow(scene);
-    if (remove_after(dir, frame) != 0) return 1;
-    if (write_scene_json(dir, scene) != 0) return 1;
+    o->pvd_resumed = frame;
+    o->balance = (run_balance){1.0, 1.0, 1.0, 0, 0}; /* one process: balanced */
+    /* the stats columns and the frames' names of the run that wrote frames 0..frame go on */
+    int flags[2] = {0, 0};
+    earlier_run(dir, &flags[0], &flags[1]);
+    o->split_stats = flags[0];
+    o->pvd_resumed_split = flags[1];
     if (formats & PBF_FORMAT_VTU) { /* the series up to the checkpoint, at nominal times */
         int cap = 256;
         while (cap <= frame) cap *= 2;
@@ -467,6 +500,14 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
         o->pvd_capacity = cap;
         for (int k = 0; k <= frame; ++k) o->pvd_times[k] = k / (double)scene->fps;
     }
+    /* split over MPI ranks, rank 0 alone changes the folder */
+    int rc = is_rank0(o) ? resume_folder(o, dir, scene, frame) : 0;
+    return agree(o, rc) != 0;
+}
+
+static int resume_folder(run_output *o, const char *dir, const pbf_scene *scene, int frame) {
+    if (remove_after(dir, frame) != 0) return 1;
+    if (write_scene_json(dir, scene) != 0) return 1;
     /* stats.csv must have the rows up to the checkpoint: its row is written first */
     if (csv_file_resume(&o->stats, dir, stats_name, frame, NULL, 0) != 0) return 1;
     if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* probes */

@@ -42,6 +42,10 @@ typedef struct run_output {
                                   * piece frame_NNNNN_RRRR.vtu, rank 0 frame_NNNNN.pvtu, the
                                   * series and the CSV files; NULL: one process */
     run_balance balance; /* split over MPI ranks: this frame's balance, for stats.csv */
+    int split_stats;     /* stats.csv has the balance columns (a run split over MPI ranks wrote
+                          * it; a resumed run keeps its columns) */
+    int pvd_resumed;       /* resumed: frames 0..pvd_resumed are the earlier run's (-1: none) */
+    int pvd_resumed_split; /* ... and they are .pvtu files (that run was split over ranks) */
     int flow; /* the scene has emitters or sinks: stats.csv has emitted and removed columns */
 } run_output;
 

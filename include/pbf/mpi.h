@@ -45,6 +45,18 @@ extern "C" {
 PBF_API pbf_status pbf_mpi_world_split(pbf_world *world, MPI_Comm comm, char *err,
                                        size_t err_size);
 
+/* Splits a world like pbf_mpi_world_split, but at the given cuts (ranks + 1 values: cuts[r] and
+ * cuts[r + 1] bound rank r's slab; the first and last slabs are open beyond cuts[0] and
+ * cuts[ranks]), for a run resumed on the rank count its checkpoint was written with (the pieces
+ * then go on bit for bit). Every slab must be at least a halo wide. */
+PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *world, MPI_Comm comm, const double *cuts,
+                                          char *err, size_t err_size);
+
+/* The cuts of a split world into cuts (ranks + 1 values, as pbf_mpi_world_split_at takes them;
+ * the same on every rank). Returns the rank count, 0 for a world that was not split (cuts then
+ * untouched); cuts may be NULL to ask for the count. */
+PBF_API int pbf_mpi_world_cuts(const pbf_world *world, double *cuts);
+
 /* This rank's slab [lo, hi) along x (the first starts at -inf, the last ends at +inf), its rank
  * and the number of ranks. Returns 0 for a world that was not split. */
 PBF_API int pbf_mpi_world_slab(const pbf_world *world, double *lo, double *hi, int *rank,
@@ -81,7 +93,7 @@ PBF_API pbf_status pbf_mpi_world_balance(pbf_world *world, double threshold,
  * writes the header for the whole count, every rank its particles p (NULL: none) at its offset,
  * an exclusive prefix sum of the counts (so rank 0's first, then rank 1's, ...; each rank's in
  * its own order). No rank gathers the particles. The file is the format pbf_export_write writes
- * and pbf_export_read reads; it is written under "<path>.tmp.mpiio" and renamed by rank 0 when
+ * and pbf_export_read reads; it is written under "<path>.tmp.<pid of rank 0>" and renamed by rank 0 when
  * every rank is done. The same status on every rank; the message names the first rank that
  * failed. */
 PBF_API pbf_status pbf_mpi_export_ply(const pbf_particles *p, MPI_Comm comm, const char *path,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pbf/export.h"
 
@@ -50,7 +51,7 @@ PBF_API pbf_status pbf_mpi_export_ply(const pbf_particles *p, MPI_Comm comm, con
     size_t header_size = pbf_export_ply_header(total, header, sizeof header);
     /* written under a temporary name, renamed by rank 0 once every rank is done: a reader never
      * sees half a frame, and a killed run leaves only a .tmp. file, which the next run removes */
-    size_t path_size = strlen(path) + 16;
+    size_t path_size = strlen(path) + 32;
     char *tmp = malloc(path_size);
     int code = tmp == NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS;
     int any = code != MPI_SUCCESS;
@@ -60,7 +61,9 @@ PBF_API pbf_status pbf_mpi_export_ply(const pbf_particles *p, MPI_Comm comm, con
         say(err, err_size, "cannot write '%s': %s", path, "out of memory");
         return PBF_ERR_OUT_OF_MEMORY;
     }
-    snprintf(tmp, path_size, "%s.tmp.mpiio", path);
+    long pid = (long)getpid(); /* rank 0's: "<path>.tmp.<digits>", what a run cleans up */
+    MPI_Bcast(&pid, 1, MPI_LONG, 0, comm);
+    snprintf(tmp, path_size, "%s.tmp.%ld", path, pid);
     MPI_File fh;
     code = MPI_File_open(comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     if (code == MPI_SUCCESS) { /* collective: an open that failed anywhere failed everywhere */

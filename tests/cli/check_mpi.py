@@ -96,7 +96,7 @@ def main():
         fail(f"{len(split)} frames split, {len(serial)} in one process")
     worst_front = 0.0
     for (t1, a), (t2, b) in zip(serial, split):
-        if t1 != t2:
+        if abs(t1 - t2) > 1e-6:  # a resumed run's series has the nominal times k / fps
             fail(f"{b}: time {t2}, {t1} in one process")
         fa, fb = read_frame(a), read_frame(b)
         if len(set(fb["id"])) != len(fb["id"]):

@@ -1,5 +1,6 @@
 /* The state of a world split over MPI processes (src/mpi/, include/pbf/mpi.h): this rank's slab,
- * its neighbours, and the halo's send and receive lists. Made by split.c, used by halo.c. */
+ * its neighbours, and the halo's send and receive lists. Made by split.c, used by halo.c; the
+ * balancer (balance.c) moves the cuts. */
 #ifndef PBF_MPI_HALO_H
 #define PBF_MPI_HALO_H
 

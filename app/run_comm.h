@@ -8,8 +8,8 @@
 #include "pbf/pbf.h"
 
 /* The ranks' balance at a frame (include/pbf/mpi.h, pbf_mpi_balance): max over mean of the
- * particle counts before and after balancing, of the last step's time, whether the cuts moved
- * and how many particles changed rank. */
+ * particle counts before and after balancing, of the ranks' work in the last step (a timing),
+ * whether the cuts moved and how many particles changed rank. */
 typedef struct run_balance {
     double count_before, count_after, time;
     int moved;

@@ -70,7 +70,8 @@ PBF_API int pbf_mpi_world_halo(const pbf_world *world, int *received, int *sent,
                                int64_t *bytes_received);
 
 /* The ranks' balance, measured by pbf_mpi_world_balance: max over mean of the ranks' particle
- * counts before and after, of their last step's time (a timing: it varies from run to run),
+ * counts before and after, of their work in the last step (its time less the time spent in the
+ * halo's messages, where a rank waits for the slower ones; a timing: it varies from run to run),
  * whether the cuts moved and how many particles changed rank then. */
 typedef struct pbf_mpi_balance {
     double count_before, count_after, time;

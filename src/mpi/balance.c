@@ -176,7 +176,10 @@ PBF_API pbf_status pbf_mpi_world_balance(pbf_world *w, double threshold,
     }
     pbf_halo *h = w->halo;
     r.count_before = r.count_after = imbalance(h, (double)w->count);
-    r.time = imbalance(h, pbf_world_get_profile(w).step_ms);
+    /* the work of the last step: its time less the time spent waiting in the halo's messages */
+    double work = pbf_world_get_profile(w).step_ms - h->wait_ms;
+    h->wait_ms = 0.0;
+    r.time = imbalance(h, work > 0.0 ? work : 0.0);
     pbf_status st = PBF_OK;
     if (threshold > 0.0 && r.count_before > threshold && h->ranks > 1) {
         int64_t *hist = malloc(BINS * sizeof *hist);

@@ -26,6 +26,9 @@ typedef struct pbf_halo {
     int last_received, last_sent; /* the last substep's halo, for pbf_mpi_world_halo */
     int64_t bytes;                /* bytes received in the current substep */
     int64_t last_bytes;           /* ... and in the last one */
+    double wait_ms;               /* time in the halo's messages and agreements since the
+                                   * balancer last looked (balance.c: a rank's step time less
+                                   * this is its own work) */
     int *inverse;      /* grid order inverted (slot before the sort -> after); also a flag array */
     int inverse_capacity;
     float *sbuf[2], *rbuf[2]; /* packed values, per side */

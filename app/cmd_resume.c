@@ -3,13 +3,16 @@
  * frames 0..frame of the folder, removes later ones, and runs the same loop as `pbf run`
  * (run_world, app/run.c) from frame + 1: the files it writes are bit-identical to those of a
  * run that never stopped. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "run.h"
 #include "run_checkpoint.h"
+#include "run_comm.h"
 
 static const char resume_synopsis[] =
     "usage: pbf resume DIR [--frames N | --time T] [--threads N] [--checkpoint-every N]\n"
@@ -20,6 +23,9 @@ static const char resume_help[] =
     "written by `pbf run --checkpoint-every N`, and at Ctrl-C by such a run). Frames 0..F of the\n"
     "checkpoint's frame F stay; later frame files and stats rows are removed and written again.\n"
     "Without --set, the result is bit-identical to a run that never stopped.\n"
+    "A run split over MPI ranks saves a piece per rank and DIR/checkpoint_mpi.json instead;\n"
+    "`mpirun -np M pbf resume DIR` goes on from them on any M (bit-identical on the rank count\n"
+    "that wrote them), `pbf resume DIR` in one process (docs/mpi.md).\n"
     "\n"
     "options:\n"
     "  --frames N          the run's last frame (default: the run's own); more extends the run\n"
@@ -56,19 +62,77 @@ typedef struct resume_args {
     cli_overrides sets;
 } resume_args;
 
-static int resume(const resume_args *a) {
-    char *path = run_checkpoint_path(a->dir);
-    pbf_scene *scene = malloc(sizeof *scene);
-    if (path == NULL || scene == NULL) {
-        free(path);
-        free(scene);
-        return cli_error("out of memory");
-    }
+/* Split over MPI ranks every rank reads the checkpoint and would say the same: ranks other than 0
+ * send stderr to /dev/null meanwhile. Returns the saved descriptor (or -1). */
+static int mute(const run_comm *comm) {
+    if (comm == NULL || comm->rank == 0) return -1;
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0) dup2(null, STDERR_FILENO);
+    if (null >= 0) close(null);
+    return saved;
+}
+
+static void unmute(int saved) {
+    if (saved < 0) return;
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+}
+
+/* Opens the checkpoint files: the manifest's pieces (all of them, or only this rank's when the
+ * rank count is the manifest's: same_ranks), or DIR/checkpoint.pbfck. */
+static int open_checkpoints(const resume_args *a, const run_manifest *m, int manifest,
+                            int same_ranks, const run_comm *comm, pbf_checkpoint **cks, int *n,
+                            char **path) {
     char err[PBF_ERROR_SIZE];
-    pbf_checkpoint *ck = NULL;
-    int rc = 0, frame = 0, every = 0;
-    if (pbf_checkpoint_open(path, &ck, err, sizeof err) != PBF_OK)
-        rc = cli_error("cannot resume: %s", err);
+    *n = 0;
+    if (!manifest) {
+        *path = run_checkpoint_path(a->dir);
+        if (*path == NULL) return cli_error("out of memory");
+        if (pbf_checkpoint_open(*path, &cks[0], err, sizeof err) != PBF_OK)
+            return cli_error("cannot resume: %s", err);
+        *n = 1;
+        if (pbf_checkpoint_is_piece(cks[0]))
+            return cli_error("cannot resume: %s is one rank's piece of a split checkpoint, "
+                             "without its manifest %s",
+                             *path, RUN_CHECKPOINT_MANIFEST);
+        return 0;
+    }
+    const int first = same_ranks ? comm->rank : 0, count = same_ranks ? 1 : m->ranks;
+    *path = malloc(strlen(m->files[first]) + 1);
+    if (*path == NULL) return cli_error("out of memory");
+    strcpy(*path, m->files[first]);
+    for (int k = 0; k < count; ++k) {
+        if (pbf_checkpoint_open(m->files[first + k], &cks[k], err, sizeof err) != PBF_OK)
+            return cli_error("cannot resume: %s", err);
+        *n = k + 1;
+        if (pbf_checkpoint_steps(cks[k]) != m->steps)
+            return cli_error("cannot resume: %s is at step %lld, its manifest %s at step %lld "
+                             "(pieces of another save)",
+                             m->files[first + k], (long long)pbf_checkpoint_steps(cks[k]),
+                             RUN_CHECKPOINT_MANIFEST, m->steps);
+    }
+    return 0;
+}
+
+static int resume(const resume_args *a) {
+    const run_comm *comm = run_comm_get(); /* under mpirun: split over the ranks (docs/mpi.md) */
+    int muted = mute(comm);
+    run_manifest m;
+    int manifest = run_manifest_read(a->dir, &m);
+    int rc = manifest > 0 ? CLI_EXIT_ERROR : 0;
+    manifest = manifest == 0;
+    const int same_ranks = manifest && comm != NULL && comm->ranks == m.ranks;
+    pbf_checkpoint **cks = calloc(manifest ? (size_t)m.ranks : 1, sizeof *cks);
+    int nck = 0;
+    char *path = NULL;
+    pbf_scene *scene = malloc(sizeof *scene);
+    if (rc == 0 && (scene == NULL || cks == NULL)) rc = cli_error("out of memory");
+    if (rc == 0) rc = open_checkpoints(a, &m, manifest, same_ranks, comm, cks, &nck, &path);
+    char err[PBF_ERROR_SIZE];
+    int frame = 0, every = 0;
+    pbf_checkpoint *ck = nck > 0 ? cks[0] : NULL;
     if (rc == 0)
         rc = run_checkpoint_read(ck, path, a->sets.items, a->sets.count, scene, &frame, &every);
     if (rc == 0 && (int64_t)frame != pbf_checkpoint_steps(ck))
@@ -100,12 +164,29 @@ static int resume(const resume_args *a) {
                            frame);
     }
     pbf_world *world = NULL;
-    if (rc == 0 && pbf_checkpoint_create_world(ck, &scene->world, &world, err, sizeof err) !=
-                       PBF_OK)
+    /* the pieces of a split checkpoint on another rank count (or in one process) make one world
+     * first, which the ranks then split again at the quantiles of x */
+    if (rc == 0 && (manifest && !same_ranks
+                        ? pbf_checkpoint_create_world_merged((const pbf_checkpoint *const *)cks,
+                                                             nck, &scene->world, &world, err,
+                                                             sizeof err)
+                        : pbf_checkpoint_create_world(ck, &scene->world, &world, err,
+                                                      sizeof err)) != PBF_OK)
         rc = cli_error("cannot resume: %s", err);
-    pbf_checkpoint_close(ck);
+    if (rc == 0 && manifest && !same_ranks && pbf_world_particle_count(world) != m.particles)
+        rc = cli_error("cannot resume: the pieces hold %d particles, the manifest says %lld",
+                       pbf_world_particle_count(world), m.particles);
+    for (int k = 0; k < nck; ++k) pbf_checkpoint_close(cks[k]);
+    free(cks);
     free(path);
+    if (comm != NULL) rc = comm->max(rc != 0) ? CLI_EXIT_ERROR : 0; /* all go on, or none */
+    if (rc == 0 && comm != NULL &&
+        (same_ranks ? comm->split_at(world, m.cuts) : comm->split(world)) != 0)
+        rc = CLI_EXIT_ERROR;
+    run_manifest_free(&m);
+    unmute(muted);
     if (rc != 0) {
+        pbf_world_destroy(world);
         free(scene);
         return rc;
     }
@@ -122,6 +203,7 @@ static int resume(const resume_args *a) {
     run_options_init(&o);
     o.quiet = a->quiet;
     o.checkpoint_every = a->every >= 0 ? a->every : every;
+    o.comm = comm;
     return run_world(world, scene, frame, &o, NULL);
 }
 

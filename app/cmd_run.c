@@ -16,7 +16,7 @@
 static const char run_synopsis[] =
     "usage: pbf run [SCENE] [--frames N | --time T] [--out DIR] [--format ply,vtk,vtu,none]\n"
     "               [--threads N] [--set key=value ...] [--checkpoint-every N] [--quiet]\n"
-    "               [--backend cpu|cuda] [--mesh]\n"
+    "               [--backend cpu|cuda] [--mesh] [--balance R]\n"
 #ifdef PBF_APP_HAVE_RENDER
     "               [--video FILE] [--png DIR] [--resolution WxH] [--look fluid|spheres]\n"
 #endif
@@ -40,6 +40,9 @@ static const char run_help[] =
     "                      (e.g. --set solver.iterations=6; the value is JSON)\n"
     "  --checkpoint-every N  save the whole state to DIR/checkpoint.pbfck every N frames (and\n"
     "                      at Ctrl-C); `pbf resume DIR` goes on from it bit-identically\n"
+    "  --balance R         under mpirun: move the slabs' cuts when a rank holds more than R\n"
+    "                      times the mean particle count, checked every frame (default 1.2;\n"
+    "                      0: the cuts stay; docs/mpi.md)\n"
     "  --quiet, -q         no progress line and no summary\n"
     "  --help, -h          this help\n"
     "\n"
@@ -106,6 +109,9 @@ int cmd_run(int argc, char **argv) {
             rc = cli_take_set(&p, v, &sets);
         } else if (cli_option(&p, "--checkpoint-every", &v)) {
             if (!cli_parse_int(&p, "--checkpoint-every", v, 0, 100000000, &o.checkpoint_every))
+                rc = CLI_EXIT_USAGE;
+        } else if (cli_option(&p, "--balance", &v)) {
+            if (!cli_parse_double(&p, "--balance", v, 0.0, 1000.0, &o.balance))
                 rc = CLI_EXIT_USAGE;
         } else if (mesh_run_option(mesh, &p)) {
             if (p.failed) rc = CLI_EXIT_USAGE;

@@ -51,14 +51,16 @@ static const cli_command *find_command(const char *name) {
 
 static int run_command(int argc, char **argv);
 
-/* Under mpirun only `pbf run` knows how to split its work; MPI starts and ends around it. */
+/* Under mpirun only `pbf run` and `pbf resume` know how to split their work; MPI starts and
+ * ends around them. */
 int main(int argc, char **argv) {
     if (run_comm_start(&argc, &argv) != 0) return CLI_EXIT_ERROR;
     int rc;
     const run_comm *comm = run_comm_get();
-    if (comm != NULL && (argc < 2 || strcmp(argv[1], "run") != 0)) {
+    if (comm != NULL && (argc < 2 || (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "resume") != 0))) {
         if (comm->rank == 0)
-            cli_error("under mpirun only 'pbf run' runs split over the ranks (docs/mpi.md)");
+            cli_error("under mpirun only 'pbf run' and 'pbf resume' run split over the ranks "
+                      "(docs/mpi.md)");
         rc = CLI_EXIT_USAGE;
     } else {
         rc = run_command(argc, argv);

@@ -25,6 +25,7 @@ void run_options_init(run_options *o) {
     o->formats = -1;
     o->threads = -1;
     o->backend = -1;
+    o->balance = RUN_BALANCE_DEFAULT;
 }
 
 /* ---- summary ------------------------------------------------------------------------------- */
@@ -101,11 +102,9 @@ static int apply_options(const run_options *o, pbf_scene *scene) {
  * features of the world itself (include/pbf/mpi.h). The same answer on every rank, said once. */
 static int mpi_refuse(const run_options *o, const pbf_scene *scene, const run_hooks *hooks) {
     const char *why = NULL;
-    if (scene->formats & (PBF_FORMAT_PLY | PBF_FORMAT_VTK))
-        why = "writes vtu only (each rank a piece, rank 0 a .pvtu per frame and frames.pvd): "
-              "use --format vtu or --format none";
-    else if (o->checkpoint_every > 0)
-        why = "does not write checkpoints yet (--checkpoint-every)";
+    if (scene->formats & PBF_FORMAT_VTK)
+        why = "writes vtu and ply only (vtu: each rank a piece, rank 0 a .pvtu per frame and "
+              "frames.pvd; ply: one file per frame through MPI-IO): use --format vtu, ply or none";
     else if (hooks != NULL && (hooks->on_start || hooks->on_frame || hooks->on_finish))
         why = "does not make surface meshes or pictures yet (--mesh, --png, --video)";
     if (why == NULL) return 0;
@@ -173,6 +172,14 @@ int run_simulation(const run_options *o, const run_hooks *hooks) {
     return run_world(world, scene, -1, o, hooks);
 }
 
+/* One checkpoint, or under MPI a piece per rank and the manifest (collective). */
+static int save_checkpoint(const run_options *o, const pbf_world *world, const pbf_scene *scene,
+                           int frame) {
+    if (o->comm != NULL)
+        return run_checkpoint_save_split(world, scene, frame, o->checkpoint_every, o->comm);
+    return run_checkpoint_save(world, scene, frame, o->checkpoint_every);
+}
+
 int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_options *o,
               const run_hooks *hooks) {
     static const run_hooks no_hooks = {NULL, NULL, NULL, NULL};
@@ -208,7 +215,7 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                     "pbf resume: %s: %s particles, frame %d (t = %.3f s) to %d at %g fps -> %s "
                     "[%s]\n",
                     scene->name,
-                    cli_format_count(pbf_world_particle_count(world), count, sizeof count),
+                    cli_format_count(start_count, count, sizeof count),
                     resume_frame, pbf_world_time(world), frames, (double)scene->fps,
                     scene->output_dir, cli_format_names(scene->formats, formats, sizeof formats));
     }
@@ -241,7 +248,7 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
     summary.start = cli_now();
     summary.frames_done = first; /* frame files already in the folder */
     progress bar;
-    int interrupted = 0, last_checkpoint = resume_frame, unstable = 0;
+    int interrupted = 0, last_checkpoint = resume_frame, unstable = 0, rebalances = 0;
     if (rc == 0) {
         interrupt_install();
         if (!o->quiet) progress_begin(&bar, stderr, frames);
@@ -259,6 +266,16 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                 }
                 summary_add_step(&summary, world);
             }
+            /* split over MPI ranks: measure the balance, move the cuts when it is off (after a
+             * step only: frame 0 keeps the split's cuts) */
+            if (o->comm != NULL) {
+                if (o->comm->balance(world, frame > 0 ? o->balance : 0.0, &out.balance) != 0) {
+                    if (!o->quiet) progress_end(&bar);
+                    rc = cli_error("frame %d: %s", frame, pbf_world_error(world));
+                    break;
+                }
+                rebalances += out.balance.moved;
+            }
             if (run_output_frame(&out, world, frame) != 0) {
                 if (!o->quiet) progress_end(&bar);
                 rc = cli_error("%s", out.error);
@@ -267,7 +284,7 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
             summary.frames_done = frame + 1;
             /* checkpoints (docs/robustness.md): every N frames, after the frame's files */
             if (o->checkpoint_every > 0 && frame > 0 && frame % o->checkpoint_every == 0) {
-                if (run_checkpoint_save(world, scene, frame, o->checkpoint_every) != 0) {
+                if (save_checkpoint(o, world, scene, frame) != 0) {
                     if (!o->quiet) progress_end(&bar);
                     rc = CLI_EXIT_ERROR; /* printed */
                     break;
@@ -290,7 +307,7 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
     const int last_frame = summary.frames_done - 1;
     /* Ctrl-C with checkpoints on: one more of the last frame, so nothing is simulated twice. */
     if (interrupted && o->checkpoint_every > 0 && last_frame > 0 && last_frame > last_checkpoint &&
-        run_checkpoint_save(world, scene, last_frame, o->checkpoint_every) == 0)
+        save_checkpoint(o, world, scene, last_frame) == 0)
         last_checkpoint = last_frame;
     int particles = pbf_world_particle_count(world), ghosts = 0, kib = 0;
     if (o->comm != NULL) { /* split over MPI ranks: the whole world's count (collective) */
@@ -305,8 +322,8 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
         summary_print(&summary, world, particles, &out);
         if (o->comm != NULL && summary.steps > 0)
             printf("  MPI              %d ranks; largest halo %d particles, %d KiB received per "
-                   "substep (the last)\n",
-                   o->comm->ranks, ghosts, kib);
+                   "substep (the last); cuts moved %d times (--balance %g)\n",
+                   o->comm->ranks, ghosts, kib, rebalances, o->balance);
     }
     if (interrupted) {
         fprintf(stderr,

@@ -32,10 +32,14 @@ typedef struct run_options {
     int backend;                /* pbf_backend (--backend, docs/cuda.md); < 0: the scene's */
     int quiet;                  /* no progress line, no summary */
     int checkpoint_every;       /* save DIR/checkpoint.pbfck every N frames; 0: never */
+    double balance;             /* split over MPI ranks: move the cuts when the ranks' particle
+                                 * counts' max over mean exceeds this (0: never; docs/mpi.md) */
     const struct run_comm *comm; /* split over MPI ranks (app/run_comm.h, `pbf run` under
                                   * mpirun); NULL: one process */
 } run_options;
 
+/* The default of --balance: cuts move when a rank holds 20 % more particles than the mean. */
+#define RUN_BALANCE_DEFAULT 1.2
 void run_options_init(run_options *o);
 /* Loads the scene, simulates it and writes the output folder. Returns the exit code:
  * 0, 1 (error, printed), or 128 + signal after Ctrl-C / SIGTERM. */

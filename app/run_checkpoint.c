@@ -2,13 +2,20 @@
 #include "run_checkpoint.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "run_comm.h"
 
 #define APP_KEY "pbf_run_checkpoint"
 #define APP_VERSION 1
+#define MANIFEST_KEY "pbf_mpi_checkpoint"
+#define MANIFEST_VERSION 1
+#define RUN_CHECKPOINT_PIECE "checkpoint_%04d.pbfck"
 
 char *run_checkpoint_path(const char *dir) {
     size_t n = strlen(dir) + sizeof RUN_CHECKPOINT_NAME + 1;
@@ -17,9 +24,93 @@ char *run_checkpoint_path(const char *dir) {
     return s;
 }
 
+/* dir + "/" + name, malloc'd. */
+static char *join(const char *dir, const char *name) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = malloc(n);
+    if (s != NULL) snprintf(s, n, "%s/%s", dir, name);
+    return s;
+}
+
+/* Removes DIR/name where it exists (the other kind of checkpoint: resume must not take it). */
+static int remove_other(const char *dir, const char *name) {
+    char *path = join(dir, name);
+    int rc = 0;
+    if (path == NULL) rc = cli_error("out of memory");
+    else if (unlink(path) != 0 && errno != ENOENT)
+        rc = cli_error("cannot remove '%s': %s", path, strerror(errno));
+    free(path);
+    return rc;
+}
+
+static int save_to(const pbf_world *world, const pbf_scene *scene, int frame, int every,
+                   char *path);
+
 int run_checkpoint_save(const pbf_world *world, const pbf_scene *scene, int frame, int every) {
+    int rc = save_to(world, scene, frame, every, run_checkpoint_path(scene->output_dir));
+    return rc != 0 ? rc : remove_other(scene->output_dir, RUN_CHECKPOINT_MANIFEST);
+}
+
+static int write_manifest(const pbf_world *world, const pbf_scene *scene, int frame,
+                          const run_comm *comm, long long particles) {
+    double *cuts = malloc((size_t)(comm->ranks + 1) * sizeof *cuts);
+    cJSON *root = cJSON_CreateObject();
+    cJSON *files = cJSON_CreateArray();
+    char *text = NULL, *path = join(scene->output_dir, RUN_CHECKPOINT_MANIFEST);
+    int rc = 0;
+    if (cuts == NULL || root == NULL || files == NULL || path == NULL) {
+        rc = cli_error("out of memory writing a checkpoint");
+    } else {
+        comm->cuts(world, cuts);
+        cJSON_AddNumberToObject(root, MANIFEST_KEY, MANIFEST_VERSION);
+        cJSON_AddNumberToObject(root, "ranks", comm->ranks);
+        cJSON_AddNumberToObject(root, "frame", frame);
+        cJSON_AddNumberToObject(root, "time", pbf_world_time(world));
+        cJSON_AddNumberToObject(root, "steps", (double)pbf_world_get_profile(world).steps);
+        cJSON_AddNumberToObject(root, "particles", (double)particles);
+        cJSON_AddItemToObject(root, "cuts", cJSON_CreateDoubleArray(cuts, comm->ranks + 1));
+        for (int r = 0; r < comm->ranks; ++r) {
+            char name[64];
+            snprintf(name, sizeof name, RUN_CHECKPOINT_PIECE, r);
+            cJSON_AddItemToArray(files, cJSON_CreateString(name));
+        }
+        cJSON_AddItemToObject(root, "files", files);
+        files = NULL;
+        text = cJSON_Print(root);
+        char err[PBF_ERROR_SIZE];
+        if (text == NULL)
+            rc = cli_error("out of memory writing a checkpoint");
+        else if (pbf_write_file_atomic(path, text, strlen(text), err, sizeof err) != PBF_OK)
+            rc = cli_error("frame %d: checkpoint manifest not written: %s", frame, err);
+    }
+    cJSON_Delete(files);
+    cJSON_Delete(root);
+    free(text);
+    free(path);
+    free(cuts);
+    return rc;
+}
+
+int run_checkpoint_save_split(const pbf_world *world, const pbf_scene *scene, int frame, int every,
+                              const run_comm *comm) {
+    char name[64];
+    snprintf(name, sizeof name, RUN_CHECKPOINT_PIECE, comm->rank);
+    pbf_stats total;
+    comm->totals(world, &total, NULL); /* collective */
+    int rc = save_to(world, scene, frame, every, join(scene->output_dir, name));
+    if (comm->max(rc != 0) != 0) /* a rank that failed printed why */
+        return CLI_EXIT_ERROR;
+    if (comm->rank == 0) {
+        rc = write_manifest(world, scene, frame, comm, total.particles);
+        if (rc == 0) rc = remove_other(scene->output_dir, RUN_CHECKPOINT_NAME);
+    }
+    return comm->max(rc != 0) != 0 ? CLI_EXIT_ERROR : 0;
+}
+
+/* Saves to path (malloc'd, freed here; NULL: out of memory). */
+static int save_to(const pbf_world *world, const pbf_scene *scene, int frame, int every,
+                   char *path) {
     char *scene_json = pbf_scene_to_json(scene);
-    char *path = run_checkpoint_path(scene->output_dir);
     size_t size = scene_json != NULL ? strlen(scene_json) + 128 : 0;
     char *app = scene_json != NULL ? malloc(size) : NULL;
     int rc = 0;
@@ -74,5 +165,76 @@ int run_checkpoint_read(const pbf_checkpoint *ck, const char *path, const char *
         free(scene_text);
     }
     cJSON_Delete(root);
+    return rc;
+}
+
+void run_manifest_free(run_manifest *m) {
+    for (int r = 0; m->files != NULL && r < m->ranks; ++r) free(m->files[r]);
+    free(m->files);
+    free(m->cuts);
+    memset(m, 0, sizeof *m);
+}
+
+int run_manifest_read(const char *dir, run_manifest *m) {
+    memset(m, 0, sizeof *m);
+    char *path = join(dir, RUN_CHECKPOINT_MANIFEST);
+    if (path == NULL) return cli_error("out of memory");
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        int absent = errno == ENOENT;
+        int rc = absent ? -1 : cli_error("cannot read '%s': %s", path, strerror(errno));
+        free(path);
+        return rc;
+    }
+    char *text = malloc(1 << 20);
+    size_t n = text != NULL ? fread(text, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    cJSON *root = text != NULL ? cJSON_ParseWithLength(text, n) : NULL;
+    free(text);
+    const cJSON *key = cJSON_GetObjectItemCaseSensitive(root, MANIFEST_KEY);
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(root, "ranks");
+    const cJSON *frame = cJSON_GetObjectItemCaseSensitive(root, "frame");
+    const cJSON *time = cJSON_GetObjectItemCaseSensitive(root, "time");
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(root, "steps");
+    const cJSON *particles = cJSON_GetObjectItemCaseSensitive(root, "particles");
+    const cJSON *cuts = cJSON_GetObjectItemCaseSensitive(root, "cuts");
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(root, "files");
+    int rc = 0;
+    if (!cJSON_IsNumber(key) || key->valuedouble != MANIFEST_VERSION) {
+        rc = cli_error("%s: not a checkpoint manifest of version %d ('%s')", path,
+                       MANIFEST_VERSION, MANIFEST_KEY);
+    } else if (!cJSON_IsNumber(ranks) || ranks->valuedouble < 1 || ranks->valuedouble > 65536 ||
+               !cJSON_IsNumber(frame) || !cJSON_IsNumber(time) || !cJSON_IsNumber(steps) ||
+               !cJSON_IsNumber(particles) || !cJSON_IsArray(cuts) || !cJSON_IsArray(files) ||
+               cJSON_GetArraySize(cuts) != ranks->valueint + 1 ||
+               cJSON_GetArraySize(files) != ranks->valueint) {
+        rc = cli_error("%s: expected ranks (1 to 65536), frame, time, steps, particles, cuts "
+                       "(ranks + 1 numbers) and files (ranks names)",
+                       path);
+    } else {
+        m->ranks = ranks->valueint;
+        m->frame = frame->valueint;
+        m->time = time->valuedouble;
+        m->steps = (long long)steps->valuedouble;
+        m->particles = (long long)particles->valuedouble;
+        m->cuts = malloc((size_t)(m->ranks + 1) * sizeof *m->cuts);
+        m->files = calloc((size_t)m->ranks, sizeof *m->files);
+        if (m->cuts == NULL || m->files == NULL) rc = cli_error("out of memory");
+        for (int k = 0; rc == 0 && k <= m->ranks; ++k) {
+            const cJSON *c = cJSON_GetArrayItem(cuts, k);
+            if (!cJSON_IsNumber(c)) rc = cli_error("%s: cuts[%d] is not a number", path, k);
+            else m->cuts[k] = c->valuedouble;
+        }
+        for (int r = 0; rc == 0 && r < m->ranks; ++r) {
+            const cJSON *name = cJSON_GetArrayItem(files, r);
+            if (!cJSON_IsString(name) || strchr(name->valuestring, '/') != NULL)
+                rc = cli_error("%s: files[%d] is not a file name in the folder", path, r);
+            else if ((m->files[r] = join(dir, name->valuestring)) == NULL)
+                rc = cli_error("out of memory");
+        }
+    }
+    cJSON_Delete(root);
+    free(path);
+    if (rc != 0) run_manifest_free(m);
     return rc;
 }

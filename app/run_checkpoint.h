@@ -17,11 +17,41 @@
 /* The file name in the output folder. */
 #define RUN_CHECKPOINT_NAME "checkpoint.pbfck"
 
+/* Split over MPI ranks (docs/mpi.md): each rank's piece checkpoint_RRRR.pbfck (a checkpoint of
+ * its particles, with the same application data) and rank 0's manifest:
+ *
+ *     {"pbf_mpi_checkpoint": 1, "ranks": 4, "frame": 120, "time": 2.0, "steps": 120,
+ *      "particles": 49152, "cuts": [0, 0.31, 0.62, 0.93, 1.6],
+ *      "files": ["checkpoint_0000.pbfck", ...]}
+ *
+ * `pbf resume` takes the manifest when the folder has one, checkpoint.pbfck otherwise (saving
+ * one removes the other). */
+#define RUN_CHECKPOINT_MANIFEST "checkpoint_mpi.json"
+
+/* The manifest, read: the rank count, its cuts (ranks + 1) and piece paths, malloc'd. */
+typedef struct run_manifest {
+    int ranks, frame;
+    double time;
+    long long steps, particles;
+    double *cuts;
+    char **files; /* DIR/name of each piece */
+} run_manifest;
+
 /* DIR/checkpoint.pbfck, malloc'd (NULL when out of memory). */
 char *run_checkpoint_path(const char *dir);
 /* Saves the world with the scene, the frame and the interval as application data (JSON) to
  * scene->output_dir/checkpoint.pbfck. Prints the error and returns non-zero on failure. */
 int run_checkpoint_save(const pbf_world *world, const pbf_scene *scene, int frame, int every);
+struct run_comm;
+/* Split over MPI ranks (collective): every rank saves its piece, then rank 0 the manifest.
+ * Prints the error and returns non-zero on failure (every rank the same answer). */
+int run_checkpoint_save_split(const pbf_world *world, const pbf_scene *scene, int frame, int every,
+                              const struct run_comm *comm);
+/* Reads DIR/checkpoint_mpi.json. Returns 0 (read), -1 (the folder has none) or 1 (error,
+ * printed). Free with run_manifest_free. */
+int run_manifest_read(const char *dir, run_manifest *m);
+void run_manifest_free(run_manifest *m);
+
 /* Reads the application data of the checkpoint at `path`: its frame, its interval and the
  * run's scene with the --set overrides applied. Prints the error and returns non-zero on
  * failure. */

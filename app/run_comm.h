@@ -4,7 +4,17 @@
 #ifndef PBF_APP_RUN_COMM_H
 #define PBF_APP_RUN_COMM_H
 
+#include "pbf/export.h"
 #include "pbf/pbf.h"
+
+/* The ranks' balance at a frame (include/pbf/mpi.h, pbf_mpi_balance): max over mean of the
+ * particle counts before and after balancing, of the ranks' work in the last step (a timing),
+ * whether the cuts moved and how many particles changed rank. */
+typedef struct run_balance {
+    double count_before, count_after, time;
+    int moved;
+    long long migrated;
+} run_balance;
 
 typedef struct run_comm {
     int rank, ranks;
@@ -18,6 +28,17 @@ typedef struct run_comm {
     /* This rank's halo in the last substep: ghosts received, and KiB received (include/pbf/mpi.h,
      * pbf_mpi_world_halo). */
     void (*halo)(const pbf_world *world, int *ghosts, int *kib);
+    /* Measures the ranks' balance and, when the particle counts' max over mean exceeds threshold
+     * (0: never), moves the cuts and the particles (collective). Non-zero on failure, with the
+     * message in pbf_world_error. */
+    int (*balance)(pbf_world *world, double threshold, run_balance *out);
+    /* Writes one PLY file of every rank's particles (p NULL: this rank's none) with MPI-IO
+     * (collective). Non-zero on failure, the message in err; every rank gets the same answer. */
+    int (*write_ply)(const pbf_particles *p, const char *path, char *err, size_t size);
+    /* The world's cuts (ranks + 1 values) into cuts; returns the rank count. */
+    int (*cuts)(const pbf_world *world, double *cuts);
+    /* Like split, at the given cuts (a resumed run on its checkpoint's rank count). */
+    int (*split_at)(pbf_world *world, const double *cuts);
 } run_comm;
 
 /* main: starts MPI when the process was launched by mpirun (its environment says so). Returns

@@ -18,6 +18,17 @@ static int split(pbf_world *world) {
     return 1;
 }
 
+static int split_at(pbf_world *world, const double *cuts) {
+    char err[PBF_ERROR_SIZE];
+    int failed = pbf_mpi_world_split_at(world, MPI_COMM_WORLD, cuts, err, sizeof err) != PBF_OK;
+    if (failed) cli_error("%s", err); /* the same cuts on every rank; each says so */
+    int any = failed;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+}
+
+static int cuts(const pbf_world *world, double *out) { return pbf_mpi_world_cuts(world, out); }
+
 static int max_int(int v) {
     int all = v;
     MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -29,6 +40,21 @@ static void halo(const pbf_world *world, int *ghosts, int *kib) {
     *ghosts = 0;
     pbf_mpi_world_halo(world, ghosts, NULL, &bytes);
     *kib = (int)((bytes + 1023) / 1024);
+}
+
+static int balance(pbf_world *world, double threshold, run_balance *out) {
+    pbf_mpi_balance b;
+    pbf_status st = pbf_mpi_world_balance(world, threshold, &b);
+    out->count_before = b.count_before;
+    out->count_after = b.count_after;
+    out->time = b.time;
+    out->moved = b.moved;
+    out->migrated = (long long)b.migrated;
+    return st != PBF_OK;
+}
+
+static int write_ply(const pbf_particles *p, const char *path, char *err, size_t size) {
+    return pbf_mpi_export_ply(p, MPI_COMM_WORLD, path, err, size) != PBF_OK;
 }
 
 int run_comm_start(int *argc, char ***argv) {
@@ -44,6 +70,10 @@ int run_comm_start(int *argc, char ***argv) {
     world_comm.max = max_int;
     world_comm.totals = pbf_mpi_world_totals;
     world_comm.halo = halo;
+    world_comm.balance = balance;
+    world_comm.write_ply = write_ply;
+    world_comm.cuts = cuts;
+    world_comm.split_at = split_at;
     return 0;
 }
 

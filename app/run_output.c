@@ -63,8 +63,8 @@ static int has_suffix(const char *name, size_t len, const char *suffix) {
 }
 
 /* Files a run writes: frame_<digits>.ply|vtk|vtu, solids_<digits>.ply|vtk, diffuse_<digits>.ply,
- * frames.pvd, its
- * checkpoint, and the temporary files
+ * frames.pvd, its checkpoint (or the pieces and manifest of one split over MPI ranks), and the
+ * temporary files
  * "<ours>.tmp.<pid>" that a killed run can leave behind (for frames, stats.csv, scene.json and
  * the checkpoint). An earlier run's checkpoint goes too: resuming it would mix two runs. */
 static int is_run_file(const char *name, int *is_frame) {
@@ -95,6 +95,12 @@ static int is_run_file(const char *name, int *is_frame) {
     }
     if (len == strlen(pvd_name) && strncmp(name, pvd_name, len) == 0) return 1;
     if (len == strlen(RUN_CHECKPOINT_NAME) && strncmp(name, RUN_CHECKPOINT_NAME, len) == 0)
+        return 1;
+    /* a checkpoint split over MPI ranks: checkpoint_<digits>.pbfck and its manifest */
+    if (len == strlen(RUN_CHECKPOINT_MANIFEST) && strncmp(name, RUN_CHECKPOINT_MANIFEST, len) == 0)
+        return 1;
+    if (len > 17 && strncmp(name, "checkpoint_", 11) == 0 && has_suffix(name, len, ".pbfck") &&
+        all_digits(name + 11, len - 17))
         return 1;
     if (!tmp) return 0;
     return (len == strlen(stats_name) && strncmp(name, stats_name, len) == 0) ||
@@ -150,7 +156,7 @@ static int write_scene_json(const char *dir, const pbf_scene *scene) {
 }
 
 /* The header of stats.csv, with its newline; returns its length. */
-static int stats_header(char *header, size_t size, int flow) {
+static int stats_header(char *header, size_t size, int flow, int split) {
     int n = snprintf(header, size,
                      "frame,time,particles,avg_density_error,max_density_error,kinetic_energy,"
                      "max_speed,avg_neighbors,ms_per_step");
@@ -159,7 +165,13 @@ static int stats_header(char *header, size_t size, int flow) {
     /* the solver's work: mean and most Δp passes per substep, Chebyshev restarts (docs/cli.md) */
     n += snprintf(header + n, size - (size_t)n, ",iterations,max_iterations,chebyshev_restarts");
     /* emitters and sinks (include/pbf/flow.h): particles added and removed since the start */
-    n += snprintf(header + n, size - (size_t)n, flow ? ",emitted,removed\n" : "\n");
+    n += snprintf(header + n, size - (size_t)n, flow ? ",emitted,removed" : "");
+    /* split over MPI ranks (docs/mpi.md): max over mean of the ranks' particle counts before and
+     * after balancing, of their step times, whether the cuts moved, the particles that moved */
+    n += snprintf(header + n, size - (size_t)n,
+                  split ? ",rank_imbalance,rank_imbalance_after,rank_time_imbalance,rebalanced,"
+                          "rebalance_migrated\n"
+                        : "\n");
     return n;
 }
 
@@ -177,6 +189,8 @@ int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_
     o->comm = comm;
     o->dir = dir;
     o->formats = formats;
+    o->split_stats = comm != NULL;
+    o->pvd_resumed = -1;
     int rc = is_rank0(o) ? open_folder(o, dir, scene) : 0;
     if (agree(o, rc) != 0) return 1; /* rank 0 printed why */
     return 0;
@@ -189,7 +203,7 @@ static int open_folder(run_output *o, const char *dir, const pbf_scene *scene) {
     if (write_scene_json(dir, scene) != 0) return 1;
     o->flow = scene_has_flow(scene);
     char header[1024];
-    int n = stats_header(header, sizeof header, o->flow);
+    int n = stats_header(header, sizeof header, o->flow, o->comm != NULL);
     if (csv_file_create(&o->stats, dir, stats_name, header, (size_t)n) != 0) return 1;
     if (probe_output_open(&o->probes, dir, scene) != 0) return 1; /* probes */
     if (solid_output_open(&o->solids, dir, scene) != 0) return 1; /* meshes */
@@ -241,6 +255,11 @@ static int write_stats_row(run_output *o, const pbf_world *world, int frame, con
         n += snprintf(row + n, sizeof row - (size_t)n, ",%lld,%lld", (long long)f.emitted,
                       (long long)f.removed);
     }
+    if (o->split_stats) {
+        const run_balance *b = &o->balance;
+        n += snprintf(row + n, sizeof row - (size_t)n, ",%.6f,%.6f,%.4f,%d,%lld", b->count_before,
+                      b->count_after, frame > 0 ? b->time : 1.0, b->moved, b->migrated);
+    }
     n += snprintf(row + n, sizeof row - (size_t)n, "\n");
     return csv_file_append(&o->stats, row, (size_t)n, o->error, sizeof o->error);
 }
@@ -269,7 +288,8 @@ static int write_pvd(run_output *o, int frame, double time) {
         rc = frame_fail(o, "out of memory writing %s", pvd_name);
     } else {
         for (int k = 0; k < n; ++k) {
-            if (o->comm != NULL) /* split over MPI ranks: the frame's .pvtu */
+            int split = k <= o->pvd_resumed ? o->pvd_resumed_split : o->comm != NULL;
+            if (split) /* split over MPI ranks: the frame's .pvtu */
                 snprintf(names + 32 * k, 32, "frame_%05d.pvtu", k);
             else
                 run_output_frame_name(k, PBF_FORMAT_VTU, names + 32 * k, 32);
@@ -293,9 +313,10 @@ static void remove_frame_files(run_output *o, char *const *paths) {
         if (paths[f] != NULL) unlink(paths[f]);
 }
 
-/* One frame split over MPI ranks (vtu only): every rank writes its piece, then rank 0 the .pvtu
- * naming them, frames.pvd and the stats row of the whole world. Any failure stops all ranks,
- * and the frame's files go again. */
+/* One frame split over MPI ranks (vtu and ply): every rank writes its vtu piece, then rank 0 the
+ * .pvtu naming them, frames.pvd and the stats row of the whole world; the frame's PLY is one
+ * file that every rank writes its part of (MPI-IO). Any failure stops all ranks, and the
+ * frame's files go again. */
 static int frame_split(run_output *o, const pbf_world *world, int frame) {
     const int ranks = o->comm->ranks;
     char name[64];
@@ -311,6 +332,26 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
             rc = 1;
         else if (rc == 0)
             ++o->files_written;
+    }
+    char *ply = NULL;
+    if (o->formats & PBF_FORMAT_PLY) { /* collective: every rank takes part, even after a failure */
+        if (rc == 0 && !(o->formats & PBF_FORMAT_VTU)) rc = read_back(o, world); /* else read */
+        int ready = rc == 0;
+        ply = join(o->dir, run_output_frame_name(frame, PBF_FORMAT_PLY, name, sizeof name));
+        char err[sizeof o->error];
+        if (ply == NULL) {
+            if (rc == 0) rc = frame_fail(o, "out of memory");
+            ready = 0;
+        }
+        /* the path matters on rank 0 only (it renames); the others pass it too */
+        int ply_rc = o->comm->write_ply(ready ? &o->particles : NULL,
+                                        ply != NULL ? ply : "frame.ply", err, sizeof err);
+        if (ply_rc != 0 && rc == 0) rc = frame_fail(o, "%s", err);
+        if (ply_rc == 0 && rc == 0) ++o->files_written;
+        if (ply_rc != 0) {
+            free(ply);
+            ply = NULL;
+        }
     }
     int failed = o->comm->max(rc != 0);
     if (failed && rc == 0) rc = frame_fail(o, "another MPI rank failed to write frame %d", frame);
@@ -342,8 +383,11 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
     if (failed) { /* nothing of the frame stays */
         if (piece != NULL && rc == 0) unlink(piece), --o->files_written;
         if (header != NULL) unlink(header);
+        if (ply != NULL && is_rank0(o)) unlink(ply);
+        if (ply != NULL) --o->files_written;
         if (rc == 0) rc = frame_fail(o, "another MPI rank failed to write frame %d", frame);
     }
+    free(ply);
     free(piece);
     free(header);
     return rc;
@@ -431,14 +475,38 @@ static int remove_after(const char *dir, int frame) {
     return failed;
 }
 
+/* Whether the folder's stats.csv has the columns of a run split over MPI ranks, and whether its
+ * frame 0 is a .pvtu (the run that wrote frames 0..frame was split). */
+static void earlier_run(const char *dir, int *split_stats, int *split_frames) {
+    char *path = join(dir, stats_name);
+    FILE *f = path != NULL ? fopen(path, "r") : NULL;
+    char line[2048] = "";
+    if (f != NULL && fgets(line, sizeof line, f) == NULL) line[0] = '\0';
+    if (f != NULL) fclose(f);
+    free(path);
+    *split_stats = strstr(line, ",rank_imbalance,") != NULL;
+    path = join(dir, "frame_00000.pvtu");
+    *split_frames = path != NULL && access(path, F_OK) == 0;
+    free(path);
+}
+
+static int resume_folder(run_output *o, const char *dir, const pbf_scene *scene, int frame);
+
 int run_output_resume(run_output *o, const char *dir, unsigned formats, const pbf_scene *scene,
                       int frame) {
+    const struct run_comm *comm = o->comm;
     memset(o, 0, sizeof *o);
+    o->comm = comm;
     o->dir = dir;
     o->formats = formats;
     o->flow = scene_has_flow(scene);
-    if (remove_after(dir, frame) != 0) return 1;
-    if (write_scene_json(dir, scene) != 0) return 1;
+    o->pvd_resumed = frame;
+    o->balance = (run_balance){1.0, 1.0, 1.0, 0, 0}; /* one process: balanced */
+    /* the stats columns and the frames' names of the run that wrote frames 0..frame go on */
+    int flags[2] = {0, 0};
+    earlier_run(dir, &flags[0], &flags[1]);
+    o->split_stats = flags[0];
+    o->pvd_resumed_split = flags[1];
     if (formats & PBF_FORMAT_VTU) { /* the series up to the checkpoint, at nominal times */
         int cap = 256;
         while (cap <= frame) cap *= 2;
@@ -447,6 +515,14 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
         o->pvd_capacity = cap;
         for (int k = 0; k <= frame; ++k) o->pvd_times[k] = k / (double)scene->fps;
     }
+    /* split over MPI ranks, rank 0 alone changes the folder */
+    int rc = is_rank0(o) ? resume_folder(o, dir, scene, frame) : 0;
+    return agree(o, rc) != 0;
+}
+
+static int resume_folder(run_output *o, const char *dir, const pbf_scene *scene, int frame) {
+    if (remove_after(dir, frame) != 0) return 1;
+    if (write_scene_json(dir, scene) != 0) return 1;
     /* stats.csv must have the rows up to the checkpoint: its row is written first */
     if (csv_file_resume(&o->stats, dir, stats_name, frame, NULL, 0) != 0) return 1;
     if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* probes */

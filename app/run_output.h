@@ -20,6 +20,7 @@
 #include "csv_file.h"
 #include "pbf/export.h"
 #include "pbf/scene.h"
+#include "run_comm.h"
 
 typedef struct run_output {
     const char *dir;
@@ -40,6 +41,11 @@ typedef struct run_output {
     const struct run_comm *comm; /* split over MPI ranks (app/run_comm.h): each rank writes its
                                   * piece frame_NNNNN_RRRR.vtu, rank 0 frame_NNNNN.pvtu, the
                                   * series and the CSV files; NULL: one process */
+    run_balance balance; /* split over MPI ranks: this frame's balance, for stats.csv */
+    int split_stats;     /* stats.csv has the balance columns (a run split over MPI ranks wrote
+                          * it; a resumed run keeps its columns) */
+    int pvd_resumed;       /* resumed: frames 0..pvd_resumed are the earlier run's (-1: none) */
+    int pvd_resumed_split; /* ... and they are .pvtu files (that run was split over ranks) */
     int flow; /* the scene has emitters or sinks: stats.csv has emitted and removed columns */
 } run_output;
 

@@ -79,6 +79,12 @@ PBF_API const pbf_world_def *pbf_checkpoint_def(const pbf_checkpoint *ck);
 PBF_API double pbf_checkpoint_time(const pbf_checkpoint *ck);
 PBF_API int64_t pbf_checkpoint_steps(const pbf_checkpoint *ck);
 PBF_API int pbf_checkpoint_particle_count(const pbf_checkpoint *ck);
+/* 1 when the file is one rank's piece of a world split over MPI ranks (include/pbf/mpi.h): its
+ * particles are that rank's, its ids some of the whole world's. Such a piece is written by
+ * pbf_checkpoint_save of a split world (with a "PIECE" section, required, holding the whole
+ * world's next id); pbf_checkpoint_create_world makes a world of the piece's particles alone,
+ * pbf_checkpoint_create_world_merged one of all the pieces. */
+PBF_API int pbf_checkpoint_is_piece(const pbf_checkpoint *ck);
 /* The application's data (NULL and 0 when none). It is followed by a NUL byte, so text can be
  * used as a string. Valid until close. */
 PBF_API const void *pbf_checkpoint_app_data(const pbf_checkpoint *ck, size_t *size);
@@ -92,6 +98,17 @@ PBF_API const void *pbf_checkpoint_app_data(const pbf_checkpoint *ck, size_t *si
  * restore. On failure *out is NULL. */
 PBF_API pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world_def *def,
                                                pbf_world **out, char *err, size_t err_size);
+
+/* Creates one world holding the particles of all `count` checkpoints (the pieces of a world split
+ * over MPI ranks, in rank order; or a single whole checkpoint), as pbf_checkpoint_create_world
+ * does for each: the first piece gives the def, colliders, time and profile, the particles
+ * follow piece after piece. Every piece must be at the same time and step, and no id may be in
+ * two pieces (an error names the pieces). Only pieces without a tool, meshes or flow (what a
+ * split world supports). On failure *out is NULL. */
+PBF_API pbf_status pbf_checkpoint_create_world_merged(const pbf_checkpoint *const *pieces,
+                                                      int count, const pbf_world_def *def,
+                                                      pbf_world **out, char *err,
+                                                      size_t err_size);
 
 #ifdef __cplusplus
 }

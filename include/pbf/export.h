@@ -59,6 +59,17 @@ PBF_API void pbf_particles_free(pbf_particles *p);
 /* Writes one frame. format is exactly one pbf_format bit. */
 PBF_API pbf_status pbf_export_write(const pbf_particles *p, pbf_format format, const char *path,
                                     char *err, size_t err_size);
+/* The PLY file pbf_export_write writes, in its two parts, for a writer that assembles the file
+ * itself (one file written by many MPI ranks, include/pbf/mpi.h): the header for `count`
+ * particles (with the phase property when `phases`) into buf, NUL-terminated (returns its
+ * length without the NUL, or the size it needs when size is too small), then
+ * PBF_PLY_VERTEX_BYTES bytes per particle (4 more with p->phases) for particles
+ * [first, first + n) of p, little-endian, into dst. */
+#define PBF_PLY_VERTEX_BYTES 32
+PBF_API size_t pbf_export_ply_header(int64_t count, int phases, char *buf, size_t size);
+PBF_API void pbf_export_ply_vertices(const pbf_particles *p, int first, int n,
+                                     unsigned char *dst);
+
 /* Writes the parallel header of one frame split into pieces (.vtu files, named relative to the
  * .pvtu's folder), atomically. */
 PBF_API pbf_status pbf_export_write_pvtu(const char *path, const char *const *pieces, int count,

@@ -8,8 +8,8 @@
  *   pbf_world_get_positions(w, out);                     // this rank's particles, by id
  *
  * Decomposition: slabs along x, one per rank in rank order, cut at the quantiles of the
- * particles' x when the world is split (equal particle counts then); the cuts stay where they
- * are. Each rank owns the particles whose predicted position lies in its slab and, for every
+ * particles' x when the world is split (equal particle counts then); pbf_mpi_world_balance
+ * moves them when the counts diverge. Each rank owns the particles whose predicted position lies in its slab and, for every
  * substep, holds a halo: copies of its neighbours' particles within PBF_MPI_HALO_FACTOR · h of
  * the cut. The halo is exchanged before every pass that reads neighbours (positions for λ, λ and
  * density for Δp, |ω| for the confinement), and particles crossing a cut migrate each substep.
@@ -27,6 +27,7 @@
 
 #include <mpi.h>
 
+#include "export.h"
 #include "pbf.h"
 
 #ifdef __cplusplus
@@ -44,6 +45,18 @@ extern "C" {
 PBF_API pbf_status pbf_mpi_world_split(pbf_world *world, MPI_Comm comm, char *err,
                                        size_t err_size);
 
+/* Splits a world like pbf_mpi_world_split, but at the given cuts (ranks + 1 values: cuts[r] and
+ * cuts[r + 1] bound rank r's slab; the first and last slabs are open beyond cuts[0] and
+ * cuts[ranks]), for a run resumed on the rank count its checkpoint was written with (the pieces
+ * then go on bit for bit). Every slab must be at least a halo wide. */
+PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *world, MPI_Comm comm, const double *cuts,
+                                          char *err, size_t err_size);
+
+/* The cuts of a split world into cuts (ranks + 1 values, as pbf_mpi_world_split_at takes them;
+ * the same on every rank). Returns the rank count, 0 for a world that was not split (cuts then
+ * untouched); cuts may be NULL to ask for the count. */
+PBF_API int pbf_mpi_world_cuts(const pbf_world *world, double *cuts);
+
 /* This rank's slab [lo, hi) along x (the first starts at -inf, the last ends at +inf), its rank
  * and the number of ranks. Returns 0 for a world that was not split. */
 PBF_API int pbf_mpi_world_slab(const pbf_world *world, double *lo, double *hi, int *rank,
@@ -55,6 +68,37 @@ PBF_API int pbf_mpi_world_slab(const pbf_world *world, double *lo, double *hi, i
  * Δp pass and 4 for |ω|). Returns 0 for a world that was not split. */
 PBF_API int pbf_mpi_world_halo(const pbf_world *world, int *received, int *sent,
                                int64_t *bytes_received);
+
+/* The ranks' balance, measured by pbf_mpi_world_balance: max over mean of the ranks' particle
+ * counts before and after, of their work in the last step (its time less the time spent in the
+ * halo's messages, where a rank waits for the slower ones; a timing: it varies from run to run),
+ * whether the cuts moved and how many particles changed rank then. */
+typedef struct pbf_mpi_balance {
+    double count_before, count_after, time;
+    int moved;
+    int64_t migrated;
+} pbf_mpi_balance;
+
+/* Dynamic load balancing, between steps (collective): when the largest rank's particle count is
+ * more than `threshold` times the mean (threshold > 1; 0 only measures), the cuts move to the
+ * global quantiles of the particles' x, from a histogram of x summed over the ranks (no rank
+ * gathers the particles; the cuts land within 1/4096 of the particles' extent of the
+ * quantiles, then are spaced at least a halo apart), and every particle goes to the rank that
+ * owns its slab. Counts decide, not times, so a run is reproducible. The same status on every
+ * rank; on error (out of memory) nothing moved. report may be NULL. A world that was not split
+ * reports 1s and does nothing. */
+PBF_API pbf_status pbf_mpi_world_balance(pbf_world *world, double threshold,
+                                         pbf_mpi_balance *report);
+
+/* Writes one PLY file of the particles of every rank of comm (collective), with MPI-IO: rank 0
+ * writes the header for the whole count, every rank its particles p (NULL: none) at its offset,
+ * an exclusive prefix sum of the counts (so rank 0's first, then rank 1's, ...; each rank's in
+ * its own order). No rank gathers the particles. The file is the format pbf_export_write writes
+ * and pbf_export_read reads; it is written under "<path>.tmp.<pid of rank 0>" and renamed by rank 0 when
+ * every rank is done. The same status on every rank; the message names the first rank that
+ * failed. */
+PBF_API pbf_status pbf_mpi_export_ply(const pbf_particles *p, MPI_Comm comm, const char *path,
+                                      char *err, size_t err_size);
 
 /* The whole world's statistics and profile, reduced over the ranks in rank order (the same
  * value on every rank, for any thread count): counts and energies summed, maxima taken, means

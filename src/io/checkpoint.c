@@ -51,6 +51,9 @@
 #define TAG_TOOL "TOOL"
 #define TAG_MESHES "MESHES"
 #define TAG_APP "APPDATA"
+/* A piece of a world split over MPI ranks (include/pbf/mpi.h): the whole world's next id, so
+ * that the piece's ids are checked against it (they are not 0..count-1). */
+#define TAG_PIECE "PIECE"
 /* Emitters and sinks (include/pbf/flow.h): written only by a world that has them, required
  * (a reader that does not know it would resume without the inflow), so no version bump. */
 #define TAG_FLOW "FLOW"
@@ -448,7 +451,7 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
     unsigned char *h = reserve_bytes(&b, HEADER_SIZE);
     const int meshes = pbf_world_mesh_count(w);
     uint32_t sections = 4 + (w->tool != NULL) + (meshes > 0) + (w->flow != NULL) +
-                        (w->diffuse != NULL) + (app_data != NULL);
+                        (w->diffuse != NULL) + (w->halo != NULL) + (app_data != NULL);
     if (h != NULL) {
         memset(h, 0, HEADER_SIZE);
         memcpy(h, MAGIC, 8);
@@ -520,6 +523,11 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
         put_diffuse(&b, w->diffuse);
         end_section(&b);
     }
+    if (w->halo != NULL) {
+        begin_section(&b, TAG_PIECE, PBF_CHECKPOINT_REQUIRED);
+        put_i32(&b, w->next_id);
+        end_section(&b);
+    }
     if (app_data != NULL) {
         begin_section(&b, TAG_APP, 0);
         unsigned char *p = reserve_bytes(&b, app_size);
@@ -561,6 +569,8 @@ struct pbf_checkpoint {
     pbf_mesh_def *meshes;
     double (*mesh_state)[PBF_BODY_STATE];
     int has_flow;                   /* the FLOW section */
+    int has_piece;                  /* the PIECE section: a piece of a split world */
+    int32_t piece_next_id;
     int capacity;
     int32_t next_id;
     int64_t emitted, removed;
@@ -1069,6 +1079,14 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
                 return PBF_ERR_PARSE;
             }
         ck->has_diffuse = 1;
+    } else if (strcmp(tag, TAG_PIECE) == 0) {
+        ck->piece_next_id = size == 4 ? get_i32(&b) : -1;
+        if (ck->piece_next_id < 0) {
+            set_error(err, err_size, "%s: section 'PIECE' is not 4 bytes holding a next id >= 0",
+                      path);
+            return PBF_ERR_PARSE;
+        }
+        ck->has_piece = 1;
     } else if (strcmp(tag, TAG_APP) == 0) {
         ck->app = malloc((size_t)size + 1);
         if (ck->app == NULL) {
@@ -1086,7 +1104,7 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
 static const char *known_tag(const unsigned char *raw) {
     static const char *const known[] = {TAG_DEF,  TAG_STATE,  TAG_COLLIDER, TAG_PARTICLE,
                                         TAG_TOOL, TAG_MESHES, TAG_FLOW,     TAG_DIFFUSE,
-                                        TAG_APP};
+                                        TAG_APP,  TAG_PIECE};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i) {
         unsigned char padded[8] = {0};
         memcpy(padded, known[i], strlen(known[i]));
@@ -1124,7 +1142,9 @@ static pbf_status check_particles(const pbf_checkpoint *ck, char *err, size_t er
                 return PBF_ERR_PARSE;
             }
     }
-    const int64_t limit = ck->has_flow ? (int64_t)ck->next_id : (int64_t)n;
+    const int64_t limit = ck->has_flow    ? (int64_t)ck->next_id
+                          : ck->has_piece ? (int64_t)ck->piece_next_id
+                                          : (int64_t)n;
     int32_t *sorted = malloc(n > 0 ? n * sizeof *sorted : 1);
     if (sorted == NULL) {
         set_error(err, err_size, "%s: out of memory", ck->path);
@@ -1137,11 +1157,11 @@ static pbf_status check_particles(const pbf_checkpoint *ck, char *err, size_t er
         int32_t id = sorted[i];
         if (id < 0 || (int64_t)id >= limit || (i > 0 && sorted[i - 1] == id)) {
             const char *what = id < 0 || (int64_t)id >= limit ? "out of range" : "repeated";
-            if (ck->has_flow)
+            if (ck->has_flow || ck->has_piece)
                 set_error(err, err_size,
-                          "%s: particle ids are not unique ids below the FLOW section's next id "
+                          "%s: particle ids are not unique ids below the %s section's next id "
                           "%lld (id %d is %s)",
-                          ck->path, (long long)limit, id, what);
+                          ck->path, ck->has_flow ? "FLOW" : "PIECE", (long long)limit, id, what);
             else
                 set_error(err, err_size,
                           "%s: particle ids are not a permutation of 0..%lld (id %d is %s)",
@@ -1234,6 +1254,7 @@ static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
                 (strcmp(tag, TAG_MESHES) == 0 && ck->meshes != NULL) ||
                 (strcmp(tag, TAG_FLOW) == 0 && ck->has_flow) ||
                 (strcmp(tag, TAG_DIFFUSE) == 0 && ck->has_diffuse) ||
+                (strcmp(tag, TAG_PIECE) == 0 && ck->has_piece) ||
                 (strcmp(tag, TAG_APP) == 0 && ck->app != NULL)) {
                 set_error(err, err_size, "%s: section '%s' appears twice", path, tag);
                 return PBF_ERR_PARSE;
@@ -1302,6 +1323,8 @@ const pbf_world_def *pbf_checkpoint_def(const pbf_checkpoint *ck) { return &ck->
 double pbf_checkpoint_time(const pbf_checkpoint *ck) { return ck->time; }
 int64_t pbf_checkpoint_steps(const pbf_checkpoint *ck) { return ck->steps; }
 int pbf_checkpoint_particle_count(const pbf_checkpoint *ck) { return ck->count; }
+
+int pbf_checkpoint_is_piece(const pbf_checkpoint *ck) { return ck->has_piece; }
 
 const void *pbf_checkpoint_app_data(const pbf_checkpoint *ck, size_t *size) {
     if (size != NULL) *size = ck->app_size;
@@ -1390,7 +1413,7 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
             w->neighbor_counts[i] = 0;
             w->phase[i] = ck->version >= 5 ? ids[4 * n + i] : 0;
         }
-        w->next_id = ck->has_flow ? ck->next_id : ck->count;
+        w->next_id = ck->has_flow ? ck->next_id : ck->has_piece ? ck->piece_next_id : ck->count;
         w->time = ck->time;
         w->profile.steps = ck->steps;
         w->profile.avg_density_error = ck->avg_density_error;

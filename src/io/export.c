@@ -156,34 +156,46 @@ PBF_API const char *pbf_format_extension(pbf_format format) {
 /* ------------------------------------------------------------------------------------------ */
 /* Writers */
 
-static void write_ply(atomic_file *af, const pbf_particles *p) {
-    pbf__atomic_printf(af,
-                  "ply\n"
-                  "format binary_little_endian 1.0\n"
-                  "comment written by pbf %s (Position Based Fluids)\n"
-                  "element vertex %d\n"
-                  "property float x\nproperty float y\nproperty float z\n"
-                  "property float vx\nproperty float vy\nproperty float vz\n"
-                  "property float density\n"
-                  "property int id\n"
-                  "%s"
-                  "end_header\n",
-                  PBF_VERSION_STRING, p->count, p->phases ? "property int phase\n" : "");
-    const int stride = p->phases ? 36 : 32;
-    unsigned char buf[CHUNK_PARTICLES * 36];
-    for (int start = 0; start < p->count; start += CHUNK_PARTICLES) {
-        int end = p->count - start < CHUNK_PARTICLES ? p->count : start + CHUNK_PARTICLES;
-        unsigned char *dst = buf;
-        for (int i = start; i < end; ++i, dst += stride) {
-            for (int k = 0; k < 3; ++k) {
-                put_u32_le(dst + 4 * k, float_bits(p->positions[3 * i + k]));
-                put_u32_le(dst + 12 + 4 * k, float_bits(p->velocities[3 * i + k]));
-            }
-            put_u32_le(dst + 24, float_bits(p->densities[i]));
-            put_u32_le(dst + 28, (uint32_t)p->ids[i]);
-            if (p->phases) put_u32_le(dst + 32, (uint32_t)p->phases[i]);
+PBF_API size_t pbf_export_ply_header(int64_t count, int phases, char *buf, size_t size) {
+    int n = snprintf(buf, size,
+                     "ply\n"
+                     "format binary_little_endian 1.0\n"
+                     "comment written by pbf %s (Position Based Fluids)\n"
+                     "element vertex %lld\n"
+                     "property float x\nproperty float y\nproperty float z\n"
+                     "property float vx\nproperty float vy\nproperty float vz\n"
+                     "property float density\n"
+                     "property int id\n"
+                     "%s"
+                     "end_header\n",
+                     PBF_VERSION_STRING, (long long)count, phases ? "property int phase\n" : "");
+    return n > 0 ? (size_t)n : 0;
+}
+
+PBF_API void pbf_export_ply_vertices(const pbf_particles *p, int first, int n,
+                                     unsigned char *dst) {
+    const size_t stride = PBF_PLY_VERTEX_BYTES + (p->phases ? 4u : 0u);
+    for (int i = first; i < first + n; ++i, dst += stride) {
+        for (int k = 0; k < 3; ++k) {
+            put_u32_le(dst + 4 * k, float_bits(p->positions[3 * i + k]));
+            put_u32_le(dst + 12 + 4 * k, float_bits(p->velocities[3 * i + k]));
         }
-        pbf__atomic_write(af, buf, (size_t)(dst - buf));
+        put_u32_le(dst + 24, float_bits(p->densities[i]));
+        put_u32_le(dst + 28, (uint32_t)p->ids[i]);
+        if (p->phases) put_u32_le(dst + 32, (uint32_t)p->phases[i]);
+    }
+}
+
+static void write_ply(atomic_file *af, const pbf_particles *p) {
+    char header[512];
+    size_t n = pbf_export_ply_header(p->count, p->phases != NULL, header, sizeof header);
+    pbf__atomic_write(af, header, n < sizeof header ? n : sizeof header - 1);
+    const size_t stride = PBF_PLY_VERTEX_BYTES + (p->phases ? 4u : 0u);
+    unsigned char buf[CHUNK_PARTICLES * (PBF_PLY_VERTEX_BYTES + 4)];
+    for (int start = 0; start < p->count; start += CHUNK_PARTICLES) {
+        int k = p->count - start < CHUNK_PARTICLES ? p->count - start : CHUNK_PARTICLES;
+        pbf_export_ply_vertices(p, start, k, buf);
+        pbf__atomic_write(af, buf, (size_t)k * stride);
     }
 }
 

@@ -48,22 +48,26 @@ static int grow_buf(pbf_halo *h, int s, int k, size_t floats) {
  * the counts given in nrecv[s]. */
 static void swap_buffers(pbf_halo *h, const int *nsend, const int *nrecv, int stride) {
     h->bytes += (int64_t)(nrecv[0] + nrecv[1]) * stride * (int64_t)sizeof(float);
+    const double start = MPI_Wtime();
     for (int s = 0; s < 2; ++s) { /* s: the side sent to; its opposite is received from */
         int o = 1 - s;
         MPI_Sendrecv(h->sbuf[s], nsend[s] * stride, MPI_FLOAT, h->neighbor[s], TAG_DATA,
                      h->rbuf[o], nrecv[o] * stride, MPI_FLOAT, h->neighbor[o], TAG_DATA, h->comm,
                      MPI_STATUS_IGNORE);
     }
+    h->wait_ms += 1e3 * (MPI_Wtime() - start);
 }
 
 /* Exchanges counts: nsend[s] to side s, nrecv[s] from side s (0 where there is no side). */
 static void swap_counts(pbf_halo *h, const int *nsend, int *nrecv) {
+    const double start = MPI_Wtime();
     for (int s = 0; s < 2; ++s) {
         int o = 1 - s;
         nrecv[o] = 0;
         MPI_Sendrecv(&nsend[s], 1, MPI_INT, h->neighbor[s], TAG_COUNT, &nrecv[o], 1, MPI_INT,
                      h->neighbor[o], TAG_COUNT, h->comm, MPI_STATUS_IGNORE);
     }
+    h->wait_ms += 1e3 * (MPI_Wtime() - start);
 }
 
 /* A particle's state for migration and the halo: x, p, v and the id's bits. */
@@ -254,7 +258,9 @@ static void drop_halo(pbf_world *w, pbf_halo *h) {
  * status. */
 static pbf_status agree(pbf_world *w, pbf_halo *h, pbf_status status) {
     int mine = status != PBF_OK ? h->rank : h->ranks, first = h->ranks;
+    const double start = MPI_Wtime();
     MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, h->comm);
+    h->wait_ms += 1e3 * (MPI_Wtime() - start);
     if (first == h->ranks) return status; /* nobody failed */
     int code = (int)status;
     MPI_Bcast(&code, 1, MPI_INT, first, h->comm);
@@ -293,6 +299,7 @@ void pbf__halo_free(pbf_world *w) {
         free(h->rbuf[s]);
     }
     free(h->inverse);
+    free(h->cuts);
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Comm_free(&h->comm);

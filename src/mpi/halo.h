@@ -1,5 +1,6 @@
 /* The state of a world split over MPI processes (src/mpi/, include/pbf/mpi.h): this rank's slab,
- * its neighbours, and the halo's send and receive lists. Made by split.c, used by halo.c. */
+ * its neighbours, and the halo's send and receive lists. Made by split.c, used by halo.c; the
+ * balancer (balance.c) moves the cuts. */
 #ifndef PBF_MPI_HALO_H
 #define PBF_MPI_HALO_H
 
@@ -13,6 +14,9 @@ typedef struct pbf_halo {
     int neighbor[2];   /* the ranks of the slabs left (0) and right (1), or MPI_PROC_NULL */
     double lo, hi;     /* this rank's slab [lo, hi) along x */
     float width;       /* the halo's width (m) */
+    double *cuts;      /* every rank's slab: [cuts[r], cuts[r + 1]), cuts[0] and cuts[ranks] the
+                        * walls' extent (the first and last slabs are open beyond them) */
+    double domain_lo, domain_hi; /* the walls' extent along x: the first and last cut's bounds */
     int owned;         /* slots [0, owned) before the sort are this rank's particles */
     /* The halo: send[s] are the slots whose values go to side s, recv[s] the slots that hold
      * the values from side s (ghosts), in matching order on the two ranks. */
@@ -22,6 +26,9 @@ typedef struct pbf_halo {
     int last_received, last_sent; /* the last substep's halo, for pbf_mpi_world_halo */
     int64_t bytes;                /* bytes received in the current substep */
     int64_t last_bytes;           /* ... and in the last one */
+    double wait_ms;               /* time in the halo's messages and agreements since the
+                                   * balancer last looked (balance.c: a rank's step time less
+                                   * this is its own work) */
     int *inverse;      /* grid order inverted (slot before the sort -> after); also a flag array */
     int inverse_capacity;
     float *sbuf[2], *rbuf[2]; /* packed values, per side */
@@ -30,6 +37,10 @@ typedef struct pbf_halo {
 
 /* The solver's hook (world_internal.h): migration, halo exchange, dropping the halo. */
 pbf_status pbf__halo_hook(pbf_world *w, pbf_halo_event event, pbf_status status);
+/* Moves cuts[1..ranks-1] apart until every slab of [cuts[0], cuts[ranks]] is at least `width`
+ * wide (a ghost then only ever comes from the next slab). Returns 0 when that cannot be done
+ * (split.c; the balancer, balance.c, places its cuts with it too). */
+int pbf__mpi_space_cuts(double *cuts, int ranks, double width);
 /* Frees w->halo (MPI_Comm_free included) and clears the hook. */
 void pbf__halo_free(pbf_world *w);
 

@@ -66,6 +66,10 @@ static int place_cuts(const pbf_world *w, int ranks, double lo, double hi, doubl
                           : 0.5 * ((double)xs[m - 1] + (double)xs[m < n ? m : n - 1]);
     }
     free(xs);
+    return pbf__mpi_space_cuts(cuts, ranks, width);
+}
+
+int pbf__mpi_space_cuts(double *cuts, int ranks, double width) {
     for (int k = 1; k < ranks; ++k)
         if (cuts[k] < cuts[k - 1] + width) cuts[k] = cuts[k - 1] + width;
     for (int k = ranks - 1; k >= 1; --k)
@@ -75,13 +79,15 @@ static int place_cuts(const pbf_world *w, int ranks, double lo, double hi, doubl
     return 1;
 }
 
+static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, double hi,
+                         char *err, size_t err_size);
+
 PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err,
                                        size_t err_size) {
     if (w == NULL) return refuse(err, err_size, "pbf_mpi_world_split: world is NULL");
     pbf_status st = check_supported(w, err, err_size);
     if (st != PBF_OK) return st;
-    int rank = 0, ranks = 1;
-    MPI_Comm_rank(comm, &rank);
+    int ranks = 1;
     MPI_Comm_size(comm, &ranks);
     pbf_v3 wall_lo, wall_hi;
     pbf__walls_envelope(&w->def, &wall_lo, &wall_hi);
@@ -100,6 +106,17 @@ PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err,
                       (double)PBF_MPI_HALO_FACTOR,
                       (int)floor((wall_hi.x - wall_lo.x) / width * (1.0 + 1e-9)));
     }
+    return attach(w, comm, cuts, wall_lo.x, wall_hi.x, err, err_size);
+}
+
+/* Makes w this rank's slab of cuts (ranks + 1 values, taken over: freed on failure too) and keeps
+ * the particles inside it, in their order. */
+static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, double hi,
+                         char *err, size_t err_size) {
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &ranks);
+    const double width = (double)PBF_MPI_HALO_FACTOR * w->params.h;
     pbf_halo *h = calloc(1, sizeof *h);
     if (h == NULL) {
         free(cuts);
@@ -113,7 +130,9 @@ PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err,
     h->lo = rank > 0 ? cuts[rank] : -INFINITY;
     h->hi = rank < ranks - 1 ? cuts[rank + 1] : INFINITY;
     h->width = (float)width;
-    free(cuts);
+    h->domain_lo = lo;
+    h->domain_hi = hi;
+    h->cuts = cuts; /* the halo's from now on */
     /* keep this rank's particles, in their order */
     int kept = 0;
     for (int i = 0; i < w->count; ++i) {
@@ -134,6 +153,33 @@ PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err,
     w->halo_hook = pbf__halo_hook;
     w->halo_free = pbf__halo_free;
     return PBF_OK;
+}
+
+PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *w, MPI_Comm comm, const double *at,
+                                          char *err, size_t err_size) {
+    if (w == NULL || at == NULL)
+        return refuse(err, err_size, "pbf_mpi_world_split_at: world or cuts is NULL");
+    pbf_status st = check_supported(w, err, err_size);
+    if (st != PBF_OK) return st;
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    const double width = (double)PBF_MPI_HALO_FACTOR * w->params.h;
+    for (int k = 0; k < ranks; ++k)
+        if (!(at[k + 1] - at[k] >= width * (1.0 - 1e-9)))
+            return refuse(err, err_size,
+                          "cuts %d and %d (%.9g, %.9g m) are less than the halo's %.4g m apart",
+                          k, k + 1, at[k], at[k + 1], width);
+    double *cuts = malloc((size_t)(ranks + 1) * sizeof *cuts);
+    if (cuts == NULL) return refuse(err, err_size, "out of memory splitting the world");
+    memcpy(cuts, at, (size_t)(ranks + 1) * sizeof *cuts);
+    return attach(w, comm, cuts, at[0], at[ranks], err, err_size);
+}
+
+PBF_API int pbf_mpi_world_cuts(const pbf_world *w, double *cuts) {
+    if (w == NULL || w->halo == NULL) return 0;
+    if (cuts != NULL)
+        memcpy(cuts, w->halo->cuts, (size_t)(w->halo->ranks + 1) * sizeof *cuts);
+    return w->halo->ranks;
 }
 
 PBF_API int pbf_mpi_world_slab(const pbf_world *w, double *lo, double *hi, int *rank,

@@ -6,6 +6,15 @@
 #   np4      four ranks on fewer cores (--oversubscribe), the same checks
 #   empty    three ranks where the third owns no particle at first (a column 0.12 m wide: the
 #            slabs, at least a halo of 0.1 m wide, leave it nothing until the water arrives)
+#   balance  three ranks over 1/2 s while the water crosses the tank: the cuts move (stats.csv
+#            says when and the imbalance before and after), ids unique and the count constant
+#            every frame, the physics as close to one process as np2/np4
+#   ply      two ranks write one PLY per frame with MPI-IO: by id the particles of their .vtu
+#            pieces, and one process's PLY to rounding
+#   ckpt     checkpoints under MPI: four ranks save pieces and a manifest at frame 6 of 10;
+#            resumed on four ranks the frames after it are bit for bit those of the run that
+#            never stopped, on two ranks and in one process (no mpirun) the same ids and counts
+#            and every position within 1e-4 m
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
@@ -29,10 +38,13 @@ SCENE="$SRC/scenes/dam_break.json"
 ARGS=(--set fluid.particle_radius=0.02 --frames 15 --format vtu --quiet --threads 1)
 
 serial() { "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/serial" || fail "pbf run exited $?"; }
+[ "$CASE" = balance ] && ARGS=(--set fluid.particle_radius=0.02 --frames 30 --format vtu --quiet
+    --threads 1)
 [ "$CASE" = empty ] && ARGS+=(--set 'fluid.blocks[0].max=[0.12,0.6,0.4]')
-split() { # ranks, folder
-    timeout 90 "${MPIRUN[@]}" -np "$1" "$PBF" run "$SCENE" "${ARGS[@]}" --out "$2" \
-        >"$TMP/out" 2>&1 || { cat "$TMP/out" >&2; fail "mpirun -np $1 exited $?"; }
+split() { # ranks, folder, more options
+    local n=$1 dir=$2; shift 2
+    timeout 90 "${MPIRUN[@]}" -np "$n" "$PBF" run "$SCENE" "${ARGS[@]}" --out "$dir" "$@" \
+        >"$TMP/out" 2>&1 || { cat "$TMP/out" >&2; fail "mpirun -np $n exited $?"; }
 }
 # expect_refusal TEXT MPIRUN_ARGS...: exit status 1 (not a timeout) and TEXT in the output, once
 expect_refusal() {
@@ -67,17 +79,59 @@ n = int(ET.fromstring(head).find("./UnstructuredGrid/Piece").get("NumberOfPoints
 sys.exit(1 if n != 0 else 0)
 PY
     ;;
+balance)
+    serial
+    split 3 "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" balance || fail "the balance"
+    ;;
+ply)
+    ARGS+=(--format ply,vtu)
+    serial
+    split 2 "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" ply || fail "check_mpi.py"
+    ;;
+ckpt)
+    ARGS=(--set fluid.particle_radius=0.02 --frames 10 --format vtu --quiet --threads 1)
+    split 4 "$TMP/whole" --checkpoint-every 6
+    [ -f "$TMP/whole/checkpoint_mpi.json" ] && [ -f "$TMP/whole/checkpoint_0003.pbfck" ] ||
+        fail "no manifest or pieces"
+    for d in four two one; do cp -r "$TMP/whole" "$TMP/$d"; done
+    resume() { # ranks (0: no mpirun), folder
+        if [ "$1" -eq 0 ]; then
+            timeout 90 "$PBF" resume "$2" --quiet >"$TMP/out" 2>&1
+        else
+            timeout 90 "${MPIRUN[@]}" -np "$1" "$PBF" resume "$2" --quiet >"$TMP/out" 2>&1
+        fi || { cat "$TMP/out" >&2; fail "resume on $1 ranks exited $?"; }
+    }
+    resume 4 "$TMP/four"
+    resume 2 "$TMP/two"
+    resume 0 "$TMP/one"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/four" identical || fail "four ranks"
+    for d in two one; do
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/$d" physics || fail "$d"
+        python3 - "$TMP/whole" "$TMP/$d" "$SRC" <<'PY' || fail "$d: positions"
+import os, sys
+sys.path.insert(0, os.path.join(sys.argv[3], "tests", "cli"))
+from vtu_read import read_frame, read_pvd
+worst = 0.0
+for (_, a), (_, b) in zip(read_pvd(sys.argv[1] + "/frames.pvd"), read_pvd(sys.argv[2] + "/frames.pvd")):
+    fa, fb = read_frame(a), read_frame(b)
+    worst = max([worst] + [abs(x - y) for p, q in zip(fa["Points"], fb["Points"]) for x, y in zip(p, q)])
+print(f"resumed on another rank count: positions at most {worst:.3g} m from the run that never stopped")
+sys.exit(1 if worst > 1e-4 else 0)
+PY
+    done
+    ;;
 refused)
     # a tank 0.3 m long with h = 0.08 m: slabs at least 0.1 m wide, so 3 ranks at most
     expect_refusal "so at most 3 ranks" -np 4 "$PBF" run "$SCENE" "${ARGS[@]}" \
         --set 'domain.max=[0.3,0.8,0.4]' --set 'fluid.blocks[0].max=[0.2,0.6,0.4]' --out "$TMP/a"
-    expect_refusal "writes vtu only" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" --format ply \
+    expect_refusal "writes vtu and ply only" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" --format vtk \
         --out "$TMP/b"
     expect_refusal "a run split over MPI ranks does not support the tool yet" -np 2 "$PBF" run \
         "$SRC/scenes/tool_sphere.json" "${ARGS[@]}" --out "$TMP/c"
-    expect_refusal "does not write checkpoints yet" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \
-        --checkpoint-every 5 --out "$TMP/d"
-    expect_refusal "only 'pbf run' runs split" -np 2 "$PBF" info "$SCENE"
+    expect_refusal "only 'pbf run' and 'pbf resume' run split" -np 2 "$PBF" info "$SCENE"
     # a scene error: every rank finds it, rank 0 alone says it
     expect_refusal "'fluid.particle_radius' must be in (0, 10] m" -np 2 "$PBF" run "$SCENE" \
         "${ARGS[@]}" --set fluid.particle_radius=-1 --out "$TMP/e"

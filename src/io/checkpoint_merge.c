@@ -1,0 +1,98 @@
+/* One world from the checkpoint pieces of a world split over MPI ranks
+ * (include/pbf/checkpoint.h, pbf_checkpoint_create_world_merged): resuming on another rank count,
+ * or in one process. */
+#include "pbf/checkpoint.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_internal.h"
+
+static pbf_status fail(char *err, size_t err_size, pbf_status st, const char *fmt, ...) {
+    if (err != NULL && err_size > 0) {
+        va_list args;
+        va_start(args, fmt);
+        vsnprintf(err, err_size, fmt, args);
+        va_end(args);
+    }
+    return st;
+}
+
+/* Appends the particles of `part` to w. */
+static pbf_status append(pbf_world *w, const pbf_world *part) {
+    pbf_status st = pbf__world_grow(w, w->count + part->count);
+    if (st != PBF_OK) return st;
+    const size_t at = (size_t)w->count, n = (size_t)part->count;
+    memcpy(w->x + 3 * at, part->x, 3 * n * sizeof *w->x);
+    memcpy(w->p + 3 * at, part->p, 3 * n * sizeof *w->p);
+    memcpy(w->v + 3 * at, part->v, 3 * n * sizeof *w->v);
+    memcpy(w->density + at, part->density, n * sizeof *w->density);
+    memcpy(w->ids + at, part->ids, n * sizeof *w->ids);
+    for (size_t i = at; i < at + n; ++i) {
+        w->omega[3 * i] = w->omega[3 * i + 1] = w->omega[3 * i + 2] = 0.0f;
+        w->dv[3 * i] = w->dv[3 * i + 1] = w->dv[3 * i + 2] = 0.0f;
+        w->lambda[i] = w->omega_len[i] = 0.0f;
+        w->neighbor_counts[i] = 0;
+    }
+    w->count += part->count;
+    return PBF_OK;
+}
+
+PBF_API pbf_status pbf_checkpoint_create_world_merged(const pbf_checkpoint *const *pieces,
+                                                      int count, const pbf_world_def *def,
+                                                      pbf_world **out, char *err,
+                                                      size_t err_size) {
+    if (out != NULL) *out = NULL;
+    if (pieces == NULL || count < 1 || out == NULL)
+        return fail(err, err_size, PBF_ERR_INVALID_ARG,
+                    "pbf_checkpoint_create_world_merged: no pieces, or out is NULL");
+    for (int k = 1; k < count; ++k)
+        if (pbf_checkpoint_time(pieces[k]) != pbf_checkpoint_time(pieces[0]) ||
+            pbf_checkpoint_steps(pieces[k]) != pbf_checkpoint_steps(pieces[0]))
+            return fail(err, err_size, PBF_ERR_PARSE,
+                        "checkpoint piece %d is at step %lld (t = %.9g s), piece 0 at step %lld "
+                        "(t = %.9g s): the pieces are of different saves",
+                        k, (long long)pbf_checkpoint_steps(pieces[k]), pbf_checkpoint_time(pieces[k]),
+                        (long long)pbf_checkpoint_steps(pieces[0]), pbf_checkpoint_time(pieces[0]));
+    pbf_world *w = NULL;
+    pbf_status st = pbf_checkpoint_create_world(pieces[0], def, &w, err, err_size);
+    if (st != PBF_OK) return st;
+    if (w->tool != NULL || w->geometry != NULL || w->flow != NULL) {
+        pbf_world_destroy(w);
+        return fail(err, err_size, PBF_ERR_INVALID_ARG,
+                    "checkpoint pieces with a tool, meshes or flow cannot be merged");
+    }
+    int next_id = w->next_id;
+    for (int k = 1; k < count && st == PBF_OK; ++k) {
+        pbf_world *part = NULL;
+        st = pbf_checkpoint_create_world(pieces[k], def, &part, err, err_size);
+        if (st != PBF_OK) break;
+        if (part->next_id > next_id) next_id = part->next_id;
+        st = append(w, part);
+        if (st != PBF_OK) fail(err, err_size, st, "out of memory merging checkpoint pieces");
+        pbf_world_destroy(part);
+    }
+    /* every id once: a piece of another save (or a copied piece) would repeat some */
+    unsigned char *seen = st == PBF_OK ? calloc((size_t)next_id + 1, 1) : NULL;
+    if (st == PBF_OK && seen == NULL)
+        st = fail(err, err_size, PBF_ERR_OUT_OF_MEMORY, "out of memory merging checkpoint pieces");
+    for (int i = 0; st == PBF_OK && i < w->count; ++i) {
+        int32_t id = w->ids[i];
+        if (id < 0 || id >= next_id || seen[id])
+            st = fail(err, err_size, PBF_ERR_PARSE,
+                      "checkpoint pieces: particle id %d is %s: the pieces are not of one save",
+                      id, id < 0 || id >= next_id ? "out of range" : "in two pieces");
+        else
+            seen[id] = 1;
+    }
+    free(seen);
+    if (st != PBF_OK) {
+        pbf_world_destroy(w);
+        return st;
+    }
+    w->next_id = next_id;
+    *out = w;
+    return PBF_OK;
+}

@@ -118,5 +118,10 @@ const char *cli_format_count(long long n, char *buf, size_t size);
 void cli_warn_disk_space(const char *dir, double bytes, int frames);
 /* Prints the lines of pbf_scene_check's warnings as "pbf: warning: <line>". */
 void cli_print_warnings(const char *warnings);
+/* With `mute` (a run split over MPI ranks, on every rank but 0: each would print the same),
+ * sends stderr to /dev/null and returns the saved descriptor; otherwise returns -1. */
+int cli_mute_stderr(int mute);
+/* Restores stderr saved by cli_mute_stderr (nothing for -1). */
+void cli_unmute_stderr(int saved);
 
 #endif /* PBF_APP_CLI_H */

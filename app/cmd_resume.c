@@ -62,24 +62,6 @@ typedef struct resume_args {
     cli_overrides sets;
 } resume_args;
 
-/* Split over MPI ranks every rank reads the checkpoint and would say the same: ranks other than 0
- * send stderr to /dev/null meanwhile. Returns the saved descriptor (or -1). */
-static int mute(const run_comm *comm) {
-    if (comm == NULL || comm->rank == 0) return -1;
-    fflush(stderr);
-    int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
-    if (saved >= 0 && null >= 0) dup2(null, STDERR_FILENO);
-    if (null >= 0) close(null);
-    return saved;
-}
-
-static void unmute(int saved) {
-    if (saved < 0) return;
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-}
-
 /* Opens the checkpoint files: the manifest's pieces (all of them, or only this rank's when the
  * rank count is the manifest's: same_ranks), or DIR/checkpoint.pbfck. */
 static int open_checkpoints(const resume_args *a, const run_manifest *m, int manifest,
@@ -118,7 +100,7 @@ static int open_checkpoints(const resume_args *a, const run_manifest *m, int man
 
 static int resume(const resume_args *a) {
     const run_comm *comm = run_comm_get(); /* under mpirun: split over the ranks (docs/mpi.md) */
-    int muted = mute(comm);
+    int muted = cli_mute_stderr(comm != NULL && comm->rank != 0); /* every rank reads it */
     run_manifest m;
     int manifest = run_manifest_read(a->dir, &m);
     int rc = manifest > 0 ? CLI_EXIT_ERROR : 0;
@@ -184,7 +166,7 @@ static int resume(const resume_args *a) {
         (same_ranks ? comm->split_at(world, m.cuts) : comm->split(world)) != 0)
         rc = CLI_EXIT_ERROR;
     run_manifest_free(&m);
-    unmute(muted);
+    cli_unmute_stderr(muted);
     if (rc != 0) {
         pbf_world_destroy(world);
         free(scene);

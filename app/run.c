@@ -116,35 +116,17 @@ static const char *signal_name(int sig) {
     return sig == SIGINT ? "Ctrl-C (SIGINT)" : sig == SIGTERM ? "SIGTERM" : "a signal";
 }
 
-/* Split over MPI ranks, every rank loads the same scene and builds the same world: their
- * messages and warnings would be printed N times, so ranks other than 0 send stderr to
- * /dev/null meanwhile. Returns the saved descriptor (or -1: nothing muted). */
-static int mute_other_ranks(const run_options *o) {
-    if (o->comm == NULL || o->comm->rank == 0) return -1;
-    fflush(stderr);
-    int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
-    if (saved >= 0 && null >= 0) dup2(null, STDERR_FILENO);
-    if (null >= 0) close(null);
-    return saved;
-}
-
-static void unmute(int saved) {
-    if (saved < 0) return;
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-}
-
 int run_simulation(const run_options *o, const run_hooks *hooks) {
     /* Over a file size limit (ulimit -f) a write then fails with EFBIG and is reported like a
      * full disk, instead of the process being killed with a temporary file left behind. */
     signal(SIGXFSZ, SIG_IGN);
     pbf_scene *scene = malloc(sizeof *scene);
     if (scene == NULL) return cli_error("out of memory");
-    int muted = mute_other_ranks(o);
+    /* split over MPI ranks every rank loads the same scene: rank 0 alone speaks */
+    int muted = cli_mute_stderr(o->comm != NULL && o->comm->rank != 0);
     int rc = cli_load_scene(o->scene_path, o->sets, o->set_count, scene);
     if (rc == 0) rc = apply_options(o, scene);
-    unmute(muted);
+    cli_unmute_stderr(muted);
     if (rc != 0) {
         free(scene);
         return rc;
@@ -159,9 +141,9 @@ int run_simulation(const run_options *o, const run_hooks *hooks) {
     pbf_world *world = NULL;
     if (pbf_scene_create_world(scene, &world, err, sizeof err) != PBF_OK) {
         free(scene);
-        muted = mute_other_ranks(o);
+        muted = cli_mute_stderr(o->comm != NULL && o->comm->rank != 0);
         cli_error("%s", err);
-        unmute(muted);
+        cli_unmute_stderr(muted);
         return CLI_EXIT_ERROR;
     }
     if (o->comm != NULL && o->comm->split(world) != 0) { /* every rank: the same answer */

@@ -1,10 +1,13 @@
-/* Small helpers of the pbf command: clock, folders, number formatting. */
+/* Small helpers of the pbf command: clock, folders, number formatting, muting stderr. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "pbf/scene.h"
@@ -137,4 +140,20 @@ const char *cli_format_names(unsigned formats, char *buf, size_t size) {
             n += (size_t)snprintf(buf + n, size - n, "%s%s", n > 0 ? "," : "", names[i]);
     if (formats == 0) snprintf(buf, size, "none");
     return buf;
+}
+
+int cli_mute_stderr(int mute) {
+    if (!mute) return -1;
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0) dup2(null, STDERR_FILENO);
+    if (null >= 0) close(null);
+    return saved;
+}
+
+void cli_unmute_stderr(int saved) {
+    if (saved < 0) return;
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
 }

@@ -24,33 +24,6 @@ static double now(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* A torus of major radius R and minor radius a, nu x nv quads (2 nu nv triangles). */
-static test_mesh torus(float cx, float cy, float cz, float R, float a, int nu, int nv) {
-    test_mesh m;
-    m.nv = nu * nv;
-    m.nt = 2 * nu * nv;
-    m.v = malloc((size_t)m.nv * 3 * sizeof *m.v);
-    m.t = malloc((size_t)m.nt * 3 * sizeof *m.t);
-    for (int i = 0; i < nu; ++i)
-        for (int j = 0; j < nv; ++j) {
-            double u = 2.0 * 3.14159265358979 * i / nu, v = 2.0 * 3.14159265358979 * j / nv;
-            float *p = m.v + 3 * (i * nv + j);
-            p[0] = cx + (float)((R + a * cos(v)) * cos(u));
-            p[1] = cy + (float)(a * sin(v));
-            p[2] = cz + (float)((R + a * cos(v)) * sin(u));
-        }
-    int t = 0;
-    for (int i = 0; i < nu; ++i)
-        for (int j = 0; j < nv; ++j) {
-            int a0 = i * nv + j, a1 = ((i + 1) % nu) * nv + j, b0 = i * nv + (j + 1) % nv,
-                b1 = ((i + 1) % nu) * nv + (j + 1) % nv;
-            int *q = m.t + 3 * t;
-            q[0] = a0, q[1] = b0, q[2] = b1, q[3] = a0, q[4] = b1, q[5] = a1;
-            t += 2;
-        }
-    return m;
-}
-
 static pbf_world *world(float r, const pbf_vec3 lo, const pbf_vec3 hi, int threads) {
     pbf_world_def d = pbf_default_world_def();
     d.particle_radius = r;
@@ -69,7 +42,7 @@ static pbf_world *world(float r, const pbf_vec3 lo, const pbf_vec3 hi, int threa
 static int bake(int threads) {
     char path[512];
     snprintf(path, sizeof path, "%s/torus.stl", dir);
-    test_mesh m = torus(0.25f, 0.25f, 0.25f, 0.15f, 0.05f, 250, 200);
+    test_mesh m = test_mesh_torus(0.25f, 0.25f, 0.25f, 0.15f, 0.05f, 250, 200);
     if (test_mesh_write_stl_binary(path, &m) != 0) return 1;
     printf("torus: %d triangles, 0.4 x 0.1 x 0.4 m, particle radius 0.01 m, %d threads\n", m.nt,
            threads);

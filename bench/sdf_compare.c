@@ -80,32 +80,10 @@ static double intended_sdf(enum shape s, const double p[3]) {
     }
 }
 
-/* A torus of major radius R and minor radius a, nu x nv quads (2 nu nv triangles), as
- * bench/mesh_bench.c makes it. */
+/* The torus of bench/mesh_bench.c, about C. */
 static test_mesh torus(int nu, int nv) {
-    test_mesh m;
-    m.nv = nu * nv;
-    m.nt = 2 * nu * nv;
-    m.v = malloc((size_t)m.nv * 3 * sizeof *m.v);
-    m.t = malloc((size_t)m.nt * 3 * sizeof *m.t);
-    for (int i = 0; i < nu; ++i)
-        for (int j = 0; j < nv; ++j) {
-            double u = 2.0 * 3.14159265358979 * i / nu, v = 2.0 * 3.14159265358979 * j / nv;
-            float *p = m.v + 3 * (i * nv + j);
-            p[0] = (float)(C[0] + (TORUS_R + TORUS_A * cos(v)) * cos(u));
-            p[1] = (float)(C[1] + TORUS_A * sin(v));
-            p[2] = (float)(C[2] + (TORUS_R + TORUS_A * cos(v)) * sin(u));
-        }
-    int t = 0;
-    for (int i = 0; i < nu; ++i)
-        for (int j = 0; j < nv; ++j) {
-            int a0 = i * nv + j, a1 = ((i + 1) % nu) * nv + j, b0 = i * nv + (j + 1) % nv,
-                b1 = ((i + 1) % nu) * nv + (j + 1) % nv;
-            int *q = m.t + 3 * t;
-            q[0] = a0, q[1] = b0, q[2] = b1, q[3] = a0, q[4] = b1, q[5] = a1;
-            t += 2;
-        }
-    return m;
+    return test_mesh_torus((float)C[0], (float)C[1], (float)C[2], (float)TORUS_R, (float)TORUS_A,
+                           nu, nv);
 }
 
 /* Drops the triangles for which drop(centroid) is true. */

@@ -45,6 +45,35 @@ static inline test_mesh test_mesh_box(const float lo[3], const float hi[3]) {
     return m;
 }
 
+/* A torus of major radius R and minor radius a about (cx, cy, cz) in the y = cy plane, nu x nv
+ * quads (2 nu nv triangles). */
+static inline test_mesh test_mesh_torus(float cx, float cy, float cz, float R, float a, int nu,
+                                        int nv) {
+    test_mesh m;
+    m.nv = nu * nv;
+    m.nt = 2 * nu * nv;
+    m.v = malloc((size_t)m.nv * 3 * sizeof *m.v);
+    m.t = malloc((size_t)m.nt * 3 * sizeof *m.t);
+    for (int i = 0; i < nu; ++i)
+        for (int j = 0; j < nv; ++j) {
+            double u = 2.0 * 3.14159265358979 * i / nu, v = 2.0 * 3.14159265358979 * j / nv;
+            float *p = m.v + 3 * (i * nv + j);
+            p[0] = cx + (float)((R + a * cos(v)) * cos(u));
+            p[1] = cy + (float)(a * sin(v));
+            p[2] = cz + (float)((R + a * cos(v)) * sin(u));
+        }
+    int t = 0;
+    for (int i = 0; i < nu; ++i)
+        for (int j = 0; j < nv; ++j) {
+            int a0 = i * nv + j, a1 = ((i + 1) % nu) * nv + j, b0 = i * nv + (j + 1) % nv,
+                b1 = ((i + 1) % nu) * nv + (j + 1) % nv;
+            int *q = m.t + 3 * t;
+            q[0] = a0, q[1] = b0, q[2] = b1, q[3] = a0, q[4] = b1, q[5] = a1;
+            t += 2;
+        }
+    return m;
+}
+
 /* An icosphere: the icosahedron subdivided `levels` times (20·4^levels triangles). */
 static inline test_mesh test_mesh_sphere(const float c[3], float radius, int levels) {
     const double g = (1.0 + sqrt(5.0)) / 2.0;

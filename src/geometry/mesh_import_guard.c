@@ -2,8 +2,8 @@
  *
  * Assimp is built with its internal assertions on in Debian, and some malformed files trip them
  * (for example a PLY face list that runs into garbage: "TriangulateProcess.cpp: numOut !=
- * pMesh->mNumFaces", then abort()). A long run or the viewer must not end because of a bad mesh
- * file, and the library must not abort, so the read happens in a forked child: it sends the
+ * pMesh->mNumFaces", and the process ends). A long run or the viewer must not end because of
+ * a bad mesh file, so the read happens in a forked child: it sends the
  * triangles (or its error message) back through a pipe and leaves with _exit. A child that dies
  * before sending everything, by a signal or otherwise, or that runs past a generous time limit
  * (Assimp also loops forever on some files), is reported as an unreadable file.

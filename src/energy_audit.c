@@ -6,19 +6,25 @@
 #include <string.h>
 
 /* Energy of positions pos and velocities: vel, or (pos − x_old)/dt when vel is NULL, plus
- * dv when it is not NULL. */
-static double energy(const pbf_world *w, const float *pos, const float *vel, const float *x_old,
+ * dv when it is not NULL. In a world split over processes the ghosts are skipped and the
+ * processes' energies are added in rank order (collective: every process marks the same
+ * stages), so every process books the whole world's audit. */
+static double energy(pbf_world *w, const float *pos, const float *vel, const float *x_old,
                      const float *dv) {
     const pbf_params *P = &w->params;
+    const uint8_t *ghost = w->halo_ghost; /* NULL unless split */
     double ke = 0.0, pe = 0.0;
     for (int i = 0; i < w->count; ++i) {
+        if (ghost && ghost[i]) continue;
         pbf_v3 x = v3_load(pos, i);
         pbf_v3 v = vel ? v3_load(vel, i) : v3_scale(v3_sub(x, v3_load(x_old, i)), P->inv_dt);
         if (dv) v = v3_add(v, v3_load(dv, i));
         ke += 0.5 * (double)v3_dot(v, v);
         pe -= (double)v3_dot(P->gravity, x);
     }
-    return (double)P->mass * (ke + pe);
+    double e = (double)P->mass * (ke + pe);
+    if (w->halo) w->halo_sum(w, &e, 1);
+    return e;
 }
 
 void pbf__energy_begin_step(pbf_world *w) {

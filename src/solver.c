@@ -375,15 +375,27 @@ static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega,
 }
 
 /* Average density error, mean over particles of max(ρ/ρ0 − 1, 0), from the densities of the
- * last λ or vorticity pass. Serial in slot order: the same sum for any thread count. */
-static float average_density_error(const pbf_world *w) {
-    double sum = 0.0;
+ * last λ or vorticity pass. Serial in slot order: the same sum for any thread count. In a world
+ * split over processes the ghosts are skipped, and `global` makes it the whole world's error
+ * (collective: the processes' sums and counts added in rank order, the same bits on each, so
+ * that every process stops the error-controlled solve after the same pass); without `global`
+ * it is this process's particles' own. */
+static float average_density_error(pbf_world *w, int global) {
+    double sum = 0.0, n = 0.0;
     const float inv_rho0 = w->params.inv_rest_density;
+    const uint8_t *ghost = w->halo_ghost; /* NULL unless split */
     for (int i = 0; i < w->count; ++i) {
+        if (ghost && ghost[i]) continue;
         float e = w->density[i] * inv_rho0 - 1.0f;
         sum += e > 0.0f ? e : 0.0f;
+        n += 1.0;
     }
-    return w->count ? (float)(sum / w->count) : 0.0f;
+    if (global && w->halo) {
+        double v[2] = {sum, n};
+        w->halo_sum(w, v, 2);
+        sum = v[0], n = v[1];
+    }
+    return n > 0.0 ? (float)(sum / n) : 0.0f;
 }
 
 /* The density solve of one substep: λ and Δp passes until the iteration count or the error
@@ -426,7 +438,7 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         if (!controlled && k == max_it) break; /* fixed count: no check after the last pass */
         stage_lambda(w, nt);
         halo(w, PBF_HALO_LAMBDA);
-        float err = average_density_error(w);
+        float err = average_density_error(w, controlled);
         w->iteration_error[k] = err;
         double t1 = now_ms();
         ms[PBF_STAGE_LAMBDA] += t1 - *t, *t = t1;
@@ -622,7 +634,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
         if (vs != PBF_OK) return vs;
     }
     if (w->def.solver.target_error <= 0.0f) /* fixed count: the error after the last pass */
-        w->iteration_error[w->iteration_error_count++] = average_density_error(w);
+        w->iteration_error[w->iteration_error_count++] = average_density_error(w, 0);
     t1 = now_ms(), ms[PBF_STAGE_VORTICITY] += t1 - t, t = t1;
 
     pbf__tool_substep_end(w, dt, nt); /* tool: adhesion, damping, force reduction */

@@ -21,6 +21,9 @@ typedef enum pbf_halo_event {
     PBF_HALO_AGREE      /* after the watchdog: every process stops if one does */
 } pbf_halo_event;
 
+/* The most values one w->halo_sum call reduces. */
+#define PBF_HALO_SUM_MAX 160
+
 struct pbf_world {
     pbf_world_def def;
     char error[PBF_ERROR_SIZE];
@@ -103,6 +106,14 @@ struct pbf_world {
     struct pbf_halo *halo;
     pbf_status (*halo_hook)(pbf_world *w, pbf_halo_event event, pbf_status status);
     void (*halo_free)(pbf_world *w);
+    /* Sums n (at most PBF_HALO_SUM_MAX) values over the processes in rank order, the same bits
+     * on every process: values holds this process's partial sums and gets the totals.
+     * Collective: every process calls it at the same point. */
+    void (*halo_sum)(pbf_world *w, double *values, int n);
+    /* From PBF_HALO_BEGIN to PBF_HALO_END: 1 for each slot that holds a ghost (a copy of a
+     * neighbour's particle, not this process's), which sums over the world's particles skip.
+     * NULL outside a substep and in a world that was not split. */
+    const uint8_t *halo_ghost;
 };
 
 /* Whether phase names one of the world's fluids (0 is the only one without phases). */

@@ -178,6 +178,14 @@ static pbf_status build_halo(pbf_world *w, pbf_halo *h) {
     if (st != PBF_OK) return st;
     for (int s = 0; s < 2; ++s)
         for (int k = 0; k < h->nrecv[s]; ++k) h->recv[s][k] = first++;
+    if (h->ghost == NULL || w->count > h->ghost_capacity) {
+        uint8_t *q = realloc(h->ghost, (size_t)w->capacity + 1);
+        if (q == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory in the halo");
+        h->ghost = q;
+        h->ghost_capacity = w->capacity;
+    }
+    for (int i = 0; i < w->count; ++i) h->ghost[i] = i >= h->owned;
+    w->halo_ghost = h->ghost;
     return PBF_OK;
 }
 
@@ -195,6 +203,9 @@ static pbf_status follow_sort(pbf_world *w, pbf_halo *h) {
         for (int k = 0; k < h->nsend[s]; ++k) h->send[s][k] = h->inverse[h->send[s][k]];
         for (int k = 0; k < h->nrecv[s]; ++k) h->recv[s][k] = h->inverse[h->recv[s][k]];
     }
+    memset(h->ghost, 0, (size_t)w->count);
+    for (int s = 0; s < 2; ++s)
+        for (int k = 0; k < h->nrecv[s]; ++k) h->ghost[h->recv[s][k]] = 1;
     return PBF_OK;
 }
 
@@ -230,6 +241,7 @@ static void drop_halo(pbf_world *w, pbf_halo *h) {
     h->last_bytes = h->bytes;
     h->bytes = 0;
     h->nsend[LEFT] = h->nsend[RIGHT] = 0;
+    w->halo_ghost = NULL;
     if (h->nrecv[LEFT] + h->nrecv[RIGHT] == 0) return;
     int *ghost = h->inverse; /* free until the next sort */
     for (int i = 0; i < w->count; ++i) ghost[i] = 0;
@@ -272,10 +284,6 @@ pbf_status pbf__halo_hook(pbf_world *w, pbf_halo_event event, pbf_status status)
     pbf_halo *h = w->halo;
     switch (event) {
     case PBF_HALO_BEGIN: {
-        if (w->def.solver.target_error > 0.0f) /* ranks would stop after different passes */
-            return pbf__fail(w, PBF_ERR_INVALID_ARG,
-                             "error control (solver.target_error > 0) is not supported in a "
-                             "world split over MPI ranks; use a fixed solver.iterations");
         pbf_status st = migrate(w, h);
         return st != PBF_OK ? st : build_halo(w, h);
     }
@@ -289,6 +297,19 @@ pbf_status pbf__halo_hook(pbf_world *w, pbf_halo_event event, pbf_status status)
     return PBF_OK;
 }
 
+void pbf__halo_sum(pbf_world *w, double *values, int n) {
+    pbf_halo *h = w->halo;
+    n = n < PBF_HALO_SUM_MAX ? n : PBF_HALO_SUM_MAX;
+    const double start = MPI_Wtime();
+    MPI_Allgather(values, n, MPI_DOUBLE, h->sum_buf, n, MPI_DOUBLE, h->comm);
+    h->wait_ms += 1e3 * (MPI_Wtime() - start);
+    for (int k = 0; k < n; ++k) { /* rank 0's value first: one rank keeps its bits */
+        double t = h->sum_buf[k];
+        for (int r = 1; r < h->ranks; ++r) t += h->sum_buf[(size_t)r * n + k];
+        values[k] = t;
+    }
+}
+
 void pbf__halo_free(pbf_world *w) {
     pbf_halo *h = w->halo;
     if (h == NULL) return;
@@ -299,6 +320,8 @@ void pbf__halo_free(pbf_world *w) {
         free(h->rbuf[s]);
     }
     free(h->inverse);
+    free(h->ghost);
+    free(h->sum_buf);
     free(h->cuts);
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -307,4 +330,6 @@ void pbf__halo_free(pbf_world *w) {
     w->halo = NULL;
     w->halo_hook = NULL;
     w->halo_free = NULL;
+    w->halo_sum = NULL;
+    w->halo_ghost = NULL;
 }

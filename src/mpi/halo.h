@@ -33,10 +33,15 @@ typedef struct pbf_halo {
     int inverse_capacity;
     float *sbuf[2], *rbuf[2]; /* packed values, per side */
     size_t buf_capacity[2][2];
+    uint8_t *ghost;    /* per slot, 1 for a ghost: w->halo_ghost during a substep */
+    int ghost_capacity;
+    double *sum_buf;   /* ranks · PBF_HALO_SUM_MAX: every rank's values in pbf__halo_sum */
 } pbf_halo;
 
 /* The solver's hook (world_internal.h): migration, halo exchange, dropping the halo. */
 pbf_status pbf__halo_hook(pbf_world *w, pbf_halo_event event, pbf_status status);
+/* w->halo_sum: n values summed over the ranks in rank order (the same bits on every rank). */
+void pbf__halo_sum(pbf_world *w, double *values, int n);
 /* Moves cuts[1..ranks-1] apart until every slab of [cuts[0], cuts[ranks]] is at least `width`
  * wide (a ghost then only ever comes from the next slab). Returns 0 when that cannot be done
  * (split.c; the balancer, balance.c, places its cuts with it too). */

@@ -28,16 +28,12 @@ static pbf_status check_supported(const pbf_world *w, char *err, size_t err_size
                        : w->probes ? "probes"
                        : w->geometry ? "mesh solids and bodies (meshes)"
                        : w->flow ? "emitters, sinks and a particle capacity (flow)"
-                       : w->energy_audit ? "the energy audit"
                        : w->params.surface_tension_on ? "surface tension (material)"
                        : w->params.adhesion_on ? "adhesion (material)"
                        : w->params.viscosity_on ? "the viscosity solve (fluid.viscosity)"
                        : w->def.phase_count > 0 ? "several fluids (materials)"
                        : w->params.surface_drag > 0.0f ? "surface drag (fluid.surface_drag)"
-                       : w->def.solver.target_error > 0.0f
-                           ? "error control (solver.target_error > 0; use a fixed "
-                             "solver.iterations)"
-                           : NULL;
+                                                        : NULL;
     if (what == NULL) return PBF_OK;
     return refuse(err, err_size, "a run split over MPI ranks does not support %s yet", what);
 }
@@ -118,10 +114,14 @@ static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, d
     MPI_Comm_size(comm, &ranks);
     const double width = (double)PBF_MPI_HALO_FACTOR * w->params.h;
     pbf_halo *h = calloc(1, sizeof *h);
-    if (h == NULL) {
+    double *sum_buf = malloc((size_t)ranks * PBF_HALO_SUM_MAX * sizeof *sum_buf);
+    if (h == NULL || sum_buf == NULL) {
+        free(h);
+        free(sum_buf);
         free(cuts);
         return refuse(err, err_size, "out of memory splitting the world");
     }
+    h->sum_buf = sum_buf;
     MPI_Comm_dup(comm, &h->comm);
     h->rank = rank;
     h->ranks = ranks;
@@ -152,6 +152,7 @@ static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, d
     w->halo = h;
     w->halo_hook = pbf__halo_hook;
     w->halo_free = pbf__halo_free;
+    w->halo_sum = pbf__halo_sum;
     return PBF_OK;
 }
 

@@ -8,6 +8,9 @@ Usage: check_mpi.py SERIAL_DIR SPLIT_DIR MODE, MODE one of
              particles of its .pvtu pieces (bit for bit), each id once; against one process's
              PLY the same ids every frame, and positions within 1e-5 m at frames 0 and 1 (later
              frames drift apart by chaos, like the .vtu files)
+  iterations stats.csv (error control, solver.target_error > 0): the split run's mean over
+             the frames of the iteration count within 10 % of one process's, and the count
+             varies over the frames (the error decides it, not a fixed count)
   balance    stats.csv of the split run (load balancing, --balance 1.2): the cuts moved at
              least twice; where they moved, the imbalance (max over mean particle count) was
              above 1.2 before and at most 1.1 after; it never stays above 1.2 after a frame
@@ -54,6 +57,21 @@ def check_balance(split_dir, threshold=1.2):
           f"{worst}")
 
 
+def check_iterations(serial_dir, split_dir):
+    its = []
+    for folder in (serial_dir, split_dir):
+        with open(os.path.join(folder, "stats.csv")) as f:
+            rows = list(csv.DictReader(f))[1:]  # frame 0 has no step
+        its.append([int(r["iterations"]) for r in rows])
+    mean = [sum(i) / len(i) for i in its]
+    print(f"check_mpi: mean iterations per substep {mean[1]:.3f} split, {mean[0]:.3f} in one "
+          f"process (split: {min(its[1])} to {max(its[1])} over the frames)")
+    if len(set(its[1])) < 2:
+        fail(f"the split run's iteration count is {its[1][0]} at every frame: no error control")
+    if abs(mean[1] - mean[0]) > 0.1 * mean[0]:
+        fail("the mean iteration count is more than 10 % away from one process's")
+
+
 def by_id(frame):
     return {i: (p, v, d) for i, p, v, d in
             zip(frame["id"], frame["Points"], frame["velocity"], frame["density"])}
@@ -89,6 +107,9 @@ def main():
         return
     if mode == "balance":
         check_balance(split_dir)
+        return
+    if mode == "iterations":
+        check_iterations(serial_dir, split_dir)
         return
     serial = read_pvd(os.path.join(serial_dir, "frames.pvd"))
     split = read_pvd(os.path.join(split_dir, "frames.pvd"))

@@ -15,6 +15,12 @@
 #            resumed on four ranks the frames after it are bit for bit those of the run that
 #            never stopped, on two ranks and in one process (no mpirun) the same ids and counts
 #            and every position within 1e-4 m
+#   error1   error control (solver.target_error = 0.1 %, Chebyshev on): one rank writes the same
+#            bits as one process
+#   error2   error control on two ranks: every rank does the same passes (the error is the whole
+#            world's), ids, counts, front and density error as np2, the mean iteration count
+#            within 10 % of one process's
+#   error4   the same on four ranks (--oversubscribe)
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
@@ -40,6 +46,7 @@ ARGS=(--set fluid.particle_radius=0.02 --frames 15 --format vtu --quiet --thread
 serial() { "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/serial" || fail "pbf run exited $?"; }
 [ "$CASE" = balance ] && ARGS=(--set fluid.particle_radius=0.02 --frames 30 --format vtu --quiet
     --threads 1)
+case "$CASE" in error*) ARGS+=(--set solver.target_error=0.1) ;; esac
 [ "$CASE" = empty ] && ARGS+=(--set 'fluid.blocks[0].max=[0.12,0.6,0.4]')
 split() { # ranks, folder, more options
     local n=$1 dir=$2; shift 2
@@ -66,6 +73,18 @@ np2 | np4)
     serial
     split "${CASE#np}" "$TMP/split"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+    ;;
+error1)
+    serial
+    split 1 "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"
+    ;;
+error2 | error4)
+    serial
+    split "${CASE#error}" "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" iterations ||
+        fail "check_mpi.py iterations"
     ;;
 empty)
     serial

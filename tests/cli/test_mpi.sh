@@ -21,6 +21,8 @@
 #            world's), ids, counts, front and density error as np2, the mean iteration count
 #            within 10 % of one process's
 #   error4   the same on four ranks (--oversubscribe)
+#   lib1, lib2  PBF_BINARY is tests/test_mpi_lib (library calls on a split world: the energy
+#            audit) run on one and two ranks
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
@@ -141,6 +143,9 @@ print(f"resumed on another rank count: positions at most {worst:.3g} m from the 
 sys.exit(1 if worst > 1e-4 else 0)
 PY
     done
+    ;;
+lib1 | lib2)
+    timeout 90 "${MPIRUN[@]}" -np "${CASE#lib}" "$PBF" || fail "test_mpi_lib on ${CASE#lib} ranks exited $?"
     ;;
 refused)
     # a tank 0.3 m long with h = 0.08 m: slabs at least 0.1 m wide, so 3 ranks at most

@@ -231,6 +231,8 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
     summary.frames_done = first; /* frame files already in the folder */
     progress bar;
     int interrupted = 0, last_checkpoint = resume_frame, unstable = 0, rebalances = 0;
+    double wait = 0.0, wait_least = 0.0; /* split: the mean shares over the frames with a step */
+    int wait_frames = 0;
     if (rc == 0) {
         interrupt_install();
         if (!o->quiet) progress_begin(&bar, stderr, frames);
@@ -257,6 +259,11 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                     break;
                 }
                 rebalances += out.balance.moved;
+                if (frame > 0) { /* frame 0 has no step */
+                    wait += out.balance.wait;
+                    wait_least += out.balance.wait_least;
+                    ++wait_frames;
+                }
             }
             if (run_output_frame(&out, world, frame) != 0) {
                 if (!o->quiet) progress_end(&bar);
@@ -303,9 +310,16 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
     if (!o->quiet && summary.frames_done > first) {
         summary_print(&summary, world, particles, &out);
         if (o->comm != NULL && summary.steps > 0)
+        {
             printf("  MPI              %d ranks; largest halo %d particles, %d KiB received per "
                    "substep (the last); cuts moved %d times (--balance %g)\n",
                    o->comm->ranks, ghosts, kib, rebalances, o->balance);
+            if (wait_frames > 0)
+                printf("                   %.1f %% of the ranks' step time in the halo's messages "
+                       "(the least waiting rank: %.1f %%; mean over %d frames)\n",
+                       100.0 * wait / wait_frames, 100.0 * wait_least / wait_frames,
+                       wait_frames);
+        }
     }
     if (interrupted) {
         fprintf(stderr,

@@ -14,6 +14,7 @@ typedef struct run_balance {
     double count_before, count_after, time;
     int moved;
     long long migrated;
+    double wait, wait_least; /* shares of the step in the halo's messages (include/pbf/mpi.h) */
 } run_balance;
 
 typedef struct run_comm {

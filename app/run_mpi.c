@@ -50,6 +50,8 @@ static int balance(pbf_world *world, double threshold, run_balance *out) {
     out->time = b.time;
     out->moved = b.moved;
     out->migrated = (long long)b.migrated;
+    out->wait = b.wait;
+    out->wait_least = b.wait_least;
     return st != PBF_OK;
 }
 

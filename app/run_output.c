@@ -501,7 +501,7 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
     o->formats = formats;
     o->flow = scene_has_flow(scene);
     o->pvd_resumed = frame;
-    o->balance = (run_balance){1.0, 1.0, 1.0, 0, 0}; /* one process: balanced */
+    o->balance = (run_balance){1.0, 1.0, 1.0, 0, 0, 0.0, 0.0}; /* one process: balanced */
     /* the stats columns and the frames' names of the run that wrote frames 0..frame go on */
     int flags[2] = {0, 0};
     earlier_run(dir, &flags[0], &flags[1]);

@@ -72,11 +72,16 @@ PBF_API int pbf_mpi_world_halo(const pbf_world *world, int *received, int *sent,
 /* The ranks' balance, measured by pbf_mpi_world_balance: max over mean of the ranks' particle
  * counts before and after, of their work in the last step (its time less the time spent in the
  * halo's messages, where a rank waits for the slower ones; a timing: it varies from run to run),
- * whether the cuts moved and how many particles changed rank then. */
+ * whether the cuts moved and how many particles changed rank then. `wait` is the share of the
+ * ranks' time in the last step spent in the halo's messages and agreements (their waits summed
+ * over their step times summed), `wait_least` that share for the rank that waited least (the
+ * slowest: what it spent there is mostly the messages' own cost, not waiting for another rank);
+ * timings too. */
 typedef struct pbf_mpi_balance {
     double count_before, count_after, time;
     int moved;
     int64_t migrated;
+    double wait, wait_least;
 } pbf_mpi_balance;
 
 /* Dynamic load balancing, between steps (collective): when the largest rank's particle count is

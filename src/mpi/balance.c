@@ -169,7 +169,7 @@ static pbf_status redistribute(pbf_world *w, pbf_halo *h, const double *cuts, in
 
 PBF_API pbf_status pbf_mpi_world_balance(pbf_world *w, double threshold,
                                          pbf_mpi_balance *report) {
-    pbf_mpi_balance r = {1.0, 1.0, 1.0, 0, 0};
+    pbf_mpi_balance r = {1.0, 1.0, 1.0, 0, 0, 0.0, 0.0};
     if (w == NULL || w->halo == NULL) {
         if (report) *report = r;
         return PBF_OK;
@@ -177,9 +177,16 @@ PBF_API pbf_status pbf_mpi_world_balance(pbf_world *w, double threshold,
     pbf_halo *h = w->halo;
     r.count_before = r.count_after = imbalance(h, (double)w->count);
     /* the work of the last step: its time less the time spent waiting in the halo's messages */
-    double work = pbf_world_get_profile(w).step_ms - h->wait_ms;
-    h->wait_ms = 0.0;
+    const double step_ms = pbf_world_get_profile(w).step_ms;
+    double work = step_ms - h->wait_ms;
     r.time = imbalance(h, work > 0.0 ? work : 0.0);
+    /* the share of the step spent in the messages: summed over the ranks, and the least */
+    double mine[2] = {h->wait_ms, step_ms}, sums[2] = {0.0, 0.0};
+    double share = step_ms > 0.0 ? h->wait_ms / step_ms : 0.0;
+    MPI_Allreduce(mine, sums, 2, MPI_DOUBLE, MPI_SUM, h->comm);
+    MPI_Allreduce(&share, &r.wait_least, 1, MPI_DOUBLE, MPI_MIN, h->comm);
+    r.wait = sums[1] > 0.0 ? sums[0] / sums[1] : 0.0;
+    h->wait_ms = 0.0;
     pbf_status st = PBF_OK;
     if (threshold > 0.0 && r.count_before > threshold && h->ranks > 1) {
         int64_t *hist = malloc(BINS * sizeof *hist);

@@ -84,11 +84,22 @@ int probe_output_row(probe_output *o, const pbf_world *world, int frame, char *e
         snprintf(err, err_size, "out of memory sampling the probes");
         return 1;
     }
+    return probe_output_row_sampled(o, world, frame, o->samples, err, err_size);
+}
+
+int probe_output_row_sampled(probe_output *o, const pbf_world *world, int frame,
+                             const pbf_probe_sample *samples, char *err, size_t err_size) {
+    if (o == NULL) return 0;
+    if (pbf_world_probe_count(world) != o->count) {
+        snprintf(err, err_size, "the world has %d probes, the scene %d",
+                 pbf_world_probe_count(world), o->count);
+        return 1;
+    }
     const pbf_probe_def *defs = pbf_world_get_probes(world);
     char row[PBF_MAX_PROBES * 2 * 24 + 64];
     int n = snprintf(row, sizeof row, "%d,%.9g", frame, pbf_world_time(world));
     for (int i = 0; i < o->count; ++i) {
-        const pbf_probe_sample *s = &o->samples[i];
+        const pbf_probe_sample *s = &samples[i];
         if (defs[i].type == PBF_PROBE_FORCE)
             n += snprintf(row + n, sizeof row - (size_t)n, ",%.7g,%.7g", s->value, s->pressure);
         else if (isnan(s->value))

@@ -32,6 +32,10 @@ int probe_output_resume(probe_output **out, const char *dir, const pbf_scene *sc
  * err set on failure. NULL is fine (no probes). */
 int probe_output_row(probe_output *o, const pbf_world *world, int frame, char *err,
                      size_t err_size);
+/* The same with the samples already taken (split over MPI ranks every rank samples, rank 0
+ * writes): samples holds pbf_world_probe_count(world) entries. */
+int probe_output_row_sampled(probe_output *o, const pbf_world *world, int frame,
+                             const pbf_probe_sample *samples, char *err, size_t err_size);
 void probe_output_close(probe_output *o);
 
 #endif

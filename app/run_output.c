@@ -353,6 +353,11 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
             ply = NULL;
         }
     }
+    /* probes: every rank samples (collective: the whole world's values), rank 0 writes below */
+    pbf_probe_sample samples[PBF_MAX_PROBES];
+    if (pbf_world_probe_count(world) > 0 && pbf_world_sample_probes(world, samples) != PBF_OK &&
+        rc == 0)
+        rc = frame_fail(o, "out of memory sampling the probes");
     int failed = o->comm->max(rc != 0);
     if (failed && rc == 0) rc = frame_fail(o, "another MPI rank failed to write frame %d", frame);
     pbf_stats stats;
@@ -379,6 +384,9 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
         if (rc == 0) rc = write_pvd(o, frame, pbf_world_time(world));
     }
     if (!failed && is_rank0(o) && rc == 0) rc = write_stats_row(o, world, frame, &stats, &profile);
+    if (!failed && is_rank0(o) && rc == 0)
+        rc = probe_output_row_sampled(o->probes, world, frame, samples, o->error,
+                                      sizeof o->error);
     if (!failed) failed = o->comm->max(rc != 0);
     if (failed) { /* nothing of the frame stays */
         if (piece != NULL && rc == 0) unlink(piece), --o->files_written;

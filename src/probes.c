@@ -318,7 +318,9 @@ void pbf__probes_force_pass(pbf_world *w, const pbf_params *P, float omega) {
             box_hi[t] = hi > box_hi[t] ? hi : box_hi[t];
         }
     }
+    const uint8_t *ghost = w->halo_ghost; /* split over processes: their owners count them */
     for (int i = 0; i < n; ++i) {
+        if (ghost && ghost[i]) continue;
         pbf_v3 xi = v3_load(x_old, i);
         const float xs[3] = {xi.x, xi.y, xi.z};
         if (!(xs[0] >= box_lo[0] && xs[0] <= box_hi[0] && xs[1] >= box_lo[1] &&
@@ -379,9 +381,28 @@ void pbf__probes_force_pass(pbf_world *w, const pbf_params *P, float omega) {
     }
 }
 
+_Static_assert(2 * PBF_MAX_PROBES + 1 <= PBF_HALO_SUM_MAX, "the patches' sums fit one halo_sum");
+
 void pbf__probes_step_end(pbf_world *w) {
     pbf_probes *set = w->probes;
     if (set == NULL) return;
+    if (w->halo && set->patch_count > 0) {
+        /* split over processes: every process's share of each patch, added in rank order (the
+         * same bits on every process), and the degraded flag of any */
+        double v[2 * PBF_MAX_PROBES + 1];
+        const int n = set->patch_count;
+        for (int k = 0; k < n; ++k) {
+            v[k] = set->patches[k].sum;
+            v[n + k] = set->patches[k].last_count;
+        }
+        v[2 * n] = set->degraded;
+        w->halo_sum(w, v, 2 * n + 1);
+        for (int k = 0; k < n; ++k) {
+            set->patches[k].sum = v[k];
+            set->patches[k].last_count = (int)v[n + k];
+        }
+        set->degraded = v[2 * n] > 0.0;
+    }
     for (int k = 0; k < set->patch_count; ++k) {
         pbf_patch *q = &set->patches[k];
         set->force[q->probe] = set->degraded ? (double)NAN : q->sum / (double)w->def.substeps;
@@ -409,7 +430,25 @@ static int bins_init(bins *b, float from, float to, float width) {
     b->count = calloc((size_t)b->n, sizeof *b->count);
     b->lo = malloc((size_t)b->n * sizeof *b->lo);
     b->hi = malloc((size_t)b->n * sizeof *b->hi);
-    return b->count && b->lo && b->hi;
+    if (!(b->count && b->lo && b->hi)) return 0;
+    for (int k = 0; k < b->n; ++k) b->lo[k] = INFINITY, b->hi[k] = -INFINITY; /* empty */
+    return 1;
+}
+
+/* Split over processes: whether every process has its bins (collective; `ok` is this one's). */
+static int bins_agree(const pbf_world *w, int ok) {
+    int failed = !ok;
+    if (w->halo) w->halo_reduce(w, &failed, 1, PBF_HALO_SUM_INT);
+    return failed == 0;
+}
+
+/* Split over processes: the bins of every process's particles (counts summed, the extremes
+ * taken; exact, so the same on every process whatever the order). */
+static void bins_merge(const pbf_world *w, bins *b) {
+    if (w->halo == NULL) return;
+    w->halo_reduce(w, b->count, b->n, PBF_HALO_SUM_INT);
+    w->halo_reduce(w, b->lo, b->n, PBF_HALO_MIN_FLOAT);
+    w->halo_reduce(w, b->hi, b->n, PBF_HALO_MAX_FLOAT);
 }
 
 static void bins_free(bins *b) {
@@ -459,7 +498,7 @@ static pbf_status sample_one(const pbf_world *w, const pbf_probe_def *p, pbf_pro
     s->particles = 0;
     if (p->type == PBF_PROBE_HEIGHT) {
         const float base = p->position.y, r2 = p->radius * p->radius;
-        if (!bins_init(&b, base, env_hi.y, 2.0f * r)) {
+        if (!bins_agree(w, bins_init(&b, base, env_hi.y, 2.0f * r))) {
             bins_free(&b);
             return PBF_ERR_OUT_OF_MEMORY;
         }
@@ -468,6 +507,7 @@ static pbf_status sample_one(const pbf_world *w, const pbf_probe_def *p, pbf_pro
             float y = x[3 * i + 1];
             if (dx * dx + dz * dz <= r2 && y >= base) bins_add(&b, y);
         }
+        bins_merge(w, &b);
         int last = bins_walk(&b, 0, 1, base, r, p->max_gap, &s->particles);
         s->value = last < 0 ? 0.0 : (double)b.hi[last] + (double)r - (double)base;
         bins_free(&b);
@@ -477,11 +517,12 @@ static pbf_status sample_one(const pbf_world *w, const pbf_probe_def *p, pbf_pro
         const int k = (int)p->direction >> 1;
         const float sg = ((int)p->direction & 1) ? -1.0f : 1.0f;
         float a = sg * comp(env_lo, k), c = sg * comp(env_hi, k);
-        if (!bins_init(&b, a < c ? a : c, a < c ? c : a, 2.0f * r)) {
+        if (!bins_agree(w, bins_init(&b, a < c ? a : c, a < c ? c : a, 2.0f * r))) {
             bins_free(&b);
             return PBF_ERR_OUT_OF_MEMORY;
         }
         for (int i = 0; i < n; ++i) bins_add(&b, sg * x[3 * i + k]);
+        bins_merge(w, &b);
         /* The body is the run of slabs around the fullest one (the first of equals), so splash
          * behind the fluid does not start it; the front is where the run ends ahead. */
         int fullest = 0;

@@ -24,6 +24,10 @@ typedef enum pbf_halo_event {
 /* The most values one w->halo_sum call reduces. */
 #define PBF_HALO_SUM_MAX 160
 
+/* Reductions over the processes whose result does not depend on their order (w->halo_reduce):
+ * sums of ints, minima and maxima of floats. */
+typedef enum pbf_halo_op { PBF_HALO_SUM_INT, PBF_HALO_MIN_FLOAT, PBF_HALO_MAX_FLOAT } pbf_halo_op;
+
 struct pbf_world {
     pbf_world_def def;
     char error[PBF_ERROR_SIZE];
@@ -110,6 +114,9 @@ struct pbf_world {
      * on every process: values holds this process's partial sums and gets the totals.
      * Collective: every process calls it at the same point. */
     void (*halo_sum)(pbf_world *w, double *values, int n);
+    /* values (n ints or floats as op says) become their sum, minimum or maximum over the
+     * processes, the same on every process. Collective. */
+    void (*halo_reduce)(const pbf_world *w, void *values, int n, pbf_halo_op op);
     /* From PBF_HALO_BEGIN to PBF_HALO_END: 1 for each slot that holds a ghost (a copy of a
      * neighbour's particle, not this process's), which sums over the world's particles skip.
      * NULL outside a substep and in a world that was not split. */

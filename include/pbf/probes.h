@@ -134,7 +134,9 @@ PBF_API int pbf_world_probe_count(const pbf_world *world);
 PBF_API const pbf_probe_def *pbf_world_get_probes(const pbf_world *world);
 /* Reads every probe: out must hold pbf_world_probe_count entries. Heights and fronts are read
  * from the current positions, forces are the last step's. Returns PBF_ERR_OUT_OF_MEMORY when
- * the scratch bins (2r wide, across the domain) cannot be allocated; PBF_OK otherwise. */
+ * the scratch bins (2r wide, across the domain) cannot be allocated; PBF_OK otherwise. In a
+ * world split over MPI ranks (include/pbf/mpi.h) it is collective and every rank reads the
+ * whole world's values. */
 PBF_API pbf_status pbf_world_sample_probes(const pbf_world *world, pbf_probe_sample *out);
 
 #ifdef __cplusplus

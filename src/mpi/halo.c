@@ -310,6 +310,13 @@ void pbf__halo_sum(pbf_world *w, double *values, int n) {
     }
 }
 
+void pbf__halo_reduce(const pbf_world *w, void *values, int n, pbf_halo_op op) {
+    /* between steps (probes): not counted in wait_ms, which is the step's */
+    MPI_Allreduce(MPI_IN_PLACE, values, n, op == PBF_HALO_SUM_INT ? MPI_INT : MPI_FLOAT,
+                  op == PBF_HALO_SUM_INT ? MPI_SUM : op == PBF_HALO_MIN_FLOAT ? MPI_MIN : MPI_MAX,
+                  w->halo->comm);
+}
+
 void pbf__halo_free(pbf_world *w) {
     pbf_halo *h = w->halo;
     if (h == NULL) return;
@@ -331,5 +338,6 @@ void pbf__halo_free(pbf_world *w) {
     w->halo_hook = NULL;
     w->halo_free = NULL;
     w->halo_sum = NULL;
+    w->halo_reduce = NULL;
     w->halo_ghost = NULL;
 }

@@ -42,6 +42,8 @@ typedef struct pbf_halo {
 pbf_status pbf__halo_hook(pbf_world *w, pbf_halo_event event, pbf_status status);
 /* w->halo_sum: n values summed over the ranks in rank order (the same bits on every rank). */
 void pbf__halo_sum(pbf_world *w, double *values, int n);
+/* w->halo_reduce: an order-free reduction (MPI_Allreduce in place). */
+void pbf__halo_reduce(const pbf_world *w, void *values, int n, pbf_halo_op op);
 /* Moves cuts[1..ranks-1] apart until every slab of [cuts[0], cuts[ranks]] is at least `width`
  * wide (a ghost then only ever comes from the next slab). Returns 0 when that cannot be done
  * (split.c; the balancer, balance.c, places its cuts with it too). */

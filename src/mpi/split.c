@@ -25,7 +25,6 @@ static pbf_status check_supported(const pbf_world *w, char *err, size_t err_size
     const char *what = w->halo ? "a world already split"
                        : w->cuda ? "the CUDA backend (world.backend)"
                        : w->tool ? "the tool"
-                       : w->probes ? "probes"
                        : w->geometry ? "mesh solids and bodies (meshes)"
                        : w->flow ? "emitters, sinks and a particle capacity (flow)"
                        : w->params.surface_tension_on ? "surface tension (material)"
@@ -153,6 +152,7 @@ static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, d
     w->halo_hook = pbf__halo_hook;
     w->halo_free = pbf__halo_free;
     w->halo_sum = pbf__halo_sum;
+    w->halo_reduce = pbf__halo_reduce;
     return PBF_OK;
 }
 

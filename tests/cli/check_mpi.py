@@ -11,6 +11,9 @@ Usage: check_mpi.py SERIAL_DIR SPLIT_DIR MODE, MODE one of
   iterations stats.csv (error control, solver.target_error > 0): the split run's mean over
              the frames of the iteration count within 10 % of one process's, and the count
              varies over the frames (the error decides it, not a fixed count)
+  probes     probes.csv: every frame's heights within 2 mm, fronts within 1 % and forces within
+             2 % of the largest force of one process (a rank's share lost or a ghost counted
+             twice is tens of percent)
   balance    stats.csv of the split run (load balancing, --balance 1.2): the cuts moved at
              least twice; where they moved, the imbalance (max over mean particle count) was
              above 1.2 before and at most 1.1 after; it never stays above 1.2 after a frame
@@ -72,6 +75,33 @@ def check_iterations(serial_dir, split_dir):
         fail("the mean iteration count is more than 10 % away from one process's")
 
 
+def check_probes(serial_dir, split_dir):
+    tables = []
+    for folder in (serial_dir, split_dir):
+        with open(os.path.join(folder, "probes.csv")) as f:
+            tables.append(list(csv.DictReader(f)))
+    one, split = tables
+    if len(one) != len(split) or list(one[0]) != list(split[0]):
+        fail("probes.csv: other rows or columns than one process's")
+    forces = [c for c in one[0] if c.endswith("_N")]
+    largest = max(abs(float(r[c])) for r in one for c in forces)
+    worst = {}
+    for a, b in zip(one, split):
+        for c in a:
+            if c in ("frame", "time") or c.endswith("_Pa"):
+                continue
+            x, y = float(a[c]), float(b[c])
+            d = abs(x - y) / largest if c in forces else abs(x - y)
+            tol = 0.02 if c in forces else 0.002
+            if c.startswith("front"):
+                d, tol = abs(x - y) / abs(x), 0.01
+            worst[c] = max(worst.get(c, 0.0), d)
+            if not d <= tol:
+                fail(f"frame {a['frame']}: {c} = {y} split, {x} in one process")
+    print("check_mpi: probes at most " + ", ".join(f"{c} {v:.3g}" for c, v in worst.items()) +
+          " from one process's (heights in m, fronts and forces relative)")
+
+
 def by_id(frame):
     return {i: (p, v, d) for i, p, v, d in
             zip(frame["id"], frame["Points"], frame["velocity"], frame["density"])}
@@ -107,6 +137,9 @@ def main():
         return
     if mode == "balance":
         check_balance(split_dir)
+        return
+    if mode == "probes":
+        check_probes(serial_dir, split_dir)
         return
     if mode == "iterations":
         check_iterations(serial_dir, split_dir)

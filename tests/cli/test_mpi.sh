@@ -21,6 +21,10 @@
 #            world's), ids, counts, front and density error as np2, the mean iteration count
 #            within 10 % of one process's
 #   error4   the same on four ranks (--oversubscribe)
+#   probes   the dam break with a height gauge at the first cut, a front probe and a force patch
+#            on the floor under the whole column (both ranks' particles press on it): one rank
+#            writes one process's probes.csv byte for byte; two ranks every frame's values close
+#            to one process's (check_mpi.py probes), ids and physics as np2
 #   lib1, lib2  PBF_BINARY is tests/test_mpi_lib (library calls on a split world: the energy
 #            audit) run on one and two ranks
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
@@ -143,6 +147,31 @@ print(f"resumed on another rank count: positions at most {worst:.3g} m from the 
 sys.exit(1 if worst > 1e-4 else 0)
 PY
     done
+    ;;
+probes)
+    SCENE="$TMP/probes.json"
+    cat >"$SCENE" <<'JSON'
+{
+  "name": "dam_break_probes",
+  "domain": {"min": [0, 0, 0], "max": [1.6, 0.8, 0.4]},
+  "fluid": {"particle_radius": 0.02, "blocks": [{"min": [0, 0, 0], "max": [0.4, 0.6, 0.4]}]},
+  "solver": {"iterations": 4},
+  "time": {"fps": 60, "frames": 15, "substeps": 4},
+  "probes": [
+    {"type": "height", "name": "H", "position": [0.2, 0, 0.2]},
+    {"type": "front", "name": "front", "direction": "+x"},
+    {"type": "force", "name": "floor", "position": [0.4, 0, 0.2], "normal": "+y",
+     "size": [0.8, 0, 0.4]}
+  ]
+}
+JSON
+    ARGS=(--frames 15 --format vtu --quiet --threads 1)
+    serial
+    split 1 "$TMP/one"
+    cmp "$TMP/serial/probes.csv" "$TMP/one/probes.csv" || fail "one rank: another probes.csv"
+    split 2 "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" probes || fail "the probes"
     ;;
 lib1 | lib2)
     timeout 90 "${MPIRUN[@]}" -np "${CASE#lib}" "$PBF" || fail "test_mpi_lib on ${CASE#lib} ranks exited $?"

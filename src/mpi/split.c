@@ -27,6 +27,7 @@ static pbf_status check_supported(const pbf_world *w, char *err, size_t err_size
                        : w->tool ? "the tool"
                        : w->geometry ? "mesh solids and bodies (meshes)"
                        : w->flow ? "emitters, sinks and a particle capacity (flow)"
+                       : w->diffuse ? "diffuse particles (spray, foam and bubbles: diffuse)"
                        : w->params.surface_tension_on ? "surface tension (material)"
                        : w->params.adhesion_on ? "adhesion (material)"
                        : w->params.viscosity_on ? "the viscosity solve (fluid.viscosity)"

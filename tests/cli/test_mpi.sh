@@ -184,6 +184,8 @@ refused)
         --out "$TMP/b"
     expect_refusal "a run split over MPI ranks does not support the tool yet" -np 2 "$PBF" run \
         "$SRC/scenes/tool_sphere.json" "${ARGS[@]}" --out "$TMP/c"
+    expect_refusal "does not support diffuse particles" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \
+        --set diffuse.enabled=true --out "$TMP/d"
     expect_refusal "only 'pbf run' and 'pbf resume' run split" -np 2 "$PBF" info "$SCENE"
     # a scene error: every rank finds it, rank 0 alone says it
     expect_refusal "'fluid.particle_radius' must be in (0, 10] m" -np 2 "$PBF" run "$SCENE" \

@@ -387,6 +387,9 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
     if (!failed && is_rank0(o) && rc == 0)
         rc = probe_output_row_sampled(o->probes, world, frame, samples, o->error,
                                       sizeof o->error);
+    /* the tool: its state is the same on every rank (its forces summed over them) */
+    if (!failed && is_rank0(o) && rc == 0)
+        rc = tool_output_row(o->tool, world, frame, o->error, sizeof o->error);
     if (!failed) failed = o->comm->max(rc != 0);
     if (failed) { /* nothing of the frame stays */
         if (piece != NULL && rc == 0) unlink(piece), --o->files_written;

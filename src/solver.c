@@ -597,11 +597,12 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     }
 
     double t = now_ms(), t1;
-    pbf_status tool_st = pbf__tool_substep_begin(w, dt); /* tool: moves to the substep's end */
-    if (tool_st != PBF_OK) return tool_st;
     stage_predict(w, nt);
     pbf_status halo_st = halo(w, PBF_HALO_BEGIN); /* split over processes: migrate, halo */
     if (halo_st != PBF_OK) return halo_st;
+    /* tool: moves to the substep's end; its scratch covers the slots the halo added */
+    pbf_status tool_st = pbf__tool_substep_begin(w, dt);
+    if (tool_st != PBF_OK) return tool_st;
     pbf_status mesh_st = pbf__meshes_substep_begin(w, dt, nt); /* meshes: move, sweep paths */
     if (mesh_st != PBF_OK) return mesh_st;
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_PREDICT, w->p, w->v, NULL, NULL);

@@ -169,6 +169,14 @@ size_t pbf__tool_memory_bytes(const pbf_world *w) {
     return sizeof *w->tool + (size_t)w->tool->capacity * 10 * sizeof(float);
 }
 
+/* Split over processes (src/mpi/): the smallest distance and the contacts of every process
+ * (collective; exact, so the same on each). */
+static void reduce_contacts(const pbf_world *w, float *min_dist, int *contacts) {
+    if (w->halo == NULL) return;
+    w->halo_reduce(w, min_dist, 1, PBF_HALO_MIN_FLOAT);
+    w->halo_reduce(w, contacts, 1, PBF_HALO_SUM_INT);
+}
+
 /* Smallest distance of a particle centre from the surface, and the particles in contact. */
 static void measure(const pbf_world *w, const pbf_tool_body *t, float *min_dist, int *contacts) {
     float md = INFINITY;
@@ -179,6 +187,7 @@ static void measure(const pbf_world *w, const pbf_tool_body *t, float *min_dist,
         if (d < md) md = d;
         if (d < contact) ++nc;
     }
+    reduce_contacts(w, &md, &nc);
     *min_dist = md;
     *contacts = nc;
 }
@@ -382,12 +391,16 @@ void pbf__tool_substep_end(pbf_world *w, float dt, int nt) {
         v3_store(fd, i, b);
         dist[i] = v3_len(v3_sub(xi, T->center)) - T->radius;
     }
-    /* Serial, in slot order: the same sums for any thread count. */
+    /* Serial, in slot order: the same sums for any thread count. Split over processes each
+     * sums its own particles (ghosts skipped), and the sums are added in rank order: every
+     * process gets the same force, so a free tool moves the same on each. */
     double sdx[3] = {0.0, 0.0, 0.0}, sa[3] = {0.0, 0.0, 0.0}, sd[3] = {0.0, 0.0, 0.0};
     float md = INFINITY;
     int contacts = 0;
     const float contact = 2.0f * w->def.particle_radius;
+    const uint8_t *ghost = w->halo_ghost;
     for (int i = 0; i < n; ++i) {
+        if (ghost && ghost[i]) continue;
         for (int k = 0; k < 3; ++k) {
             sdx[k] += t->dx[3 * i + k];
             sa[k] += fa[3 * i + k];
@@ -395,6 +408,12 @@ void pbf__tool_substep_end(pbf_world *w, float dt, int nt) {
         }
         if (dist[i] < md) md = dist[i];
         if (dist[i] < contact) ++contacts;
+    }
+    if (w->halo) {
+        double s[9] = {sdx[0], sdx[1], sdx[2], sa[0], sa[1], sa[2], sd[0], sd[1], sd[2]};
+        w->halo_sum(w, s, 9);
+        for (int k = 0; k < 3; ++k) sdx[k] = s[k], sa[k] = s[3 + k], sd[k] = s[6 + k];
+        reduce_contacts(w, &md, &contacts);
     }
     const double react = -(double)P->mass / ((double)dt * (double)dt);
     double total[3];

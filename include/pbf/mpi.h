@@ -19,12 +19,13 @@
  * particle's neighbours in another order, so the results agree to rounding, not bit for bit.
  *
  * Refused with PBF_ERR_INVALID_ARG and a message (not supported split yet): the CUDA backend,
- * the tool, mesh solids and bodies, emitters, sinks and a particle capacity, diffuse particles,
- * surface tension, adhesion, the viscosity solve, surface drag, several fluids. Analytic
- * colliders, moving walls and wall friction work: they act on each particle alone. Error control
- * (solver.target_error > 0), probes and the energy audit work: the sums they need are the whole
- * world's, added in rank order (every rank does the same solver passes and reads the same
- * values; pbf_world_sample_probes is then collective). */
+ * mesh solids and bodies, emitters, sinks and a particle capacity, diffuse particles, surface
+ * tension, adhesion, the viscosity solve, surface drag, several fluids. Analytic colliders,
+ * moving walls and wall friction work: they act on each particle alone. Error control
+ * (solver.target_error > 0), probes, the tool and the energy audit work: the sums they need are
+ * the whole world's, added in rank order (every rank does the same solver passes, moves the same
+ * tool and reads the same values; pbf_world_sample_probes and pbf_world_set_tool are then
+ * collective). */
 #ifndef PBF_MPI_H
 #define PBF_MPI_H
 

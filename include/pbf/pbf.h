@@ -479,7 +479,8 @@ typedef struct pbf_tool_state {
 PBF_API pbf_tool_def pbf_default_tool_def(void);
 /* Gives the world its tool (replacing any), or removes it when def is NULL. The tool starts at
  * the path's position at the world's time (kinematic with keys), else at def->position. Messages
- * name the def field and its range. */
+ * name the def field and its range. In a world split over MPI ranks (include/pbf/mpi.h) every
+ * rank makes the same call (it is collective), and pbf_tool_set_pose too, with the same pose. */
 PBF_API pbf_status pbf_world_set_tool(pbf_world *world, const pbf_tool_def *def);
 PBF_API int pbf_world_has_tool(const pbf_world *world);
 /* The tool's def, or NULL when the world has none. */

@@ -24,7 +24,6 @@ static pbf_status refuse(char *err, size_t err_size, const char *fmt, ...) {
 static pbf_status check_supported(const pbf_world *w, char *err, size_t err_size) {
     const char *what = w->halo ? "a world already split"
                        : w->cuda ? "the CUDA backend (world.backend)"
-                       : w->tool ? "the tool"
                        : w->geometry ? "mesh solids and bodies (meshes)"
                        : w->flow ? "emitters, sinks and a particle capacity (flow)"
                        : w->diffuse ? "diffuse particles (spray, foam and bubbles: diffuse)"

@@ -14,6 +14,9 @@ Usage: check_mpi.py SERIAL_DIR SPLIT_DIR MODE, MODE one of
   probes     probes.csv: every frame's heights within 2 mm, fronts within 1 % and forces within
              2 % of the largest force of one process (a rank's share lost or a ghost counted
              twice is tens of percent)
+  tool       forces.csv (a free tool): its centre within 3 mm of one process's every frame, and
+             the mean over the frames of its vertical force within 3 % (a force summed on one
+             rank only, or with the ghosts, moves a free body centimetres off)
   balance    stats.csv of the split run (load balancing, --balance 1.2): the cuts moved at
              least twice; where they moved, the imbalance (max over mean particle count) was
              above 1.2 before and at most 1.1 after; it never stays above 1.2 after a frame
@@ -102,6 +105,27 @@ def check_probes(serial_dir, split_dir):
           " from one process's (heights in m, fronts and forces relative)")
 
 
+def check_tool(serial_dir, split_dir):
+    tables = []
+    for folder in (serial_dir, split_dir):
+        with open(os.path.join(folder, "forces.csv")) as f:
+            tables.append(list(csv.DictReader(f)))
+    one, split = tables
+    if [r["frame"] for r in one] != [r["frame"] for r in split]:
+        fail("forces.csv: other frames than one process's")
+    worst = 0.0
+    for a, b in zip(one, split):
+        d = max(abs(float(a[c]) - float(b[c])) for c in "xyz")
+        worst = max(worst, d)
+        if d > 0.003:
+            fail(f"frame {a['frame']}: the tool is {d} m from one process's (> 3 mm)")
+    mean = [sum(float(r["fy"]) for r in t[1:]) / (len(t) - 1) for t in tables]
+    print(f"check_mpi: the tool at most {1e3 * worst:.3f} mm from one process's; mean vertical "
+          f"force {mean[1]:.4f} N split, {mean[0]:.4f} N in one process")
+    if abs(mean[1] - mean[0]) > 0.03 * abs(mean[0]):
+        fail("the mean force on the tool is more than 3 % away from one process's")
+
+
 def by_id(frame):
     return {i: (p, v, d) for i, p, v, d in
             zip(frame["id"], frame["Points"], frame["velocity"], frame["density"])}
@@ -137,6 +161,9 @@ def main():
         return
     if mode == "balance":
         check_balance(split_dir)
+        return
+    if mode == "tool":
+        check_tool(serial_dir, split_dir)
         return
     if mode == "probes":
         check_probes(serial_dir, split_dir)

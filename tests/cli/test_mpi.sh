@@ -25,6 +25,9 @@
 #            on the floor under the whole column (both ranks' particles press on it): one rank
 #            writes one process's probes.csv byte for byte; two ranks every frame's values close
 #            to one process's (check_mpi.py probes), ids and physics as np2
+#   tool     a free sphere (lighter than water) thrown down into a tank on the first cut: one rank
+#            writes one process's forces.csv byte for byte; on two ranks its path and the mean
+#            force on it close to one process's (check_mpi.py tool), ids and physics as np2
 #   lib1, lib2  PBF_BINARY is tests/test_mpi_lib (library calls on a split world: the energy
 #            audit) run on one and two ranks
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
@@ -173,6 +176,27 @@ JSON
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" probes || fail "the probes"
     ;;
+tool)
+    SCENE="$TMP/tool.json"
+    cat >"$SCENE" <<'JSON'
+{
+  "name": "tool_float",
+  "domain": {"min": [0, 0, 0], "max": [0.6, 0.5, 0.4]},
+  "fluid": {"particle_radius": 0.02, "blocks": [{"min": [0, 0, 0], "max": [0.6, 0.3, 0.4]}]},
+  "tool": {"motion": "free", "radius": 0.06, "mass": 0.3, "position": [0.3, 0.37, 0.2],
+           "velocity": [0, -0.5, 0], "damping": 50},
+  "solver": {"iterations": 4, "scorr": {"k": 0}},
+  "time": {"fps": 60, "frames": 15, "substeps": 4}
+}
+JSON
+    ARGS=(--frames 15 --format vtu --quiet --threads 1)
+    serial
+    split 1 "$TMP/one"
+    cmp "$TMP/serial/forces.csv" "$TMP/one/forces.csv" || fail "one rank: another forces.csv"
+    split 2 "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" tool || fail "the tool"
+    ;;
 lib1 | lib2)
     timeout 90 "${MPIRUN[@]}" -np "${CASE#lib}" "$PBF" || fail "test_mpi_lib on ${CASE#lib} ranks exited $?"
     ;;
@@ -182,8 +206,8 @@ refused)
         --set 'domain.max=[0.3,0.8,0.4]' --set 'fluid.blocks[0].max=[0.2,0.6,0.4]' --out "$TMP/a"
     expect_refusal "writes vtu and ply only" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" --format vtk \
         --out "$TMP/b"
-    expect_refusal "a run split over MPI ranks does not support the tool yet" -np 2 "$PBF" run \
-        "$SRC/scenes/tool_sphere.json" "${ARGS[@]}" --out "$TMP/c"
+    expect_refusal "a run split over MPI ranks does not support surface tension" -np 2 "$PBF" run \
+        "$SCENE" "${ARGS[@]}" --set fluid.surface_tension=0.07 --out "$TMP/c"
     expect_refusal "does not support diffuse particles" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \
         --set diffuse.enabled=true --out "$TMP/d"
     expect_refusal "only 'pbf run' and 'pbf resume' run split" -np 2 "$PBF" info "$SCENE"

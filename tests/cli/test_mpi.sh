@@ -198,7 +198,8 @@ JSON
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" tool || fail "the tool"
     ;;
 lib1 | lib2)
-    timeout 90 "${MPIRUN[@]}" -np "${CASE#lib}" "$PBF" || fail "test_mpi_lib on ${CASE#lib} ranks exited $?"
+    timeout 90 "${MPIRUN[@]}" -np "${CASE#lib}" "$PBF" ||
+        fail "test_mpi_lib on ${CASE#lib} ranks exited $?"
     ;;
 refused)
     # a tank 0.3 m long with h = 0.08 m: slabs at least 0.1 m wide, so 3 ranks at most

@@ -118,7 +118,7 @@ friction() {
   "fluid": {"particle_radius": 0.01,
             "blocks": [{"min": [0.05, 0, 0], "max": [0.25, 0.06, 0.2], "velocity": [1, 0, 0]}]},
   "time": {"fps": 10, "substeps": 24},
-  "camera": {"position": [0.45, 0.3, 0.75], "target": [0.45, 0.02, 0.1], "fov": 45}
+  "camera": {"position": [0.5, 0.35, 0.95], "target": [0.5, 0.02, 0.1], "fov": 45}
 }
 EOF
     shot friction off 0.5
@@ -194,21 +194,21 @@ buoyancy() {
   "domain": {"min": [0, 0, 0], "max": [0.3, 0.3, 0.06]},
   "materials": [
     {"name": "water", "absorption": [24, 9, 4.5]},
-    {"name": "light", "absorption": [4, 6, 30]}
+    {"name": "light", "absorption": [6, 9, 45]}
   ],
   "fluid": {"particle_radius": 0.005, "blocks": [
     {"min": [0, 0, 0], "max": [0.3, 0.06, 0.06], "material": "light"},
     {"min": [0, 0.06, 0], "max": [0.3, 0.2, 0.06], "material": "water"}
   ]},
   "time": {"fps": 10, "substeps": 24},
-  "camera": {"position": [0.15, 0.2, 0.55], "target": [0.15, 0.1, 0.03], "fov": 40}
+  "camera": {"position": [0.15, 0.17, 0.7], "target": [0.15, 0.13, 0.03], "fov": 40}
 }
 EOF
     shot buoyancy one 1.5
-    shot buoyancy half 1.5 --set 'materials[1].gravity_scale=0.5'
+    shot buoyancy zero 1.5 --set 'materials[1].gravity_scale=0'
     shot buoyancy neg 1.5 --set 'materials[1].gravity_scale=-1'
     strip buoyancy "gravity_scale = 1" "$work/buoyancy-one.png" \
-        "0.5" "$work/buoyancy-half.png" \
+        "0" "$work/buoyancy-zero.png" \
         "-1" "$work/buoyancy-neg.png"
 }
 

@@ -129,6 +129,51 @@ EOF
         "μ = 2" "$work/friction-two.png"
 }
 
+# --- adhesion of a collider: a 28 mm cube of water (343 particles, r = 2 mm, sigma = 0.0728 N/m)
+# set 5 mm above a sphere collider of radius 2 cm under a weak gravity (0.5 m/s^2), after 1.5 s.
+collider_adhesion() {
+    cat >"$work/cadhesion.json" <<'EOF'
+{
+  "domain": {"min": [0, 0, 0], "max": [0.1, 0.1, 0.1]},
+  "materials": [{"name": "water", "surface_tension": 0.0728, "absorption": [40, 15, 7.5]}],
+  "fluid": {"particle_radius": 0.002,
+            "blocks": [{"min": [0.036, 0.07, 0.036], "max": [0.064, 0.098, 0.064]}]},
+  "colliders": [{"type": "sphere", "center": [0.05, 0.045, 0.05], "radius": 0.02}],
+  "gravity": [0, -0.5, 0],
+  "time": {"fps": 10, "substeps": 24},
+  "camera": {"position": [0.05, 0.08, 0.17], "target": [0.05, 0.05, 0.05], "fov": 40}
+}
+EOF
+    shot cadhesion off 1.5
+    shot cadhesion sigma 1.5 --set 'colliders[0].adhesion=0.0728'
+    shot cadhesion twice 1.5 --set 'colliders[0].adhesion=0.1456'
+    strip collider_adhesion "W = 0" "$work/cadhesion-off.png" \
+        "W = σ = 0.0728 N/m" "$work/cadhesion-sigma.png" \
+        "W = 2σ = 0.1456 N/m" "$work/cadhesion-twice.png"
+}
+
+# --- friction of a collider: the sliding block of friction() on a box collider 4 cm high that
+# covers the floor.
+collider_friction() {
+    cat >"$work/cfriction.json" <<'EOF'
+{
+  "domain": {"min": [0, 0, 0], "max": [1.0, 0.3, 0.2]},
+  "materials": [{"name": "water", "absorption": [16, 6, 3]}],
+  "fluid": {"particle_radius": 0.01,
+            "blocks": [{"min": [0.05, 0.04, 0], "max": [0.25, 0.1, 0.2], "velocity": [1, 0, 0]}]},
+  "colliders": [{"type": "box", "center": [0.5, 0.02, 0.1], "half_extents": [0.5, 0.02, 0.1]}],
+  "time": {"fps": 10, "substeps": 24},
+  "camera": {"position": [0.5, 0.39, 0.95], "target": [0.5, 0.06, 0.1], "fov": 45}
+}
+EOF
+    shot cfriction off 0.5
+    shot cfriction half 0.5 --set 'colliders[0].friction=0.5'
+    shot cfriction two 0.5 --set 'colliders[0].friction=2'
+    strip collider_friction "μ = 0 (free-slip)" "$work/cfriction-off.png" \
+        "μ = 0.5" "$work/cfriction-half.png" \
+        "μ = 2" "$work/cfriction-two.png"
+}
+
 # A coarse dam break (r = 12.5 mm, 6,144 particles) in the 1.6 x 0.8 x 0.4 m tank of
 # scenes/splash.json, with one material whose keys the callers set.
 dam_scene() {
@@ -253,7 +298,7 @@ diffuse() {
         "rates 1000 /s" "$work/diffuse-strong.png"
 }
 
-all="surface_tension adhesion friction surface_drag xsph viscosity buoyancy density absorption diffuse"
+all="surface_tension adhesion collider_adhesion friction collider_friction surface_drag xsph viscosity buoyancy density absorption diffuse"
 for name in ${*:-$all}; do
     "$name"
 done

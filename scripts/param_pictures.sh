@@ -63,7 +63,7 @@ strip() {
     echo "param_pictures: $out/$name.png ($(stat -c %s "$out/$name.png") bytes)"
 }
 
-# --- surface tension: a zero-gravity cube of water, 1,000 particles (r = 3 mm), after 0.5 s.
+# --- surface tension: a zero-gravity cube of water, 1,000 particles (r = 3 mm), after 0.15 s.
 surface_tension() {
     cat >"$work/tension.json" <<'EOF'
 {
@@ -76,12 +76,12 @@ surface_tension() {
   "camera": {"position": [0.1, 0.15, 0.3], "target": [0.1, 0.1, 0.1], "fov": 35}
 }
 EOF
-    shot tension off 0.5
-    shot tension water 0.5 --set 'materials[0].surface_tension=0.0728'
-    shot tension strong 0.5 --set 'materials[0].surface_tension=0.3'
+    shot tension off 0.15
+    shot tension weak 0.15 --set 'materials[0].surface_tension=0.01'
+    shot tension water 0.15 --set 'materials[0].surface_tension=0.0728'
     strip surface_tension "σ = 0" "$work/tension-off.png" \
-        "σ = 0.0728 N/m (water)" "$work/tension-water.png" \
-        "σ = 0.3 N/m" "$work/tension-strong.png"
+        "σ = 0.01 N/m" "$work/tension-weak.png" \
+        "σ = 0.0728 N/m (water)" "$work/tension-water.png"
 }
 
 # --- adhesion of the walls: a 32 mm cube of water (512 particles, r = 2 mm, sigma = 0.0728 N/m)

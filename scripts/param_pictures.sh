@@ -160,7 +160,7 @@ collider_friction() {
   "domain": {"min": [0, 0, 0], "max": [1.0, 0.3, 0.2]},
   "materials": [{"name": "water", "absorption": [16, 6, 3]}],
   "fluid": {"particle_radius": 0.01,
-            "blocks": [{"min": [0.05, 0.04, 0], "max": [0.25, 0.1, 0.2], "velocity": [1, 0, 0]}]},
+            "blocks": [{"min": [0.05, 0.041, 0], "max": [0.25, 0.101, 0.2], "velocity": [1, 0, 0]}]},
   "colliders": [{"type": "box", "center": [0.5, 0.02, 0.1], "half_extents": [0.5, 0.02, 0.1]}],
   "time": {"fps": 10, "substeps": 24},
   "camera": {"position": [0.5, 0.39, 0.95], "target": [0.5, 0.06, 0.1], "fov": 45}

@@ -5,9 +5,9 @@
 # frames are put side by side, each labelled with its value, into docs/img/params/NAME.png
 # (ffmpeg's hstack and drawtext; the labels need the DejaVu font of fonts-dejavu-core).
 # Every run is coarse and short: 300 to 6,144 particles, 0.15 to 3 s of simulated time. On the
-# shared 2-core machine at a load of about 10, the small scenes took 10-40 s per run and the
-# longest, density's three 3-second oil_water runs (4,608 particles), about 5 minutes each; all
-# 13 pictures took about 40 minutes there. The frame rate is lowered and the substeps raised so
+# shared 2-core machine at a load of about 10, most runs took 20-60 s and the longest,
+# density's three 3-second oil_water runs (4,608 particles), about 5 minutes each; the 12
+# pictures took about 45 minutes there, summed over the separate invocations that made them. The frame rate is lowered and the substeps raised so
 # that dt = 1/240 s as in the shipped scenes while only a few frames are rendered.
 # Usage: bash scripts/param_pictures.sh [NAME ...]   (default: all; PBF=path to the pbf binary,
 #        default ./build/pbf; OUT=output folder, default docs/img/params; THREADS, default 2)

@@ -266,12 +266,15 @@ oil_scene() {
         scenes/oil_water.json >"$work/$1.json"
 }
 
-# --- density of a second fluid: oil_water after 3 s with the oil's density changed.
+# --- density of a second fluid: oil_water after 3 s with the oil's density changed, seen from
+# lower down than the scene's camera so that the layers show.
 density() {
     oil_scene density
-    shot density light 3
-    shot density equal 3 --set 'materials[1].density=1000'
-    shot density heavy 3 --set 'materials[1].density=1250'
+    local low=(--set 'camera.position=[0.5, 0.3, 1.25]' --set 'camera.target=[0.5, 0.1, 0.15]'
+               --set camera.fov=40)
+    shot density light 3 "${low[@]}"
+    shot density equal 3 "${low[@]}" --set 'materials[1].density=1000'
+    shot density heavy 3 "${low[@]}" --set 'materials[1].density=1250'
     strip density "oil 800 kg/m³" "$work/density-light.png" \
         "oil 1000 kg/m³" "$work/density-equal.png" \
         "oil 1250 kg/m³" "$work/density-heavy.png"

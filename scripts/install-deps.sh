@@ -13,7 +13,8 @@ packages=(
   libpng-dev                                # rendered frames
   libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri libglfw3-dev   # OpenGL: EGL headless, GLFW windows
   xvfb xauth                                # a real window for the viewer test on headless machines
-  ffmpeg                                    # H.264 video through a pipe
+  ffmpeg                                    # H.264 video through a pipe; side-by-side pictures
+  fonts-dejavu-core                         # the labels of scripts/param_pictures.sh
   gnuplot-nox                               # plots (forces, validation)
   clang libclang-rt-14-dev libomp-14-dev    # libFuzzer (scripts/fuzz.sh): clang, its runtimes, OpenMP
   valgrind                                  # memcheck run of the test suite

@@ -1,7 +1,8 @@
 /* Spray, foam and bubbles (include/pbf/diffuse.h): nothing from a fluid at rest, spray and foam
  * from a small dam break, foam that dies after its lifetime, the same set for 1 and 2 threads,
  * checkpoint and resume bit-identical, the fluid untouched by them, and bad scene values named
- * by their key; diffuse particles stay out of colliders, meshes and the walls. Each case runs
+ * by their key; diffuse particles stay out of colliders, meshes and the walls, and their files
+ * read back. Each case runs
  * about 2000 particles for under a second of simulated time. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv (mesh_files.h) */
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "mesh_files.h"
 #include "pbf/checkpoint.h"
 #include "pbf/diffuse.h"
+#include "pbf/export.h"
 #include "pbf/geometry.h"
 #include "pbf/scene.h"
 #include "test.h"
@@ -400,6 +402,65 @@ static int stay_out_of_solids(void) {
     return 0;
 }
 
+/* A frame's diffuse file reads back as written (pbf_export_diffuse_read, `pbf render`), bit for
+ * bit; a truncated file, a foreign header and a bad kind are errors naming the file. */
+static int file_reads_back(void) {
+    pbf_diffuse_def d = pbf_default_diffuse_def();
+    pbf_world *w = dam(0, &d);
+    ENSURE(w != NULL);
+    ENSURE(steps(w, 20) == 0);
+    const int n = pbf_world_diffuse_count(w);
+    ENSURE(n > 0);
+    char path[64], err[512];
+    snprintf(path, sizeof path, "test_diffuse_%d.ply", (int)getpid());
+    ENSURE(pbf_export_diffuse_write(w, path, err, sizeof err) == PBF_OK);
+    pbf_diffuse_particles p;
+    ENSURE(pbf_export_diffuse_read(path, &p, err, sizeof err) == PBF_OK);
+    size_t size;
+    unsigned char *want = snapshot(w, &size);
+    int same = p.count == n && memcmp(p.positions, want, 12 * (size_t)n) == 0 &&
+               memcmp(p.velocities, want + 12 * (size_t)n, 12 * (size_t)n) == 0 &&
+               memcmp(p.lifetimes, want + 24 * (size_t)n, 4 * (size_t)n) == 0 &&
+               memcmp(p.kinds, want + 28 * (size_t)n, (size_t)n) == 0;
+    free(want);
+    pbf_diffuse_particles_free(&p);
+    pbf_world_destroy(w);
+    ENSURE(same);
+    /* truncated: the last particle cut in half */
+    FILE *f = fopen(path, "rb");
+    ENSURE(f != NULL);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fclose(f);
+    ENSURE(truncate(path, len - 10) == 0);
+    ENSURE(pbf_export_diffuse_read(path, &p, err, sizeof err) == PBF_ERR_PARSE);
+    ENSURE(strstr(err, path) != NULL && strstr(err, "truncated") != NULL);
+    ENSURE(p.count == 0 && p.positions == NULL);
+    /* a particle file is not a diffuse file */
+    f = fopen(path, "wb");
+    ENSURE(f != NULL);
+    fputs("ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\n"
+          "property float y\nproperty float z\nproperty float density\n", f);
+    fclose(f);
+    ENSURE(pbf_export_diffuse_read(path, &p, err, sizeof err) == PBF_ERR_PARSE);
+    ENSURE(strstr(err, path) != NULL && strstr(err, "property float vx") != NULL);
+    /* a kind that is none of spray, foam and bubble */
+    f = fopen(path, "wb");
+    ENSURE(f != NULL);
+    fputs("ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\n"
+          "property float y\nproperty float z\nproperty float vx\nproperty float vy\n"
+          "property float vz\nproperty uchar kind\nproperty float lifetime\nend_header\n", f);
+    unsigned char record[29] = {0};
+    record[24] = 7;
+    fwrite(record, 1, sizeof record, f);
+    fclose(f);
+    ENSURE(pbf_export_diffuse_read(path, &p, err, sizeof err) == PBF_ERR_PARSE);
+    ENSURE(strstr(err, "kind 7") != NULL);
+    unlink(path);
+    ENSURE(pbf_export_diffuse_read(path, &p, err, sizeof err) == PBF_ERR_IO);
+    return 0;
+}
+
 TEST_MAIN_BEGIN
 RUN_TEST(kernel_terms);
 RUN_TEST(rest_generates_nothing);
@@ -411,4 +472,5 @@ RUN_TEST(fluid_untouched);
 RUN_TEST(scene_keys);
 RUN_TEST(sweep_stops_at_thin_solids);
 RUN_TEST(stay_out_of_solids);
+RUN_TEST(file_reads_back);
 TEST_MAIN_END

@@ -456,7 +456,7 @@ static int test_shipped_scene(void) {
 
 /* `test_phases ratio`: the lock exchange at density ratios 1.25:1 to 10:1 (heavy 1000, light
  * 1000/N). pbf_world_create refuses ratios above PBF_MAX_DENSITY_RATIO: build the library with a
- * larger one to measure beyond it (the table in docs/physics.md was measured with 100). */
+ * larger one to measure beyond it (the table's 8:1 and 10:1 rows were measured with 100). */
 static int measure_ratios(void) {
     const float ratios[] = {1.25f, 2.0f, 3.0f, 4.0f, 6.0f, 8.0f, 10.0f};
     printf("ratio  status     h_light/h_heavy  misplaced  avg density error\n");

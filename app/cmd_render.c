@@ -377,9 +377,11 @@ static const char render_synopsis[] =
 
 static const char render_help[] =
     "Renders the particle files of a run (frame_00000.ply ... or .vtk, as `pbf run` writes\n"
-    "them), and its mesh solids where solids_00000.ply ... are there, to a video and/or PNG\n"
-    "frames. The domain, colliders, camera, particle radius and\n"
-    "frame rate come from EXPORT_DIR/scene.json (written by `pbf run`), or from --scene FILE;\n"
+    "them), its mesh solids where solids_00000.ply ... are there and its spray, foam and\n"
+    "bubbles where diffuse_00000.ply ... are there, to a video and/or PNG frames. The domain,\n"
+    "colliders, camera, particle radius, frame rate and the fluids' colours (each particle\n"
+    "tinted by its material's absorption, from the files' phase field) come from\n"
+    "EXPORT_DIR/scene.json (written by `pbf run`), or from --scene FILE;\n"
     "without either, the domain is the particles' bounding box, the camera frames it and the\n"
     "radius is estimated from the particle spacing.\n"
     "\n"
@@ -391,7 +393,7 @@ static const char render_help[] =
     "  --color MODE        spheres look: uniform (default), speed or density\n"
     "  --splats KIND       fluid look: ellipsoid (anisotropic, default) or sphere\n"
     "  --fps N             video frame rate (default: the scene's, else 60)\n"
-    "  --scene FILE        take domain, colliders, camera and radius from this scene\n"
+    "  --scene FILE        take domain, colliders, camera, radius and materials from it\n"
     "  --radius R          particle radius in m (default: the scene's)\n"
     "  --crf N             video quality, 0..51, lower is better (default 20)\n"
     "  --quiet, -q         no progress line\n"
@@ -441,6 +443,33 @@ static void load_tool_track(const char *dir, pbf_vec3 **out, int *count) {
 /* The mesh solids of a frame from DIR/solids_NNNNN.ply (`pbf run` writes it beside the particles
  * when the scene has meshes), already posed: one grey mesh with the identity transform. Leaves
  * *mesh empty (and draws none) when there is no such file; a broken one is an error. */
+/* Several fluids: the frame's phases as the renderer takes them (one byte each, into *buf,
+ * grown as needed), each checked against the scene's materials. 0, or 1 with err set. */
+static int load_phases(const pbf_particles *parts, int materials, const char *path,
+                       uint8_t **buf, int *capacity, char *err, size_t err_size) {
+    if (parts->count > *capacity) {
+        uint8_t *bigger = realloc(*buf, (size_t)parts->count);
+        if (bigger == NULL) {
+            snprintf(err, err_size, "%s: out of memory for %d phases", path, parts->count);
+            return 1;
+        }
+        *buf = bigger;
+        *capacity = parts->count;
+    }
+    for (int i = 0; i < parts->count; ++i) {
+        int32_t k = parts->phases[i];
+        if (k < 0 || k >= materials) {
+            snprintf(err, err_size,
+                     "%s: particle %d has phase %d, but the scene has %d material%s (phases 0 "
+                     "to %d)", path, i, (int)k, materials, materials == 1 ? "" : "s",
+                     materials - 1);
+            return 1;
+        }
+        (*buf)[i] = (uint8_t)k;
+    }
+    return 0;
+}
+
 static int load_solids(const char *dir, int number, pbf_mesh *mesh, pbf_render_mesh *out,
                        char *err, size_t err_size) {
     pbf_mesh_free(mesh);
@@ -538,6 +567,10 @@ int cmd_render(int argc, char **argv) {
     pbf_mesh solids; /* the mesh solids of the frame (solids_NNNNN.ply) */
     memset(&solids, 0, sizeof solids);
     pbf_render_mesh solids_mesh;
+    render_diffuse diffuse; /* spray, foam and bubbles of the frame (diffuse_NNNNN.ply) */
+    memset(&diffuse, 0, sizeof diffuse);
+    uint8_t *phases = NULL; /* several fluids: the frame's phases, one byte each */
+    int phase_capacity = 0;
     pbf_render_scene rs = pbf_default_render_scene();
     frame_sink sink;
     memset(&sink, 0, sizeof sink);
@@ -551,6 +584,14 @@ int cmd_render(int argc, char **argv) {
             rs.collider_count = scene->collider_count;
             rs.colliders = scene->colliders;
             rs.camera = scene->camera;
+            /* several fluids: each tinted by its own material's absorption */
+            rs.phase_count = scene->material_count < PBF_MAX_PHASES ? scene->material_count
+                                                                    : PBF_MAX_PHASES;
+            for (int k = 0; k < rs.phase_count; ++k) {
+                rs.phase_absorption[k][0] = scene->materials[k].absorption.x;
+                rs.phase_absorption[k][1] = scene->materials[k].absorption.y;
+                rs.phase_absorption[k][2] = scene->materials[k].absorption.z;
+            }
         } else {
             /* No scene: the first frame's bounding box, the floor under its lowest particle. */
             float r = radius > 0.0 ? (float)radius : particles_estimate_radius(&parts);
@@ -595,6 +636,20 @@ int cmd_render(int argc, char **argv) {
             rs.positions = parts.positions;
             rs.velocities = parts.velocities;
             rs.densities = parts.densities;
+            rs.phases = NULL; /* one look for all without materials or a phase field */
+            if (rs.phase_count > 0 && parts.phases != NULL) {
+                if (load_phases(&parts, rs.phase_count, files[i].path, &phases, &phase_capacity,
+                                err, sizeof err) != 0) {
+                    rc = cli_error("%s", err);
+                    break;
+                }
+                rs.phases = phases;
+            }
+            if (render_diffuse_from_file(&diffuse, dir, files[i].number, &rs, err,
+                                         sizeof err) != 0) {
+                rc = cli_error("%s", err);
+                break;
+            }
             rs.tool = NULL; /* the tool where forces.csv has the frame */
             if (tool_track != NULL && files[i].number < tool_frames) {
                 tool_shape.center = tool_track[files[i].number];
@@ -624,6 +679,8 @@ int cmd_render(int argc, char **argv) {
     }
     pbf_particles_free(&parts);
     pbf_mesh_free(&solids);
+    render_diffuse_free(&diffuse);
+    free(phases);
     frame_files_free(files, count);
     free(tool_track);
     free(scene);

@@ -1,8 +1,12 @@
 /* See render_diffuse.h. */
 #include "render_diffuse.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "pbf/export.h"
 
 static int reserve(render_diffuse *rd, int n) {
     if (n <= rd->capacity) return 0;
@@ -35,6 +39,32 @@ int render_diffuse_from_world(render_diffuse *rd, const pbf_world *world, pbf_re
     s->diffuse_positions = rd->positions;
     s->diffuse_kinds = rd->kinds;
     return 0;
+}
+
+int render_diffuse_from_file(render_diffuse *rd, const char *dir, int number,
+                             pbf_render_scene *s, char *err, size_t err_size) {
+    s->diffuse_count = 0;
+    s->diffuse_positions = NULL;
+    s->diffuse_kinds = NULL;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/diffuse_%05d.ply", dir, number);
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    pbf_diffuse_particles d;
+    if (pbf_export_diffuse_read(path, &d, err, err_size) != PBF_OK) return 1;
+    int rc = 0;
+    if (d.count > 0 && reserve(rd, d.count) != 0) {
+        snprintf(err, err_size, "'%s': out of memory for %d diffuse particles", path, d.count);
+        rc = 1;
+    } else if (d.count > 0) {
+        memcpy(rd->positions, d.positions, (size_t)d.count * 3 * sizeof(float));
+        memcpy(rd->kinds, d.kinds, (size_t)d.count);
+        s->diffuse_count = d.count;
+        s->diffuse_positions = rd->positions;
+        s->diffuse_kinds = rd->kinds;
+    }
+    pbf_diffuse_particles_free(&d);
+    return rc;
 }
 
 void render_diffuse_free(render_diffuse *rd) {

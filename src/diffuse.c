@@ -198,7 +198,7 @@ static void advect(pbf_world *w, pbf_diffuse *D, int nt) {
     const int n = w->count, m = D->count;
     const float dt = P->dt, h = P->h, h2 = P->h2;
     const float damp = 1.0f - expf(-d->drag * dt);
-    const pbf_v3 lo = P->wall_lo, hi = P->wall_hi;
+    const pbf_solid *S = w->solids; /* at the substep's end: colliders and meshes */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int k = 0; k < m; ++k) {
         pbf_v3 x = v3_load(D->x, k), vel = v3_load(D->v, k), vf = v3(0.0f, 0.0f, 0.0f);
@@ -230,10 +230,15 @@ static void advect(pbf_world *w, pbf_diffuse *D, int nt) {
             vel = vf;
             life -= dt;
         }
-        x = v3_madd(x, vel, dt);
-        int inside = x.x >= lo.x && x.x <= hi.x && x.y >= lo.y && x.y <= hi.y && x.z >= lo.z &&
-                     x.z <= hi.z;
-        if (!inside || !(life > 0.0f)) kind = DIFFUSE_DEAD;
+        /* the solids and the walls: projected out like a fluid particle (kernels.h) */
+        int contact;
+        pbf_v3 xn = pbf_diffuse_collide(x, v3_madd(x, vel, dt), P, S, &contact);
+        if (contact && kind == PBF_DIFFUSE_SPRAY) /* a droplet that lands on a solid joins it */
+            kind = DIFFUSE_DEAD;
+        else if (contact) /* foam and bubbles slide: the part of the move into the solid is gone */
+            vel = v3_scale(v3_sub(xn, x), 1.0f / dt);
+        x = xn;
+        if (!(life > 0.0f)) kind = DIFFUSE_DEAD;
         v3_store(D->x, k, x);
         v3_store(D->v, k, vel);
         D->life[k] = life;
@@ -369,6 +374,7 @@ static void place(pbf_world *w, pbf_diffuse *D, int first, int nt) {
             pbf_v3 x = v3_madd(xi, e1, rr * cosf(th));
             x = v3_madd(x, e2, rr * sinf(th));
             x = v3_madd(x, axis, along);
+            x = pbf_collide(x, P, w->solids); /* born outside the solids, inside the walls */
             int slot = first + k;
             v3_store(D->x, slot, x);
             v3_store(D->v, slot, vi);

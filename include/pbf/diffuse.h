@@ -25,7 +25,10 @@
  *  - fewer than spray_neighbors: spray, ballistic (gravity only);
  *  - more than bubble_neighbors: a bubble, v += dt (−buoyancy g) + (v_f − v)(1 − e^(−drag dt));
  *  - in between: foam, carried at the fluid's velocity; its lifetime runs down and it dies at 0.
- * A diffuse particle that leaves the domain dies. The set is kept in a deterministic order:
+ * Solids: the move is walked against the colliders and mesh solids (no tunnelling through a
+ * thin part) and projected out of them and into the domain like a fluid particle's; spray that
+ * touches a solid or a wall dies (it joins the surface), foam and bubbles slide along it.
+ * The set is kept in a deterministic order:
  * survivors in their order, then the new ones in the solver's particle order. They do not act
  * on the fluid. Off by default; the CUDA backend refuses a world that has them. */
 #ifndef PBF_DIFFUSE_H

@@ -105,6 +105,22 @@ PBF_API pbf_status pbf_export_solids_write(const pbf_world *world, pbf_format fo
 PBF_API pbf_status pbf_export_diffuse_write(const pbf_world *world, const char *path, char *err,
                                             size_t err_size);
 
+/* A diffuse-particle file as pbf_export_diffuse_write writes it, read back (`pbf render` draws
+ * them): count particles, positions and velocities 3 per particle, kinds and lifetimes 1.
+ * Exactly that layout is accepted; anything else is an error naming the file and what was
+ * expected (a kind above 2 too). Free with pbf_diffuse_particles_free. */
+typedef struct pbf_diffuse_particles {
+    int count;
+    float *positions;
+    float *velocities;
+    uint8_t *kinds; /* pbf_diffuse_kind: 0 spray, 1 foam, 2 bubble */
+    float *lifetimes;
+} pbf_diffuse_particles;
+PBF_API pbf_status pbf_export_diffuse_read(const char *path, pbf_diffuse_particles *out,
+                                           char *err, size_t err_size);
+/* Frees the arrays and zeroes *p. Safe on a zeroed struct and on NULL. */
+PBF_API void pbf_diffuse_particles_free(pbf_diffuse_particles *p);
+
 /* File name extension of a format: "ply", "vtk" or "vtu"; "" for anything else. */
 PBF_API const char *pbf_format_extension(pbf_format format);
 

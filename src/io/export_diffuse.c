@@ -1,6 +1,7 @@
 /* The diffuse particles of a frame as a binary PLY file (pbf_export_diffuse_write,
  * include/pbf/export.h): position, velocity, kind, lifetime; written atomically like the
- * particle files. */
+ * particle files, and read back (pbf_export_diffuse_read) for `pbf render`. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,4 +71,131 @@ pbf_status pbf_export_diffuse_write(const pbf_world *world, const char *path, ch
     free(x);
     free(kind);
     return st;
+}
+
+/* ---- reading back ------------------------------------------------------------------------- */
+
+static const char *const header_lines[] = {
+    "ply", "format binary_little_endian 1.0", NULL /* comments, then element vertex N */,
+    "property float x", "property float y", "property float z", "property float vx",
+    "property float vy", "property float vz", "property uchar kind", "property float lifetime",
+    "end_header"};
+
+static float get_le32(const unsigned char *p) {
+    uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                 (uint32_t)p[3] << 24;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+void pbf_diffuse_particles_free(pbf_diffuse_particles *p) {
+    if (p == NULL) return;
+    free(p->positions);
+    free(p->velocities);
+    free(p->kinds);
+    free(p->lifetimes);
+    memset(p, 0, sizeof *p);
+}
+
+/* The next header line of f into line (without the newline); 0 at the end of the file or for a
+ * line longer than the buffer. */
+static int header_line(FILE *f, char *line, size_t size) {
+    if (fgets(line, (int)size, f) == NULL) return 0;
+    size_t n = strlen(line);
+    if (n == 0 || line[n - 1] != '\n') return 0;
+    line[--n] = '\0';
+    if (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
+    return 1;
+}
+
+pbf_status pbf_export_diffuse_read(const char *path, pbf_diffuse_particles *out, char *err,
+                                   size_t err_size) {
+    if (out != NULL) memset(out, 0, sizeof *out);
+    if (path == NULL || out == NULL) {
+        if (err && err_size) snprintf(err, err_size, "pbf_export_diffuse_read: NULL argument");
+        return PBF_ERR_INVALID_ARG;
+    }
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        if (err && err_size) snprintf(err, err_size, "cannot open '%s': %s", path, strerror(errno));
+        return PBF_ERR_IO;
+    }
+    char line[256];
+    int n = -1;
+    const size_t lines = sizeof header_lines / sizeof header_lines[0];
+    for (size_t k = 0; k < lines; ++k) {
+        int got = header_line(f, line, sizeof line);
+        if (header_lines[k] == NULL) { /* comments, then the vertex count */
+            while (got && strncmp(line, "comment", 7) == 0) got = header_line(f, line, sizeof line);
+            char extra;
+            if (got && (sscanf(line, "element vertex %d %c", &n, &extra) != 1 || n < 0))
+                got = 0;
+            if (!got) {
+                fclose(f);
+                if (err && err_size)
+                    snprintf(err, err_size,
+                             "'%s': not a diffuse-particle file: expected 'element vertex N' "
+                             "after the format line", path);
+                return PBF_ERR_PARSE;
+            }
+            continue;
+        }
+        if (!got || strcmp(line, header_lines[k]) != 0) {
+            fclose(f);
+            if (err && err_size)
+                snprintf(err, err_size,
+                         "'%s': not a diffuse-particle file as pbf writes it: expected header "
+                         "line '%s'", path, header_lines[k]);
+            return PBF_ERR_PARSE;
+        }
+    }
+    const size_t count = (size_t)n;
+    out->positions = malloc(count * 3 * sizeof(float) + 1);
+    out->velocities = malloc(count * 3 * sizeof(float) + 1);
+    out->kinds = malloc(count + 1);
+    out->lifetimes = malloc(count * sizeof(float) + 1);
+    if (!out->positions || !out->velocities || !out->kinds || !out->lifetimes) {
+        fclose(f);
+        pbf_diffuse_particles_free(out);
+        if (err && err_size)
+            snprintf(err, err_size, "'%s': out of memory for %d diffuse particles", path, n);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    unsigned char buf[CHUNK * RECORD];
+    pbf_status st = PBF_OK;
+    for (size_t start = 0; start < count && st == PBF_OK; start += CHUNK) {
+        size_t m = count - start < CHUNK ? count - start : CHUNK;
+        if (fread(buf, RECORD, m, f) != m) {
+            if (err && err_size)
+                snprintf(err, err_size, "'%s': truncated: %d diffuse particles need %zu bytes of "
+                         "data", path, n, count * RECORD);
+            st = PBF_ERR_PARSE;
+            break;
+        }
+        for (size_t i = 0; i < m; ++i) {
+            const unsigned char *src = buf + i * RECORD;
+            size_t j = start + i;
+            for (int k = 0; k < 3; ++k) {
+                out->positions[3 * j + (size_t)k] = get_le32(src + 4 * k);
+                out->velocities[3 * j + (size_t)k] = get_le32(src + 12 + 4 * k);
+            }
+            out->kinds[j] = src[24];
+            out->lifetimes[j] = get_le32(src + 25);
+            if (src[24] > PBF_DIFFUSE_BUBBLE) {
+                if (err && err_size)
+                    snprintf(err, err_size, "'%s': diffuse particle %zu has kind %d (expected 0 "
+                             "spray, 1 foam or 2 bubble)", path, j, src[24]);
+                st = PBF_ERR_PARSE;
+                break;
+            }
+        }
+    }
+    fclose(f);
+    if (st != PBF_OK) {
+        pbf_diffuse_particles_free(out);
+        return st;
+    }
+    out->count = n;
+    return PBF_OK;
 }

@@ -812,7 +812,8 @@ static const char validate_help[] =
     "examples:\n"
     "  pbf validate lobovsky\n"
     "  pbf validate spheric2 --fine\n"
-    "  pbf validate lobovsky --time 0.5 --out out/quick\n";
+    "  pbf validate lobovsky --time 0.5 --out out/quick\n"
+    "  pbf validate lobovsky --set domain.friction=0.1 --out out/validate/lobovsky-mu0.1\n";
 
 int cmd_validate(int argc, char **argv) {
     cli_parser p;

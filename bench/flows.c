@@ -6,6 +6,9 @@
  *
  * usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] [--iterations N]
  *                  [--target-error PERCENT] [--artificial on|off] [--threads T]
+ *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--layers N]
+ * (--amplitude and --layers: the wave's starting amplitude in m, default 0.02, and the tank's
+ * thickness in particles, default 4)
  * bench/flows.sh runs the table of docs/physics.md. */
 #include <string.h>
 
@@ -14,7 +17,8 @@
 static int usage(void) {
     fprintf(stderr, "usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] "
                     "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
-                    "[--threads T]\n");
+                    "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
+                    "[--layers N]\n");
     return 2;
 }
 
@@ -113,13 +117,22 @@ int main(int argc, char **argv) {
             d.solver.iterations = atoi(v);
         else if (strcmp(k, "--target-error") == 0)
             d.solver.target_error = (float)atof(v);
+        else if (strcmp(k, "--amplitude") == 0)
+            wave_a = atof(v);
+        else if (strcmp(k, "--layers") == 0)
+            wave_layers = atoi(v);
+        else if (strcmp(k, "--substeps") == 0)
+            d.substeps = atoi(v);
+        else if (strcmp(k, "--unilateral") == 0 && strcmp(v, "off") == 0)
+            d.solver.unilateral = 0;
         else if (strcmp(k, "--threads") == 0)
             d.threads = atoi(v);
         else if (strcmp(k, "--artificial") == 0 && strcmp(v, "off") == 0)
             d.solver.scorr_k = d.solver.xsph = d.solver.vorticity = 0.0f;
-        else if (strcmp(k, "--artificial") != 0 || strcmp(v, "on") != 0)
+        else if ((strcmp(k, "--artificial") != 0 && strcmp(k, "--unilateral") != 0) ||
+                 strcmp(v, "on") != 0)
             return usage();
     }
-    if (!(r > 0.0f)) return usage();
+    if (!(r > 0.0f) || !(wave_a > 0.0) || wave_layers < 1) return usage();
     return wave ? run_wave(&d, r, periods) : run_vessels(&d, r, seconds);
 }

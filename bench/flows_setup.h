@@ -67,12 +67,13 @@ static double level_difference(const float *x, int n, double volume) {
 
 /* ---- standing wave -------------------------------------------------------------------------
  * The first sloshing mode of a 0.4 m tank 0.2 m deep (4 particles thick in z), started from
- * h(x) = H + A cos(πx/L), A = 2 cm. Linear theory: T = 2π/√(g k tanh(k H)), k = π/L. */
+ * h(x) = H + A cos(πx/L), A = 2 cm (wave_a). Linear theory: T = 2π/√(g k tanh(k H)), k = π/L. */
 
 #define TANK_L 0.4
 #define TANK_H 0.2
-#define WAVE_A 0.02
-static double wave_top(double x) { return TANK_H + WAVE_A * cos(PI * x / TANK_L); }
+static double wave_a = 0.02;  /* the starting amplitude, m (bench/flows.c --amplitude) */
+static int wave_layers = 4;   /* particles across the tank in z (bench/flows.c --layers) */
+static double wave_top(double x) { return TANK_H + wave_a * cos(PI * x / TANK_L); }
 
 /* The mode's amplitude: the column heights in 20 bins projected on cos(πx/L). */
 static double mode_amplitude(const float *x, int n, double volume, double depth) {
@@ -110,11 +111,11 @@ static pbf_world *vessels_create(const pbf_world_def *base, float r, int *count)
     return w;
 }
 
-/* The tank at particle radius r, 4 particles thick in z (*depth). */
+/* The tank at particle radius r, wave_layers particles thick in z (*depth). */
 static pbf_world *wave_create(const pbf_world_def *base, float r, int *count, double *depth) {
     pbf_world_def d = *base;
     d.particle_radius = r;
-    *depth = 4 * 2.0 * r;
+    *depth = wave_layers * 2.0 * r;
     d.domain_max = (pbf_vec3){(float)TANK_L, (float)(2 * TANK_H), (float)*depth};
     pbf_world *w = flows_world(&d);
     if (w == NULL) return NULL;

@@ -37,6 +37,7 @@ static int run_wave(const pbf_world_def *d, float r, double periods) {
     pbf_world_get_positions(w, x);
     wave_track k;
     wave_track_start(&k, mode_amplitude(x, n, volume, depth));
+    for (int i = 0; i < n; ++i) k.centre0 += x[3 * i + 1] / n;
     double change[PBF_ENERGY_COUNT] = {0}, e0 = 0.0, e_end = 0.0, iterations = 0.0;
     const int frames = (int)ceil(periods * theory * 60.0);
     for (int f = 1; f <= frames; ++f) {
@@ -52,7 +53,24 @@ static int run_wave(const pbf_world_def *d, float r, double periods) {
         pbf_world_get_positions(w, x);
         wave_track_add(&k, f / 60.0, mode_amplitude(x, n, volume, depth));
     }
+    /* the end state's kinetic energy and centre height: a heated or swollen fluid shows here */
+    float *v = malloc(sizeof(float) * 3 * (size_t)n);
+    if (v == NULL) return 1;
+    pbf_world_get_velocities(w, v);
+    double ke = 0.0, cy = 0.0, cy0 = k.centre0;
+    for (int i = 0; i < n; ++i) {
+        ke += 0.5 * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+        cy += x[3 * i + 1] / n;
+    }
+    int fast = 0; /* particles faster than 0.05 m/s */
+    for (int i = 0; i < n; ++i)
+        fast += v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2] >
+                0.0025f;
+    free(v);
+    printf("end: %d of %d particles faster than 0.05 m/s\n", fast, n);
     printf("particles %d, %.1f iterations per substep\n", n, iterations);
+    printf("end: kinetic energy %.3e J/kg per particle mass, centre of mass %+.3f mm from the "
+           "start\n", ke / n, 1e3 * (cy - cy0));
     printf("period %.4f s, theory %.4f s (%+.1f %%)\n", k.period, theory,
            100.0 * (k.period / theory - 1.0));
     printf("amplitude per half swing (A/A0):");

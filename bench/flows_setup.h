@@ -141,6 +141,7 @@ typedef struct wave_track {
     double amp[16]; /* |a| at the start, then the peak of half swing k (at k T/2) */
     int swings;
     double period;  /* 2 × the mean half period between the first and the last crossing */
+    double centre0; /* the start's mean particle height (set by the caller) */
 } wave_track;
 
 static void wave_track_start(wave_track *k, double a0) {

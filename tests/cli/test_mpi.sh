@@ -30,6 +30,9 @@
 #            force on it close to one process's (check_mpi.py tool), ids and physics as np2
 #   lib1, lib2  PBF_BINARY is tests/test_mpi_lib (library calls on a split world: the energy
 #            audit) run on one and two ranks
+#   migrate2, migrate4  PBF_BINARY is tests/test_mpi_migrate: 1000 substeps of a small dam break
+#            on two and four ranks (--oversubscribe), every id on exactly one rank after each
+#            substep and the count constant, particles migrating at many substeps
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
@@ -200,6 +203,10 @@ JSON
 lib1 | lib2)
     timeout 90 "${MPIRUN[@]}" -np "${CASE#lib}" "$PBF" ||
         fail "test_mpi_lib on ${CASE#lib} ranks exited $?"
+    ;;
+migrate2 | migrate4)
+    timeout 120 "${MPIRUN[@]}" -np "${CASE#migrate}" "$PBF" ||
+        fail "test_mpi_migrate on ${CASE#migrate} ranks exited $?"
     ;;
 refused)
     # a tank 0.3 m long with h = 0.08 m: slabs at least 0.1 m wide, so 3 ranks at most

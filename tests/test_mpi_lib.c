@@ -14,9 +14,7 @@
 
 #include "pbf/mpi.h"
 #include "pbf/pbf.h"
-#include "test.h"
-
-static int rank_, ranks_;
+#include "mpi_test.h"
 
 /* A small dam break: a 0.4 m column in a 1.6 m tank, r = 0.02 m (1500 particles). */
 static pbf_world *dam_break(void) {
@@ -26,15 +24,8 @@ static pbf_world *dam_break(void) {
     d.domain_max = (pbf_vec3){1.6f, 0.8f, 0.4f};
     d.solver.target_error = 0.1f;
     d.threads = 1;
-    pbf_world *w = NULL;
-    char err[256];
-    if (pbf_world_create(&d, &w, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "pbf_world_create: %s\n", err);
-        return NULL;
-    }
-    pbf_block_def b = pbf_default_block_def();
-    b.max = (pbf_vec3){0.4f, 0.6f, 0.4f};
-    if (pbf_world_add_block(w, &b) != PBF_OK || pbf_world_set_energy_audit(w, 1) != PBF_OK) {
+    pbf_world *w = mpi_test_world(&d, (pbf_vec3){0.4f, 0.6f, 0.4f});
+    if (w != NULL && pbf_world_set_energy_audit(w, 1) != PBF_OK) {
         pbf_world_destroy(w);
         return NULL;
     }
@@ -99,14 +90,4 @@ static int energy_audit_split(void) {
     return 0;
 }
 
-int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
-    int test_failures_ = 0;
-    RUN_TEST(energy_audit_split);
-    int failed = 0;
-    MPI_Allreduce(&test_failures_, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return failed ? 1 : 0;
-}
+MPI_TEST_MAIN(energy_audit_split)

@@ -14,11 +14,9 @@
 
 #include "pbf/mpi.h"
 #include "pbf/pbf.h"
-#include "test.h"
+#include "mpi_test.h"
 
 enum { SUBSTEPS = 1000 };
-
-static int rank_, ranks_;
 
 /* One substep per pbf_world_step, so every substep is checked. */
 static pbf_world *dam_break(void) {
@@ -28,19 +26,7 @@ static pbf_world *dam_break(void) {
     d.domain_max = (pbf_vec3){1.6f, 0.8f, 0.3f};
     d.substeps = 1;
     d.threads = 1;
-    pbf_world *w = NULL;
-    char err[256];
-    if (pbf_world_create(&d, &w, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "pbf_world_create: %s\n", err);
-        return NULL;
-    }
-    pbf_block_def b = pbf_default_block_def();
-    b.max = (pbf_vec3){0.8f, 0.4f, 0.3f};
-    if (pbf_world_add_block(w, &b) != PBF_OK) {
-        pbf_world_destroy(w);
-        return NULL;
-    }
-    return w;
+    return mpi_test_world(&d, (pbf_vec3){0.8f, 0.4f, 0.3f});
 }
 
 /* Gathers every rank's ids (the same on every rank) and checks them against the world's
@@ -127,14 +113,4 @@ static int migration_keeps_every_id(void) {
     return 0;
 }
 
-int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
-    int test_failures_ = 0;
-    RUN_TEST(migration_keeps_every_id);
-    int failed = 0;
-    MPI_Allreduce(&test_failures_, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return failed ? 1 : 0;
-}
+MPI_TEST_MAIN(migration_keeps_every_id)

@@ -141,6 +141,7 @@ typedef struct pbf_params {
     int viscosity_on;
     float visc_k;        /* 10 ν V (m⁵/s), calibrated on the rest lattice (pbf_visc_pair) */
     float visc_eps;      /* 0.01 h² */
+    float visc_wall_k;   /* −π visc_k K_s / s²: the walls' term (pbf_visc_wall); 0: free-slip */
     float surface_drag;  /* c, 1/s */
     float drag_inv_span; /* 1 / (ρ0 − ρ_top), ρ_top the rest lattice's top layer's density */
     /* several fluids (the "Several fluids" section below): phases_on 0 leaves them unused */
@@ -1234,6 +1235,49 @@ PBF_KERNEL_INLINE pbf_sym3 pbf_visc_diag_end(const pbf_visc_diag_lanes *L, const
 PBF_KERNEL_INLINE pbf_v3 pbf_sym3_apply(pbf_sym3 m, pbf_v3 u) {
     return v3(m.xx * u.x + m.xy * u.y + m.xz * u.z, m.xy * u.x + m.yy * u.y + m.yz * u.z,
               m.xz * u.x + m.yz * u.y + m.zz * u.z);
+}
+
+/* The no-slip walls (`domain.no_slip`): the domain walls' ghost layers (the sheets of
+ * "Boundary density", at rest along the wall) enter the Laplacian as neighbours with zero
+ * tangential velocity. One sheet at distance z, areal density 1/s², adds to particle i
+ *   Σ s_ij d dᵀ = (1/s²) ∫ s(R) d dᵀ dA,
+ * whose tangential block, the in-plane offsets averaged over the angle, is T(z) (I − n nᵀ) with
+ *   T(z) = (π/s²) ∫_z^h s(R) (R² − z²) R dR = visc_wall_k ∫_z^h (h − R)² (R² − z²)/(R² + ε) dR
+ * (s(R) R = −visc_k K_s (h − R)²/(R² + ε), K_s = spiky_k). Only the tangential block is kept:
+ * the wall's normal motion is the density constraint's. The integrand is smooth on [z, h], and
+ * 4-point Gauss–Legendre integrates it to 10⁻⁵ of the closed form (tests/test_viscosity.c). The
+ * walls' edges are not corrected as the density's are: a particle in an edge is held by both
+ * walls' sheets, each in its own tangential plane. */
+PBF_KERNEL_INLINE float pbf_visc_wall_sheet(float z, const pbf_params *p) {
+    const float xg[4] = {-0.86113631f, -0.33998104f, 0.33998104f, 0.86113631f};
+    const float wg[4] = {0.34785485f, 0.65214515f, 0.65214515f, 0.34785485f};
+    float half = 0.5f * (p->h - z), mid = 0.5f * (p->h + z), sum = 0.0f;
+    for (int k = 0; k < 4; ++k) {
+        float R = mid + half * xg[k], hr = p->h - R;
+        sum += wg[k] * hr * hr * (R * R - z * z) / (R * R + p->visc_eps);
+    }
+    return p->visc_wall_k * half * sum;
+}
+
+/* The walls' block of particle i at x: Σ over the walls in reach of T (I − n nᵀ), T summed
+ * over the wall's ghost layers z = d + r, d + 3r, ... < h. Zero when the walls slip. */
+PBF_KERNEL_INLINE pbf_sym3 pbf_visc_wall(pbf_v3 x, const pbf_params *p) {
+    pbf_sym3 m = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    if (p->visc_wall_k == 0.0f) return m;
+    const float lo[3] = {p->wall_lo.x, p->wall_lo.y, p->wall_lo.z};
+    const float hi[3] = {p->wall_hi.x, p->wall_hi.y, p->wall_hi.z};
+    const float xs[3] = {x.x, x.y, x.z};
+    float t[3] = {0.0f, 0.0f, 0.0f}; /* T of the walls normal to each axis */
+    for (int k = 0; k < 3; ++k) {
+        float d0 = pbf_maxf(xs[k] - lo[k], 0.0f), d1 = pbf_maxf(hi[k] - xs[k], 0.0f);
+        for (float z = d0 + p->radius; z < p->h; z += 2.0f * p->radius) t[k] += pbf_visc_wall_sheet(z, p);
+        for (float z = d1 + p->radius; z < p->h; z += 2.0f * p->radius) t[k] += pbf_visc_wall_sheet(z, p);
+    }
+    /* a wall normal to axis k holds the two other axes */
+    m.xx = t[1] + t[2];
+    m.yy = t[0] + t[2];
+    m.zz = t[0] + t[1];
+    return m;
 }
 
 /* The surface weight s_i of a particle of density rho. */

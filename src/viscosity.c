@@ -52,6 +52,9 @@ void pbf__viscosity_init_params(pbf_world *w) {
             }
     p->visc_k = shear > 0.0 ? (float)(2.0 * (double)m->viscosity / shear) : 0.0f;
     p->drag_inv_span = (float)(1.0 / ((double)p->rest_density * (1.0 - top / full)));
+    p->visc_wall_k = 0.0f;
+    if (p->viscosity_on && w->def.wall_no_slip)
+        p->visc_wall_k = (float)(-3.14159265358979 * (double)p->visc_k * (double)p->spiky_k / (s * s));
 }
 
 void pbf__viscosity_free(pbf_world *w) {
@@ -125,7 +128,9 @@ static pbf_v3 apply_one(const pbf_world *w, const float *p, const float *u, int 
             pbf_visc_lane(&L, l, d.x, d.y, d.z, du.x, du.y, du.z, P);
         });
     }
-    return pbf_visc_apply_end(&L, ui, P);
+    pbf_v3 a = pbf_visc_apply_end(&L, ui, P);
+    return P->visc_wall_k != 0.0f ? v3_madd(a, pbf_sym3_apply(pbf_visc_wall(xi, P), ui), P->dt)
+                                  : a;
 }
 
 /* The inverse diagonal block of particle i; in list mode it also keeps each entry's s_ij in
@@ -148,6 +153,12 @@ static pbf_sym3 inv_diag_one(const pbf_world *w, const float *p, int i, float *p
             pbf_v3 d = v3_sub(xi, v3_load(p, j));
             pbf_visc_diag_lane(&L, l, d.x, d.y, d.z, pbf_visc_pair(v3_dot(d, d), P));
         });
+    }
+    if (P->visc_wall_k != 0.0f) { /* the walls' block, diagonal (pbf_visc_wall) */
+        pbf_sym3 m = pbf_visc_wall(xi, P);
+        L.xx[0] += m.xx;
+        L.yy[0] += m.yy;
+        L.zz[0] += m.zz;
     }
     return pbf_visc_diag_end(&L, P);
 }

@@ -126,6 +126,15 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                 "in [0, 10] N/m", d->wall_adhesion);
     CHECK_RANGE(d->wall_friction >= 0.0f && d->wall_friction <= 10.0f, "wall_friction",
                 "in [0, 10]", d->wall_friction);
+    CHECK_RANGE(d->wall_no_slip == 0 || d->wall_no_slip == 1, "wall_no_slip", "0 or 1",
+                (double)d->wall_no_slip);
+    if (d->wall_no_slip && !(d->material.viscosity > 0.0f)) {
+        pbf__format(err, err_size,
+                    "world def: wall_no_slip needs material.viscosity > 0 (the walls hold the "
+                    "fluid through its viscosity), got viscosity %g",
+                    (double)d->material.viscosity);
+        return PBF_ERR_INVALID_ARG;
+    }
     CHECK_RANGE(d->phase_count >= 0 && d->phase_count <= PBF_MAX_PHASES, "phase_count",
                 "in [0, 8]", d->phase_count);
     float rho_lo = 3.4e38f, rho_hi = 0.0f;

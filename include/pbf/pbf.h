@@ -242,6 +242,10 @@ typedef struct pbf_world_def {
      * projection: a particle's slide along a wall over a substep is shortened by μ times the
      * wall's push on it). 0 is free-slip. Default 0, range [0, 10]. */
     float wall_friction;
+    /* No-slip domain walls: with a viscosity (material.viscosity > 0), the walls enter the
+     * implicit viscosity solve as fluid at rest along them, so a viscous fluid sticks to them
+     * (docs/physics.md, "No-slip walls"). 0 (default): the walls slip. Needs viscosity > 0. */
+    int wall_no_slip;
     /* Several fluids (docs/physics.md, "Several fluids"): phase_count of them in phases, [0,
      * PBF_MAX_PHASES]. 0 (default): one fluid, rest_density and solver.xsph. With phases,
      * rest_density is the reference the masses are scaled from (set it to one fluid's density);

@@ -77,6 +77,7 @@ const pbfpy_field pbfpy_world_fields[] = {
     F(pbf_world_def, threads, PBFPY_INT),
     F(pbf_world_def, wall_adhesion, PBFPY_FLOAT),
     F(pbf_world_def, wall_friction, PBFPY_FLOAT),
+    F(pbf_world_def, wall_no_slip, PBFPY_BOOL),
     PBFPY_END,
 };
 

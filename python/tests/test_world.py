@@ -77,10 +77,11 @@ def test_build_a_world_by_hand():
 
 def test_materials_and_scorr_fields():
     scene = pbf.Scene.from_dict({"domain": {"max": [1.0, 1.0, 0.5], "friction": 0.3,
-                                            "adhesion": 0.05},
-                                 "fluid": {"particle_radius": 0.025}})
+                                            "adhesion": 0.05, "no_slip": True},
+                                 "fluid": {"particle_radius": 0.025, "viscosity": 0.01}})
     world = pbf.World(scene, fill=False, threads=1)
     settings = world.settings()
+    assert settings["wall_no_slip"] is True
     assert settings["wall_friction"] == pytest.approx(0.3)
     assert settings["wall_adhesion"] == pytest.approx(0.05)
     assert settings["solver"]["scorr_deficit"] == pytest.approx(0.05)

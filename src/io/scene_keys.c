@@ -75,6 +75,9 @@ static const scene_key DOMAIN_KEYS[] = {
               "gives a 90° contact angle; 0: the walls only push (docs/physics.md)"),
     KEY_FLOAT("friction", pbf_scene, world.wall_friction, CLOSED(0.0, 10.0), "",
               "Coulomb friction coefficient μ of the walls; 0: free-slip (docs/physics.md)"),
+    KEY_BOOL("no_slip", pbf_scene, world.wall_no_slip,
+             "with fluid.viscosity > 0, the fluid sticks to the walls through its viscosity "
+             "(docs/physics.md, \"No-slip walls\"); false: the walls slip"),
 };
 static const scene_table DOMAIN_TABLE = {TABLE(DOMAIN_KEYS), .check = scene_domain_check,
                                          .own_doc_table = 1};

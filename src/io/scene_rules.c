@@ -209,6 +209,11 @@ pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char
                                  : "'fluid.blocks' hold %lld particles, more than a world can "
                                    "hold (%d)",
                           (long long)total, MAX_PARTICLES);
+    if (s->world.wall_no_slip && !(s->world.material.viscosity > 0.0f))
+        return scene_fail(c, PBF_ERR_INVALID_ARG, "domain.no_slip",
+                          "'domain.no_slip' needs 'fluid.viscosity' > 0: the walls hold the fluid "
+                          "through its viscosity (got fluid.viscosity %.9g)",
+                          short_float(s->world.material.viscosity));
     return check_walls(c, &s->world);
 }
 

@@ -19,6 +19,7 @@
 #include "progress.h"
 #include "render_meshes.h"
 #include "render_diffuse.h"
+#include "render_phases.h"
 #include "render_run.h"
 
 /* ---- settings shared by the commands ---------------------------------------------------------- */
@@ -281,15 +282,8 @@ static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *sce
     s.mesh_count = render_meshes_from_world(world, meshes);
     s.meshes = meshes;
     s.camera = scene->camera;
-    if (scene->material_count > 0) { /* several fluids: each tinted by its own absorption */
+    if (render_phases_from_scene(scene, &s) > 0) /* several fluids: each its own tint */
         s.phases = v.phases;
-        s.phase_count = scene->material_count;
-        for (int k = 0; k < scene->material_count && k < PBF_MAX_PHASES; ++k) {
-            s.phase_absorption[k][0] = scene->materials[k].absorption.x;
-            s.phase_absorption[k][1] = scene->materials[k].absorption.y;
-            s.phase_absorption[k][2] = scene->materials[k].absorption.z;
-        }
-    }
     return s;
 }
 
@@ -585,13 +579,7 @@ int cmd_render(int argc, char **argv) {
             rs.colliders = scene->colliders;
             rs.camera = scene->camera;
             /* several fluids: each tinted by its own material's absorption */
-            rs.phase_count = scene->material_count < PBF_MAX_PHASES ? scene->material_count
-                                                                    : PBF_MAX_PHASES;
-            for (int k = 0; k < rs.phase_count; ++k) {
-                rs.phase_absorption[k][0] = scene->materials[k].absorption.x;
-                rs.phase_absorption[k][1] = scene->materials[k].absorption.y;
-                rs.phase_absorption[k][2] = scene->materials[k].absorption.z;
-            }
+            render_phases_from_scene(scene, &rs);
         } else {
             /* No scene: the first frame's bounding box, the floor under its lowest particle. */
             float r = radius > 0.0 ? (float)radius : particles_estimate_radius(&parts);

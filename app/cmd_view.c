@@ -19,6 +19,7 @@
 #include "pbf/scene.h"
 #include "render_meshes.h"
 #include "render_diffuse.h"
+#include "render_phases.h"
 
 #ifdef PBF_WITH_GLFW
 #include <GLFW/glfw3.h>
@@ -26,7 +27,7 @@
 
 static const char view_synopsis[] =
     "usage: pbf view [SCENE] [--resolution WxH] [--look fluid|spheres] [--color MODE]\n"
-    "                [--threads N] [--set key=value ...] [--paused]\n"
+    "                [--threads N] [--set key=value ...] [--paused] [--no-hud]\n"
     "                [--screenshot FILE.png --frames N]\n";
 
 static const char view_help[] =
@@ -54,8 +55,10 @@ static const char view_help[] =
     "  --threads N         simulation threads, 0 = all cores (default: the scene's)\n"
     "  --set KEY=VALUE     override a scene parameter; repeatable\n"
     "  --paused            start paused\n"
+    "  --no-hud            start with the HUD hidden (H shows it)\n"
     "  --screenshot FILE   save the window's image as PNG after --frames frames, then exit\n"
-    "  --frames N          frames to draw before the screenshot (default 60)\n"
+    "  --frames N          frames of the simulation to draw before the screenshot (default\n"
+    "                      60; counted from its first state)\n"
     "  --help, -h          this help\n"
     "\n"
     "Dragging with the right button carries the scene's tool (a scene with a \"tool\" section,\n"
@@ -84,6 +87,7 @@ typedef struct sim_shared {
     int paused, step_once, reset, quit;
     /* The latest state (under lock). */
     float *positions, *velocities, *densities;
+    uint8_t *phases; /* each particle's fluid, for the tints of several (all 0 for one) */
     int count, capacity;
     pbf_vec3 domain_min, domain_max;
     double sim_time;
@@ -133,7 +137,9 @@ static int publish(sim_shared *sh, const pbf_world *w) {
         if (q != NULL) sh->velocities = q;
         float *d = realloc(sh->densities, (size_t)v.count * sizeof *d);
         if (d != NULL) sh->densities = d;
-        if (p == NULL || q == NULL || d == NULL) {
+        uint8_t *k = realloc(sh->phases, (size_t)v.count);
+        if (k != NULL) sh->phases = k;
+        if (p == NULL || q == NULL || d == NULL || k == NULL) {
             pthread_mutex_unlock(&sh->lock);
             return 1;
         }
@@ -142,6 +148,8 @@ static int publish(sim_shared *sh, const pbf_world *w) {
     memcpy(sh->positions, v.positions, (size_t)v.count * 3 * sizeof(float));
     memcpy(sh->velocities, v.velocities, (size_t)v.count * 3 * sizeof(float));
     memcpy(sh->densities, v.densities, (size_t)v.count * sizeof(float));
+    if (v.phases != NULL) memcpy(sh->phases, v.phases, (size_t)v.count);
+    else memset(sh->phases, 0, (size_t)v.count);
     sh->count = v.count;
     pbf_render_scene ds = pbf_default_render_scene(); /* spray, foam and bubbles */
     if (render_diffuse_from_world(&sh->diffuse, w, &ds) != 0) {
@@ -437,7 +445,8 @@ int cmd_view(int argc, char **argv) {
     cli_parser_init(&p, "view", view_synopsis, argc, argv);
     cli_overrides sets = {NULL, 0, 0};
     const char *scene_path = NULL, *screenshot = NULL, *a, *v;
-    int width = 1280, height = 720, frames = 60, threads = -1, help = 0, start_paused = 0;
+    int width = 1280, height = 720, frames = 60, threads = -1, help = 0, start_paused = 0,
+        show_hud = 1;
     pbf_render_look look = PBF_LOOK_FLUID;
     pbf_render_color color = PBF_COLOR_UNIFORM;
     int rc = CLI_EXIT_OK;
@@ -446,6 +455,8 @@ int cmd_view(int argc, char **argv) {
             help = 1;
         } else if (cli_flag(&p, "--paused", NULL)) {
             start_paused = 1;
+        } else if (cli_flag(&p, "--no-hud", NULL)) {
+            show_hud = 0;
         } else if (cli_option(&p, "--resolution", &v)) {
             parse_resolution(&p, v, &width, &height);
         } else if (cli_option(&p, "--look", &v)) {
@@ -526,7 +537,7 @@ int cmd_view(int argc, char **argv) {
     vs.def.height = fb_h;
     vs.def.look = look;
     vs.def.color = color;
-    vs.hud = 1;
+    vs.hud = show_hud;
     if (pbf_render_load_gl(glfwGetProcAddress, err, sizeof err) != PBF_OK ||
         pbf_renderer_create(&vs.def, &renderer, err, sizeof err) != PBF_OK) {
         glfwDestroyWindow(win);
@@ -568,6 +579,7 @@ int cmd_view(int argc, char **argv) {
 
     /* The window's copy of the state: drawn without holding the lock. */
     float *pos = NULL, *vel = NULL, *rho = NULL;
+    uint8_t *phase = NULL;
     render_diffuse diffuse = {0}; /* the window's copy of the published diffuse particles */
     int diffuse_count = 0;
     int count = 0, capacity = 0;
@@ -601,12 +613,15 @@ int cmd_view(int argc, char **argv) {
                 if (nv) vel = nv;
                 float *nr = realloc(rho, (size_t)sh.count * sizeof *nr);
                 if (nr) rho = nr;
-                if (np && nv && nr) capacity = sh.count;
+                uint8_t *nk = realloc(phase, (size_t)sh.count);
+                if (nk) phase = nk;
+                if (np && nv && nr && nk) capacity = sh.count;
             }
             if (sh.count <= capacity) {
                 memcpy(pos, sh.positions, (size_t)sh.count * 3 * sizeof(float));
                 memcpy(vel, sh.velocities, (size_t)sh.count * 3 * sizeof(float));
                 memcpy(rho, sh.densities, (size_t)sh.count * sizeof(float));
+                memcpy(phase, sh.phases, (size_t)sh.count);
                 count = sh.count;
             }
             diffuse_count = render_diffuse_copy(&diffuse, &sh.diffuse, sh.diffuse_count) == 0
@@ -648,6 +663,8 @@ int cmd_view(int argc, char **argv) {
         s.positions = pos;
         s.velocities = vel;
         s.densities = rho;
+        if (render_phases_from_scene(scene, &s) > 0) /* several fluids: each its own tint */
+            s.phases = phase;
         s.particle_radius = scene->world.particle_radius;
         s.rest_density = scene->world.rest_density;
         s.domain_min = dmin;
@@ -708,7 +725,9 @@ int cmd_view(int argc, char **argv) {
                          vs.def.look == PBF_LOOK_FLUID ? "fluid" : "spheres");
             pbf_renderer_draw_text(renderer, 8, 8, fb_w >= 1200 ? 2 : 1, hud);
         }
-        ++drawn;
+        /* Frames count from the first state the simulation published (or its failure): a
+         * screenshot never shows the empty scene of a window faster than world creation. */
+        if (seen != 0 || failed) ++drawn;
         if (screenshot != NULL && drawn >= frames) {
             shot = malloc((size_t)vs.def.width * (size_t)vs.def.height * 4);
             if (shot == NULL) {
@@ -736,6 +755,7 @@ int cmd_view(int argc, char **argv) {
     render_diffuse_free(&sh.diffuse);
     free(sh.velocities);
     free(sh.densities);
+    free(sh.phases);
     for (int i = 0; i < PBF_MAX_MESHES; ++i) {
         free(sh.mesh_vertices[i]);
         free(sh.mesh_triangles[i]);
@@ -744,6 +764,7 @@ int cmd_view(int argc, char **argv) {
     render_diffuse_free(&diffuse);
     free(vel);
     free(rho);
+    free(phase);
     pbf_renderer_destroy(renderer);
     glfwDestroyWindow(win);
     glfwTerminate();

@@ -7,8 +7,10 @@
  * usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] [--iterations N]
  *                  [--target-error PERCENT] [--artificial on|off] [--threads T]
  *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--layers N]
+ *                  [--kernel-scale H] [--chebyshev on|off]
  * (--amplitude and --layers: the wave's starting amplitude in m, default 0.02, and the tank's
- * thickness in particles, default 4)
+ * thickness in particles, default 4; --kernel-scale: h in particle radii, default 4;
+ * --chebyshev off: plain Jacobi iterations)
  * bench/flows.sh runs the table of docs/physics.md. */
 #include <string.h>
 
@@ -18,7 +20,7 @@ static int usage(void) {
     fprintf(stderr, "usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] "
                     "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
                     "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
-                    "[--layers N]\n");
+                    "[--layers N] [--kernel-scale H] [--chebyshev on|off]\n");
     return 2;
 }
 
@@ -97,7 +99,8 @@ static int run_vessels(const pbf_world_def *d, float r, double seconds) {
     const double start = level_difference(x, n, volume);
     printf("particles %d, level difference at 0 s: %.2f mm\n", n, 1e3 * start);
     const int frames = (int)lround(seconds * 60.0);
-    double tail = 0.0;
+    double tail = 0.0, prev = start, peak = start, swing[8];
+    int swings = 0;
     for (int f = 1; f <= frames; ++f) {
         if (pbf_world_step(w, 1.0f / 60.0f) != PBF_OK) {
             fprintf(stderr, "pbf_flows: %s\n", pbf_world_error(w));
@@ -107,7 +110,18 @@ static int run_vessels(const pbf_world_def *d, float r, double seconds) {
         double dh = level_difference(x, n, volume);
         if (f % 15 == 0) printf("  %.2f s  %+.2f mm\n", f / 60.0, 1e3 * dh);
         if (f > frames - 60) tail += dh / 60.0;
+        /* the extreme of each swing past level, from the frames between two level crossings */
+        if ((dh > 0.0) != (prev > 0.0)) {
+            if (swings < 8) swing[swings++] = peak;
+            peak = 0.0;
+        }
+        if (fabs(dh) > fabs(peak)) peak = dh;
+        prev = dh;
     }
+    if (swings < 8) swing[swings++] = peak; /* the last swing, still under way */
+    printf("swing extremes (mm):");
+    for (int j = 1; j < swings; ++j) printf(" %+.2f", 1e3 * swing[j]);
+    printf("\nfirst swing past level / start: %.3f\n", swings > 1 ? -swing[1] / start : 0.0);
     printf("mean over the last second: %+.2f mm (%.2f %% of the start)\n", 1e3 * tail,
            100.0 * fabs(tail) / start);
     free(x);
@@ -139,15 +153,20 @@ int main(int argc, char **argv) {
             wave_a = atof(v);
         else if (strcmp(k, "--layers") == 0)
             wave_layers = atoi(v);
+        else if (strcmp(k, "--kernel-scale") == 0)
+            d.kernel_scale = (float)atof(v);
         else if (strcmp(k, "--substeps") == 0)
             d.substeps = atoi(v);
         else if (strcmp(k, "--unilateral") == 0 && strcmp(v, "off") == 0)
             d.solver.unilateral = 0;
         else if (strcmp(k, "--threads") == 0)
             d.threads = atoi(v);
+        else if (strcmp(k, "--chebyshev") == 0 && strcmp(v, "off") == 0)
+            d.solver.chebyshev = 0;
         else if (strcmp(k, "--artificial") == 0 && strcmp(v, "off") == 0)
             d.solver.scorr_k = d.solver.xsph = d.solver.vorticity = 0.0f;
-        else if ((strcmp(k, "--artificial") != 0 && strcmp(k, "--unilateral") != 0) ||
+        else if ((strcmp(k, "--artificial") != 0 && strcmp(k, "--unilateral") != 0 &&
+                  strcmp(k, "--chebyshev") != 0) ||
                  strcmp(v, "on") != 0)
             return usage();
     }

@@ -1244,8 +1244,9 @@ PBF_KERNEL_INLINE pbf_v3 pbf_sym3_apply(pbf_sym3 m, pbf_v3 u) {
  * whose tangential block, the in-plane offsets averaged over the angle, is T(z) (I − n nᵀ) with
  *   T(z) = (π/s²) ∫_z^h s(R) (R² − z²) R dR = visc_wall_k ∫_z^h (h − R)² (R² − z²)/(R² + ε) dR
  * (s(R) R = −visc_k K_s (h − R)²/(R² + ε), K_s = spiky_k). Only the tangential block is kept:
- * the wall's normal motion is the density constraint's. The integrand is smooth on [z, h], and
- * 4-point Gauss–Legendre integrates it to 10⁻⁵ of the closed form (tests/test_viscosity.c). The
+ * the wall's normal motion is the density constraint's. The integrand is smooth on [z, h]; with
+ * 4-point Gauss–Legendre the block agrees with the sheets summed point by point on a fine
+ * lattice within 0.2 % (tests/test_viscosity.c). The
  * walls' edges are not corrected as the density's are: a particle in an edge is held by both
  * walls' sheets, each in its own tangential plane. */
 PBF_KERNEL_INLINE float pbf_visc_wall_sheet(float z, const pbf_params *p) {
@@ -1270,8 +1271,10 @@ PBF_KERNEL_INLINE pbf_sym3 pbf_visc_wall(pbf_v3 x, const pbf_params *p) {
     float t[3] = {0.0f, 0.0f, 0.0f}; /* T of the walls normal to each axis */
     for (int k = 0; k < 3; ++k) {
         float d0 = pbf_maxf(xs[k] - lo[k], 0.0f), d1 = pbf_maxf(hi[k] - xs[k], 0.0f);
-        for (float z = d0 + p->radius; z < p->h; z += 2.0f * p->radius) t[k] += pbf_visc_wall_sheet(z, p);
-        for (float z = d1 + p->radius; z < p->h; z += 2.0f * p->radius) t[k] += pbf_visc_wall_sheet(z, p);
+        for (float z = d0 + p->radius; z < p->h; z += 2.0f * p->radius)
+            t[k] += pbf_visc_wall_sheet(z, p);
+        for (float z = d1 + p->radius; z < p->h; z += 2.0f * p->radius)
+            t[k] += pbf_visc_wall_sheet(z, p);
     }
     /* a wall normal to axis k holds the two other axes */
     m.xx = t[1] + t[2];

@@ -52,9 +52,11 @@ void pbf__viscosity_init_params(pbf_world *w) {
             }
     p->visc_k = shear > 0.0 ? (float)(2.0 * (double)m->viscosity / shear) : 0.0f;
     p->drag_inv_span = (float)(1.0 / ((double)p->rest_density * (1.0 - top / full)));
-    p->visc_wall_k = 0.0f;
-    if (p->viscosity_on && w->def.wall_no_slip)
-        p->visc_wall_k = (float)(-3.14159265358979 * (double)p->visc_k * (double)p->spiky_k / (s * s));
+    /* no-slip walls: T(z)'s factor −π visc_k K_s / s² (kernels.h, pbf_visc_wall) */
+    const double pi = 3.14159265358979323846;
+    p->visc_wall_k = p->viscosity_on && w->def.wall_no_slip
+                         ? (float)(-pi * (double)p->visc_k * (double)p->spiky_k / (s * s))
+                         : 0.0f;
 }
 
 void pbf__viscosity_free(pbf_world *w) {

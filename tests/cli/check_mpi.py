@@ -78,12 +78,17 @@ def check_iterations(serial_dir, split_dir):
         fail("the mean iteration count is more than 10 % away from one process's")
 
 
-def check_probes(serial_dir, split_dir):
+def read_both(serial_dir, split_dir, name):
+    """The CSV file `name` of the one-process run and of the split run, as lists of rows."""
     tables = []
     for folder in (serial_dir, split_dir):
-        with open(os.path.join(folder, "probes.csv")) as f:
+        with open(os.path.join(folder, name)) as f:
             tables.append(list(csv.DictReader(f)))
-    one, split = tables
+    return tables
+
+
+def check_probes(serial_dir, split_dir):
+    one, split = read_both(serial_dir, split_dir, "probes.csv")
     if len(one) != len(split) or list(one[0]) != list(split[0]):
         fail("probes.csv: other rows or columns than one process's")
     forces = [c for c in one[0] if c.endswith("_N")]
@@ -106,11 +111,7 @@ def check_probes(serial_dir, split_dir):
 
 
 def check_tool(serial_dir, split_dir):
-    tables = []
-    for folder in (serial_dir, split_dir):
-        with open(os.path.join(folder, "forces.csv")) as f:
-            tables.append(list(csv.DictReader(f)))
-    one, split = tables
+    one, split = read_both(serial_dir, split_dir, "forces.csv")
     if [r["frame"] for r in one] != [r["frame"] for r in split]:
         fail("forces.csv: other frames than one process's")
     worst = 0.0
@@ -119,7 +120,7 @@ def check_tool(serial_dir, split_dir):
         worst = max(worst, d)
         if d > 0.003:
             fail(f"frame {a['frame']}: the tool is {d} m from one process's (> 3 mm)")
-    mean = [sum(float(r["fy"]) for r in t[1:]) / (len(t) - 1) for t in tables]
+    mean = [sum(float(r["fy"]) for r in t[1:]) / (len(t) - 1) for t in (one, split)]
     print(f"check_mpi: the tool at most {1e3 * worst:.3f} mm from one process's; mean vertical "
           f"force {mean[1]:.4f} N split, {mean[0]:.4f} N in one process")
     if abs(mean[1] - mean[0]) > 0.03 * abs(mean[0]):

@@ -6,10 +6,11 @@
  *
  * usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] [--iterations N]
  *                  [--target-error PERCENT] [--artificial on|off] [--threads T]
- *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--layers N]
+ *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--length L] [--depth H] [--layers N]
  *                  [--kernel-scale H] [--chebyshev on|off]
- * (--amplitude and --layers: the wave's starting amplitude in m, default 0.02, and the tank's
- * thickness in particles, default 4; --kernel-scale: h in particle radii, default 4;
+ * (--amplitude, --length, --depth and --layers: the wave's starting amplitude in m, default
+ * 0.02, the tank's length and the water's depth at rest in m, defaults 0.4 and 0.2, and the
+ * tank's thickness in particles, default 4; --kernel-scale: h in particle radii, default 4;
  * --chebyshev off: plain Jacobi iterations)
  * bench/flows.sh runs the table of docs/physics.md. */
 #include <string.h>
@@ -20,7 +21,7 @@ static int usage(void) {
     fprintf(stderr, "usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] "
                     "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
                     "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
-                    "[--layers N] [--kernel-scale H] [--chebyshev on|off]\n");
+                    "[--length L] [--depth H] [--layers N] [--kernel-scale H] [--chebyshev on|off]\n");
     return 2;
 }
 
@@ -151,6 +152,10 @@ int main(int argc, char **argv) {
             d.solver.target_error = (float)atof(v);
         else if (strcmp(k, "--amplitude") == 0)
             wave_a = atof(v);
+        else if (strcmp(k, "--depth") == 0)
+            tank_h = atof(v);
+        else if (strcmp(k, "--length") == 0)
+            tank_l = atof(v);
         else if (strcmp(k, "--layers") == 0)
             wave_layers = atoi(v);
         else if (strcmp(k, "--kernel-scale") == 0)
@@ -170,6 +175,7 @@ int main(int argc, char **argv) {
                  strcmp(v, "on") != 0)
             return usage();
     }
-    if (!(r > 0.0f) || !(wave_a > 0.0) || wave_layers < 1) return usage();
+    if (!(r > 0.0f) || !(wave_a > 0.0) || !(tank_l > 0.0) || !(tank_h > 0.0) || wave_layers < 1)
+        return usage();
     return wave ? run_wave(&d, r, periods) : run_vessels(&d, r, seconds);
 }

@@ -17,7 +17,8 @@
 typedef double (*height_fn)(double x);
 
 static int add_columns(pbf_world *w, double s, double lx, double lz, height_fn top) {
-    int nx = (int)lround(lx / s), nz = (int)lround(lz / s), n = 0, cap = nx * nz * 64;
+    int nx = (int)lround(lx / s), nz = (int)lround(lz / s), n = 0, cap = 0;
+    for (int i = 0; i < nx; ++i) cap += nz * (int)lround(top((i + 0.5) * s) / s);
     float *pos = malloc(sizeof(float) * 3 * (size_t)cap);
     if (pos == NULL) return -1;
     for (int i = 0; i < nx; ++i) {
@@ -66,26 +67,27 @@ static double level_difference(const float *x, int n, double volume) {
 }
 
 /* ---- standing wave -------------------------------------------------------------------------
- * The first sloshing mode of a 0.4 m tank 0.2 m deep (4 particles thick in z), started from
- * h(x) = H + A cos(πx/L), A = 2 cm (wave_a). Linear theory: T = 2π/√(g k tanh(k H)), k = π/L. */
+ * The first sloshing mode of a tank L = 0.4 m long, H = 0.2 m deep (4 particles thick in z),
+ * started from h(x) = H + A cos(πx/L), A = 2 cm (tank_l, tank_h, wave_a). Linear theory:
+ * T = 2π/√(g k tanh(k H)), k = π/L. */
 
-#define TANK_L 0.4
-#define TANK_H 0.2
-static double wave_a = 0.02;  /* the starting amplitude, m (bench/flows.c --amplitude) */
-static int wave_layers = 4;   /* particles across the tank in z (bench/flows.c --layers) */
-static double wave_top(double x) { return TANK_H + wave_a * cos(PI * x / TANK_L); }
+static double tank_l = 0.4;  /* the tank's length, m (bench/flows.c --length) */
+static double tank_h = 0.2;  /* the water's depth at rest, m (bench/flows.c --depth) */
+static double wave_a = 0.02; /* the starting amplitude, m (bench/flows.c --amplitude) */
+static int wave_layers = 4;  /* particles across the tank in z (bench/flows.c --layers) */
+static double wave_top(double x) { return tank_h + wave_a * cos(PI * x / tank_l); }
 
 /* The mode's amplitude: the column heights in 20 bins projected on cos(πx/L). */
 static double mode_amplitude(const float *x, int n, double volume, double depth) {
     enum { BINS = 20 };
-    double h[BINS] = {0}, bw = TANK_L / BINS, a = 0.0;
+    double h[BINS] = {0}, bw = tank_l / BINS, a = 0.0;
     for (int i = 0; i < n; ++i) {
         int b = (int)(x[3 * i] / bw);
         b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
         h[b] += volume / (bw * depth);
     }
-    for (int b = 0; b < BINS; ++b) a += h[b] * cos(PI * (b + 0.5) * bw / TANK_L) * bw;
-    return a * 2.0 / TANK_L;
+    for (int b = 0; b < BINS; ++b) a += h[b] * cos(PI * (b + 0.5) * bw / tank_l) * bw;
+    return a * 2.0 / tank_l;
 }
 
 /* The joined vessels at particle radius r: a world of def d (its domain and radius are set
@@ -116,10 +118,10 @@ static pbf_world *wave_create(const pbf_world_def *base, float r, int *count, do
     pbf_world_def d = *base;
     d.particle_radius = r;
     *depth = wave_layers * 2.0 * r;
-    d.domain_max = (pbf_vec3){(float)TANK_L, (float)(2 * TANK_H), (float)*depth};
+    d.domain_max = (pbf_vec3){(float)tank_l, (float)(2 * tank_h), (float)*depth};
     pbf_world *w = flows_world(&d);
     if (w == NULL) return NULL;
-    *count = add_columns(w, 2.0 * r, TANK_L, *depth, wave_top);
+    *count = add_columns(w, 2.0 * r, tank_l, *depth, wave_top);
     if (*count <= 0) {
         fprintf(stderr, "wave: %s\n", pbf_world_error(w));
         pbf_world_destroy(w);
@@ -129,7 +131,7 @@ static pbf_world *wave_create(const pbf_world_def *base, float r, int *count, do
 }
 
 static double wave_theory_period(void) {
-    return 2.0 * PI / sqrt(9.81 * PI / TANK_L * tanh(PI / TANK_L * TANK_H));
+    return 2.0 * PI / sqrt(9.81 * PI / tank_l * tanh(PI / tank_l * tank_h));
 }
 
 /* Period and decay from the mode amplitude a(t), fed once per frame: zero crossings

@@ -6,8 +6,8 @@
  *
  * usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] [--iterations N]
  *                  [--target-error PERCENT] [--artificial on|off] [--threads T]
- *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--length L] [--depth H] [--layers N]
- *                  [--kernel-scale H] [--chebyshev on|off]
+ *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--length L]
+ *                  [--depth H] [--layers N] [--kernel-scale H] [--chebyshev on|off]
  * (--amplitude, --length, --depth and --layers: the wave's starting amplitude in m, default
  * 0.02, the tank's length and the water's depth at rest in m, defaults 0.4 and 0.2, and the
  * tank's thickness in particles, default 4; --kernel-scale: h in particle radii, default 4;
@@ -21,7 +21,8 @@ static int usage(void) {
     fprintf(stderr, "usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] "
                     "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
                     "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
-                    "[--length L] [--depth H] [--layers N] [--kernel-scale H] [--chebyshev on|off]\n");
+                    "[--length L] [--depth H] [--layers N] [--kernel-scale H] "
+                    "[--chebyshev on|off]\n");
     return 2;
 }
 

@@ -28,9 +28,9 @@
 
 /* 1 in the sanitizer build's CTest run (PBF_SANITIZED=1, tests/CMakeLists.txt). The long physics
  * tests then run a short variant there: the same worlds and code paths for a few frames, with
- * every per-step check, but not the bounds that need the full run (a settled state, an average
- * over seconds); the release build runs the full version and checks them. Unset, or run by
- * hand, every test runs in full. */
+ * every check that holds that early, but not the bounds that need the full run (a settled
+ * state); the release build runs the full version and checks them. Unset, or run by hand, every
+ * test runs in full. */
 static inline int test_sanitized(void) {
     const char *e = getenv("PBF_SANITIZED");
     return e != NULL && e[0] == '1';

@@ -15,8 +15,10 @@
  *    rest density (it stiffened the bulk: 0.75e-4 mgh with s_corr everywhere, and it held shear,
  *    docs/physics.md); without s_corr at all the jitter is 8.7e-4 mgh.
  * Averages are over the last second of 3 s, after the start-up oscillation has settled. Under
- * the sanitizers (test_sanitized()) the same world and probes run 0.5 s, unchecked: the release
- * build checks the settled column. */
+ * the sanitizers (test_sanitized()) the same world and probes run 0.5 s, averaged over the last
+ * 1/6 s: the loads, the surface and the density error are within their bounds by then (floor
+ * +0.03 %, middle -1.4 %, wall -5.2 %, surface +0.07 %, density error 0.82 %), the kinetic energy
+ * is not yet settled and is checked in the release build only. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,10 +123,6 @@ static int resting_column_floor_carries_its_weight(void) {
     printf("  surface %.5f m (mean of %d probes), at rest density %.5f m (%+.3f %%); mean "
            "density error %.3f %%\n",
            height, HEIGHTS, h0, 100.0 * (height / h0 - 1.0), 100.0 * err);
-    if (!full) {
-        pbf_world_destroy(w);
-        return 0;
-    }
     ENSURE(fabs(floor_f / weight - 1.0) < 0.02); /* within 2 % */
     /* The stated density error (docs/physics.md: < 1 % with the defaults), and the surface
      * within that error of where the mass at rest density puts it. */
@@ -132,8 +130,10 @@ static int resting_column_floor_carries_its_weight(void) {
     ENSURE(fabs(height / h0 - 1.0) <= err);
     ENSURE(fabs(middle_p / (rho0 * g * height) - 1.0) < 0.05);
     ENSURE(fabs(wall_f / wall_expected - 1.0) < 0.10);
-    ENSURE(ke_late < 0.1 * ke_early);
-    ENSURE(ke_late < 3e-4 * mgh);
+    if (full) {
+        ENSURE(ke_late < 0.1 * ke_early);
+        ENSURE(ke_late < 3e-4 * mgh);
+    }
     pbf_world_destroy(w);
     return 0;
 }

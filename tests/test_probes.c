@@ -216,8 +216,8 @@ static int front_ignores_splash_ahead(void) {
 
 /* A layer of fluid resting on the floor and on the top of a box: four patches tiling the floor
  * add up to the whole-floor probe, and the box top carries the fluid above it. Under the
- * sanitizers (test_sanitized()) 20 frames with the tiling checked in each; the release build
- * checks the loads on the settled layer. */
+ * sanitizers (test_sanitized()) 20 frames, averaged over the last 10: the loads are within the
+ * same bounds by then (the sum 0.3 % under the weight, the box top half the floor's). */
 static int force_patches(float target_error) {
     const float r = 0.01f;
     pbf_world *w = world_with(r, (pbf_vec3){0.4f, 0.4f, 0.2f});
@@ -257,7 +257,7 @@ static int force_patches(float target_error) {
     p[5].position = (pbf_vec3){0.3f, 0.1f, 0.1f}; /* the box top */
     p[5].size = (pbf_vec3){0.2f, 0.0f, 0.2f};
     ENSURE(pbf_world_set_probes(w, p, 6) == PBF_OK);
-    const int full = !test_sanitized(), frames = full ? 120 : 20, last = full ? 40 : 10;
+    const int short_run = test_sanitized(), frames = short_run ? 20 : 120, last = short_run ? 10 : 40;
     double f[6] = {0};
     for (int k = 0; k < frames; ++k) {
         ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
@@ -275,10 +275,8 @@ static int force_patches(float target_error) {
     const double weight = m * pbf_world_particle_count(w) * g;
     printf("  floor %.3f N, box top %.3f N, sum %.3f N, weight %.3f N\n", f[0], f[5], f[0] + f[5],
            weight);
-    if (full) {
-        ENSURE(fabs((f[0] + f[5]) / weight - 1.0) < 0.03); /* the side walls carry nothing vertical */
-        ENSURE(f[5] > 0.2 * f[0] && f[5] < f[0]); /* the box top carries the shallower part */
-    }
+    ENSURE(fabs((f[0] + f[5]) / weight - 1.0) < 0.03); /* the side walls carry nothing vertical */
+    ENSURE(f[5] > 0.2 * f[0] && f[5] < f[0]); /* the box top carries the shallower part */
     pbf_world_destroy(w);
     return 0;
 }

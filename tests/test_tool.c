@@ -472,7 +472,8 @@ static int shipped_scene(void) {
 
 /* Held fully submerged and still, the fluid pushes the sphere up with ρ0 g V (Archimedes)
  * within 10%, and not sideways. The force is all reaction when adhesion and damping are off.
- * Under the sanitizers 10 frames and the per-frame checks only (test_sanitized()). */
+ * Under the sanitizers (test_sanitized()) 10 frames, averaged over the last 5: within the same
+ * bounds already (5.00 N against 5.14 N, nothing sideways). */
 static int held_sphere_feels_buoyancy(void) {
     pbf_world_def d = pbf_default_world_def();
     d.domain_max = (pbf_vec3){0.26f, 0.3f, 0.26f};
@@ -490,7 +491,7 @@ static int held_sphere_feels_buoyancy(void) {
     ENSURE(pbf_world_set_tool(w, &t) == PBF_OK);
     double fy = 0.0, fx = 0.0, fz = 0.0;
     int m = 0;
-    const int full = !test_sanitized(), frames = full ? 90 : 10;
+    const int frames = test_sanitized() ? 10 : 90;
     for (int f = 0; f < frames; ++f) {
         ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
         pbf_tool_state s = pbf_tool_get_state(w);
@@ -501,17 +502,16 @@ static int held_sphere_feels_buoyancy(void) {
     double want = 1000.0 * 9.81 * sphere_volume(R);
     printf("  %d particles, %d frames: buoyancy %.3f N (rho0 g V = %.3f N), sideways %.3f %.3f N\n",
            n, frames, fy / m, want, fx / m, fz / m);
-    if (full) {
-        ENSURE(fabs(fy / m - want) <= 0.1 * want);
-        ENSURE(fabs(fx / m) < 0.05 * want && fabs(fz / m) < 0.05 * want);
-    }
+    ENSURE(fabs(fy / m - want) <= 0.1 * want);
+    ENSURE(fabs(fx / m) < 0.05 * want && fabs(fz / m) < 0.05 * want);
     pbf_world_destroy(w);
     return 0;
 }
 
 /* Archimedes: a free sphere of 500 kg/m³ dropped onto water settles half submerged (the
  * submerged volume fraction within 10% of 1/2), and the fluid then carries its weight. Under the
- * sanitizers 12 frames, the level read over the last 6, and the per-frame check only. */
+ * sanitizers 12 frames, the level read over the last 6, and the per-frame check only: the sphere
+ * is still bobbing then (the release build checks it settled). */
 static int free_sphere_floats_half_submerged(void) {
     pbf_world_def d = pbf_default_world_def();
     d.particle_radius = 0.0075f;

@@ -19,6 +19,9 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # (minutes each). The code they run (solver, both neighbour modes, colliders, moving walls,
 # neighbour-list growth, the tool) runs under the sanitizers through test_solver,
 # test_determinism, test_tool, test_checkpoint, test_limits and the command-line tests on
-# smaller worlds. `bash scripts/sanitize.sh -R .` runs everything.
+# smaller worlds. `bash scripts/sanitize.sh -R .` runs everything. Every test here sees
+# PBF_SANITIZED=1 (tests/CMakeLists.txt): the long physics tests then step their worlds for a
+# few frames, with the checks that hold that early, and leave the bounds that need a settled
+# state to the release build (tests/test.h, test_sanitized()).
 if [ $# -eq 0 ]; then set -- -LE slow; fi
 ctest --test-dir build-asan --output-on-failure --timeout 900 "$@"

@@ -18,6 +18,9 @@ fi
 # `pip install .` builds it by default where nvcc is found.
 PBF_CUDA=${PBF_CUDA:-OFF} "$venv/bin/pip" install --quiet --no-index --no-build-isolation .
 export PBF_SOURCE_DIR=$PWD PBF_CLI=${PBF_CLI:-$PWD/build/pbf}
+# OpenMP threads sleep at barriers instead of spinning: on 2 shared cores a spinning thread takes
+# the core the working one needs (the CTest tests get the same, CMakeLists.txt)
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 # From another folder, so that `import pbf` is the installed package.
 cd build
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$PBF_SOURCE_DIR/python/tests" "$@"

@@ -39,6 +39,7 @@ static void take(size_t candidate, const char *name, size_t *best, const char **
 }
 
 size_t pbf__test_memory_limit = 0;
+double pbf__test_mesh_read_seconds = 0.0;
 
 size_t pbf__memory_limit(const char **what) {
     if (pbf__test_memory_limit > 0) {

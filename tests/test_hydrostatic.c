@@ -8,7 +8,17 @@
  *    of 9 height probes over the middle of the tank: one probe reads the highest of a few
  *    particles in the unconstrained top layer, whose jitter is about a quarter radius (a single
  *    central probe read −0.98 % to +0.23 % in builds whose sums differed in the last bits).
- * Averages are over the last second of 3 s, after the start-up oscillation has settled. */
+ *  - The column settles (the solver's resting-column check): the mean density error of the
+ *    last second under 1 %, and its kinetic energy under a tenth of the start-up peak and under
+ *    3e-4 mgh (m the fluid's mass, h = H0/2 the height of its centre of mass). The column keeps
+ *    a jitter of the 4-iteration solve (2.0e-4 mgh, 0.03 m/s rms) since s_corr acts only below
+ *    rest density (it stiffened the bulk: 0.75e-4 mgh with s_corr everywhere, and it held shear,
+ *    docs/physics.md); without s_corr at all the jitter is 8.7e-4 mgh.
+ * Averages are over the last second of 3 s, after the start-up oscillation has settled. Under
+ * the sanitizers (test_sanitized()) the same world and probes run 0.5 s, averaged over the last
+ * 1/6 s: the loads, the surface and the density error are within their bounds by then (floor
+ * +0.03 %, middle -1.4 %, wall -5.2 %, surface +0.07 %, density error 0.82 %), the kinetic energy
+ * is not yet settled and is checked in the release build only. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,10 +94,14 @@ static int resting_column_floor_carries_its_weight(void) {
      * starts at the height of its block and the fluid's volume at rest is WIDTH · DEPTH · H0. */
     const double h0 = FILL;
     double floor_f = 0.0, middle_p = 0.0, wall_f = 0.0, height = 0.0, err = 0.0;
-    const int frames = 180, last = 60;
+    double ke_early = 0.0, ke_late = 0.0;
+    const int full = !test_sanitized(), frames = full ? 180 : 30, last = full ? 60 : 10;
     for (int f = 0; f < frames; ++f) {
         ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        const double ke = pbf_world_get_stats(w).kinetic_energy;
+        if (f < 30) ke_early = ke > ke_early ? ke : ke_early;
         if (f < frames - last) continue;
+        ke_late += ke / last;
         pbf_probe_sample s[PROBES];
         ENSURE(pbf_world_sample_probes(w, s) == PBF_OK);
         floor_f += s[FLOOR].value / last;
@@ -103,6 +117,9 @@ static int resting_column_floor_carries_its_weight(void) {
            rho0 * g * height, 100.0 * (middle_p / (rho0 * g * height) - 1.0));
     printf("  wall x = 0: %.4f N, 1/2 rho0 g H^2 D = %.4f N (%+.2f %%)\n", wall_f, wall_expected,
            100.0 * (wall_f / wall_expected - 1.0));
+    const double mgh = weight * 0.5 * h0; /* the centre of mass at half the column's height */
+    printf("  last %.2f s: KE %.3g J (early peak %.3g J, mgh %.3g J)\n", last / 60.0, ke_late,
+           ke_early, mgh);
     printf("  surface %.5f m (mean of %d probes), at rest density %.5f m (%+.3f %%); mean "
            "density error %.3f %%\n",
            height, HEIGHTS, h0, 100.0 * (height / h0 - 1.0), 100.0 * err);
@@ -113,6 +130,10 @@ static int resting_column_floor_carries_its_weight(void) {
     ENSURE(fabs(height / h0 - 1.0) <= err);
     ENSURE(fabs(middle_p / (rho0 * g * height) - 1.0) < 0.05);
     ENSURE(fabs(wall_f / wall_expected - 1.0) < 0.10);
+    if (full) {
+        ENSURE(ke_late < 0.1 * ke_early);
+        ENSURE(ke_late < 3e-4 * mgh);
+    }
     pbf_world_destroy(w);
     return 0;
 }

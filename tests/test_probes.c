@@ -215,7 +215,9 @@ static int front_ignores_splash_ahead(void) {
 /* ---- force patches --------------------------------------------------------------------- */
 
 /* A layer of fluid resting on the floor and on the top of a box: four patches tiling the floor
- * add up to the whole-floor probe, and the box top carries the fluid above it. */
+ * add up to the whole-floor probe, and the box top carries the fluid above it. Under the
+ * sanitizers (test_sanitized()) 20 frames, averaged over the last 10: the loads are within the
+ * same bounds by then (the sum 0.3 % under the weight, the box top half the floor's). */
 static int force_patches(float target_error) {
     const float r = 0.01f;
     pbf_world *w = world_with(r, (pbf_vec3){0.4f, 0.4f, 0.2f});
@@ -255,7 +257,7 @@ static int force_patches(float target_error) {
     p[5].position = (pbf_vec3){0.3f, 0.1f, 0.1f}; /* the box top */
     p[5].size = (pbf_vec3){0.2f, 0.0f, 0.2f};
     ENSURE(pbf_world_set_probes(w, p, 6) == PBF_OK);
-    const int frames = 120, last = 40;
+    const int short_run = test_sanitized(), frames = short_run ? 20 : 120, last = short_run ? 10 : 40;
     double f[6] = {0};
     for (int k = 0; k < frames; ++k) {
         ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);

@@ -471,7 +471,9 @@ static int shipped_scene(void) {
  * Physics: a sphere at rest in water */
 
 /* Held fully submerged and still, the fluid pushes the sphere up with ρ0 g V (Archimedes)
- * within 10%, and not sideways. The force is all reaction when adhesion and damping are off. */
+ * within 10%, and not sideways. The force is all reaction when adhesion and damping are off.
+ * Under the sanitizers (test_sanitized()) 10 frames, averaged over the last 5: within the same
+ * bounds already (5.00 N against 5.14 N, nothing sideways). */
 static int held_sphere_feels_buoyancy(void) {
     pbf_world_def d = pbf_default_world_def();
     d.domain_max = (pbf_vec3){0.26f, 0.3f, 0.26f};
@@ -489,16 +491,17 @@ static int held_sphere_feels_buoyancy(void) {
     ENSURE(pbf_world_set_tool(w, &t) == PBF_OK);
     double fy = 0.0, fx = 0.0, fz = 0.0;
     int m = 0;
-    for (int f = 0; f < 90; ++f) {
+    const int frames = test_sanitized() ? 10 : 90;
+    for (int f = 0; f < frames; ++f) {
         ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
         pbf_tool_state s = pbf_tool_get_state(w);
         ENSURE(s.min_distance > 0.0f);
         ENSURE(s.total.y == s.reaction.y && s.adhesion.y == 0.0f && s.damping.y == 0.0f);
-        if (f >= 45) fy += s.total.y, fx += s.total.x, fz += s.total.z, ++m;
+        if (f >= frames / 2) fy += s.total.y, fx += s.total.x, fz += s.total.z, ++m;
     }
     double want = 1000.0 * 9.81 * sphere_volume(R);
-    printf("  %d particles: buoyancy %.3f N (rho0 g V = %.3f N), sideways %.3f %.3f N\n", n,
-           fy / m, want, fx / m, fz / m);
+    printf("  %d particles, %d frames: buoyancy %.3f N (rho0 g V = %.3f N), sideways %.3f %.3f N\n",
+           n, frames, fy / m, want, fx / m, fz / m);
     ENSURE(fabs(fy / m - want) <= 0.1 * want);
     ENSURE(fabs(fx / m) < 0.05 * want && fabs(fz / m) < 0.05 * want);
     pbf_world_destroy(w);
@@ -506,7 +509,9 @@ static int held_sphere_feels_buoyancy(void) {
 }
 
 /* Archimedes: a free sphere of 500 kg/m³ dropped onto water settles half submerged (the
- * submerged volume fraction within 10% of 1/2), and the fluid then carries its weight. */
+ * submerged volume fraction within 10% of 1/2), and the fluid then carries its weight. Under the
+ * sanitizers 12 frames, the level read over the last 6, and the per-frame check only: the sphere
+ * is still bobbing then (the release build checks it settled). */
 static int free_sphere_floats_half_submerged(void) {
     pbf_world_def d = pbf_default_world_def();
     d.particle_radius = 0.0075f;
@@ -528,11 +533,12 @@ static int free_sphere_floats_half_submerged(void) {
     double frac_sum = 0.0, fy_sum = 0.0, y_min = 1.0, y_max = 0.0;
     int m = 0;
     const float cell = 2.0f * d.particle_radius;
-    for (int f = 0; f < 150; ++f) {
+    const int full = !test_sanitized(), frames = full ? 150 : 12, settled = full ? 90 : 6;
+    for (int f = 0; f < frames; ++f) {
         ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
         pbf_tool_state s = pbf_tool_get_state(w);
         ENSURE(s.min_distance > 0.0f);
-        if (f < 90) continue;
+        if (f < settled) continue;
         /* the water level away from the sphere: the mean top particle per lattice column, + r */
         pbf_world_get_positions(w, pos);
         static float top[20][20];
@@ -562,12 +568,14 @@ static int free_sphere_floats_half_submerged(void) {
     }
     free(pos);
     double frac = frac_sum / m, weight = t.mass * 9.81;
-    printf("  %d particles: submerged fraction %.3f (Archimedes 0.5), fluid force %.3f N "
-           "(weight %.3f N), centre %.4f..%.4f m\n",
-           n, frac, fy_sum / m, weight, y_min, y_max);
-    ENSURE(fabs(frac - 0.5) <= 0.05);
-    ENSURE(fabs(fy_sum / m - weight) <= 0.05 * weight);
-    ENSURE(y_max - y_min < 0.01); /* settled, not bobbing */
+    printf("  %d particles, %d frames: submerged fraction %.3f (Archimedes 0.5), fluid force "
+           "%.3f N (weight %.3f N), centre %.4f..%.4f m\n",
+           n, frames, frac, fy_sum / m, weight, y_min, y_max);
+    if (full) {
+        ENSURE(fabs(frac - 0.5) <= 0.05);
+        ENSURE(fabs(fy_sum / m - weight) <= 0.05 * weight);
+        ENSURE(y_max - y_min < 0.01); /* settled, not bobbing */
+    }
     pbf_world_destroy(w);
     return 0;
 }

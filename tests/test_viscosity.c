@@ -353,16 +353,20 @@ static int velocity_profile(const pbf_world *w, float x_mid, double *u, int bins
  * (the wall at y = 0, midway between the first particles and the first ghost sheet). Measured
  * 0.79 of Stokes's (docs/physics.md, "No-slip walls": the first particle layer keeps 0.29 U
  * where Stokes gives 0.14 U); required within [0.65, 1.1] of it. On the free-slip floor the
- * deficit stays under 0.05 of Stokes's (the test's control). 1 and 2 threads give the same bits. */
+ * deficit stays under 0.05 of Stokes's (the test's control). 1 and 2 threads give the same bits.
+ * Under the sanitizers (test.h) the three runs of 14,400 particles go to t = 0.05 s, where
+ * the deficit is 0.76 of Stokes's, with the same checks but the first layer's (0.385 U there,
+ * too near its 0.4 U bound). */
 static int no_slip_floor_follows_stokes(void) {
-    const float U = 0.1f, nu = 1e-3f, t = 0.1f, bin = 0.005f;
+    const int full = !test_sanitized(), frames = full ? 6 : 3;
+    const float U = 0.1f, nu = 1e-3f, t = (float)frames / 60.0f, bin = 0.005f;
     const int bins = 6;
     double u[2][6], deficit[2] = {0.0, 0.0}, stokes = 0.0;
     uint64_t hash = 0;
     for (int ns = 0; ns < 2; ++ns) {
         pbf_world *w = stokes_layer(ns, 1);
         ENSURE(w != NULL);
-        ENSURE(run(w, 6) == 0);
+        ENSURE(run(w, frames) == 0);
         ENSURE(velocity_profile(w, 0.5f + U * t, u[ns], bins, bin) == 0);
         hash = pbf_world_hash(w);
         pbf_world_destroy(w);
@@ -378,9 +382,9 @@ static int no_slip_floor_follows_stokes(void) {
            bins * bin, deficit[1], deficit[0], stokes, deficit[1] / stokes, deficit[0] / stokes);
     ENSURE(deficit[1] >= 0.65 * stokes && deficit[1] <= 1.1 * stokes);
     ENSURE(fabs(deficit[0]) < 0.05 * stokes);
-    ENSURE(u[1][0] < 0.4 * U && u[1][0] < u[1][1]); /* the floor holds its first layer */
+    if (full) ENSURE(u[1][0] < 0.4 * U && u[1][0] < u[1][1]); /* the floor holds its first layer */
     pbf_world *w2 = stokes_layer(1, 2);
-    ENSURE(w2 != NULL && run(w2, 6) == 0);
+    ENSURE(w2 != NULL && run(w2, frames) == 0);
     ENSURE(pbf_world_hash(w2) == hash);
     pbf_world_destroy(w2);
     return 0;

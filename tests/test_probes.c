@@ -257,7 +257,8 @@ static int force_patches(float target_error) {
     p[5].position = (pbf_vec3){0.3f, 0.1f, 0.1f}; /* the box top */
     p[5].size = (pbf_vec3){0.2f, 0.0f, 0.2f};
     ENSURE(pbf_world_set_probes(w, p, 6) == PBF_OK);
-    const int short_run = test_sanitized(), frames = short_run ? 20 : 120, last = short_run ? 10 : 40;
+    const int short_run = test_sanitized();
+    const int frames = short_run ? 20 : 120, last = short_run ? 10 : 40;
     double f[6] = {0};
     for (int k = 0; k < frames; ++k) {
         ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pbf/pbf.h"
+
 #define ENSURE(cond)                                                                       \
     do {                                                                                   \
         if (!(cond)) {                                                                     \
@@ -34,6 +36,18 @@
 static inline int test_sanitized(void) {
     const char *e = getenv("PBF_SANITIZED");
     return e != NULL && e[0] == '1';
+}
+
+/* 1 when each of the n positions x (3 floats each) lies in the world's domain as it is now
+ * (walls may move). */
+static inline int all_in_domain(const pbf_world *w, const float *x, int n) {
+    pbf_vec3 lo, hi;
+    pbf_world_get_domain(w, &lo, &hi);
+    for (int i = 0; i < n; ++i, x += 3)
+        if (!(x[0] >= lo.x && x[0] <= hi.x && x[1] >= lo.y && x[1] <= hi.y && x[2] >= lo.z &&
+              x[2] <= hi.z))
+            return 0;
+    return 1;
 }
 
 /* Runs one test function and counts it. */

@@ -152,12 +152,9 @@ static int no_particle_inside_a_solid(void) {
     for (int block = 0; block < 20; ++block) {
         ENSURE(steps(w, 50) == 0);
         pbf_world_get_positions(w, x);
-        pbf_vec3 lo, hi;
-        pbf_world_get_domain(w, &lo, &hi);
+        ENSURE(all_in_domain(w, x, n));
         for (int i = 0; i < n; ++i) {
             pbf_vec3 p = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
-            ENSURE(p.x >= lo.x && p.x <= hi.x && p.y >= lo.y && p.y <= hi.y && p.z >= lo.z &&
-                   p.z <= hi.z);
             for (int k = 0; k < meshes; ++k) {
                 float d = pbf_world_mesh_distance(w, k, p);
                 if (d < closest) closest = d;

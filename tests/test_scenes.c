@@ -17,17 +17,6 @@ static int load(const char *name, pbf_scene *s) {
     return 0;
 }
 
-/* 0 when every particle of w (positions x, n of them) is inside the domain as it is at that
- * moment (walls may move). */
-static int all_inside(const pbf_world *w, const float *x, int n) {
-    pbf_vec3 lo, hi;
-    pbf_world_get_domain(w, &lo, &hi);
-    for (int i = 0; i < n; ++i)
-        ENSURE(x[3 * i] >= lo.x && x[3 * i] <= hi.x && x[3 * i + 1] >= lo.y &&
-               x[3 * i + 1] <= hi.y && x[3 * i + 2] >= lo.z && x[3 * i + 2] <= hi.z);
-    return 0;
-}
-
 /* Runs `frames` frames of a scene, checking after each that every particle is inside the
  * domain. */
 static int stays_inside(const char *name, int frames) {
@@ -42,7 +31,7 @@ static int stays_inside(const char *name, int frames) {
     for (int f = 0; f < frames; ++f) {
         ENSURE(pbf_world_step(w, 1.0f / s.fps) == PBF_OK);
         pbf_world_get_positions(w, x);
-        ENSURE(all_inside(w, x, n) == 0);
+        ENSURE(all_in_domain(w, x, n));
     }
     pbf_profile p = pbf_world_get_profile(w);
     printf("  %-22s %7d particles, %d frames: avg density error %.3f%%, %.0f ms/frame\n", name, n,
@@ -132,7 +121,7 @@ static int double_dam_break_is_mirror_symmetric(void) {
     for (int f = 0; f < frames; ++f) {
         ENSURE(pbf_world_step(w, 1.0f / s.fps) == PBF_OK);
         pbf_world_get_positions(w, x);
-        ENSURE(all_inside(w, x, n) == 0);
+        ENSURE(all_in_domain(w, x, n));
     }
     mirror_stats m = mirror_compare(&s, x, per_block);
     printf("  after %.2f s: centroid mismatch %.2g m, coarse occupancy mismatch %.2f%%, RMS "

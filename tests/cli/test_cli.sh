@@ -226,7 +226,10 @@ case_interrupt() {
     # The signal comes once a few frames are written (a frame file appears whole, by rename),
     # not after a fixed time: in 2 s a release build wrote hundreds, each checked below.
     local polls=0
-    while [ ! -e "$TMP/o/frame_00003.ply" ] && [ $polls -lt 300 ]; do sleep 0.05; polls=$((polls + 1)); done
+    while [ ! -e "$TMP/o/frame_00003.ply" ] && [ $polls -lt 300 ]; do
+        sleep 0.05
+        polls=$((polls + 1))
+    done
     [ -e "$TMP/o/frame_00003.ply" ] || { kill -KILL "$pid"; fail "no 4 frames in 15 s"; }
     kill -INT "$pid" || fail "the run ended before the signal"
     local rc waited=0

@@ -76,7 +76,10 @@ case_resume_interrupt() {
     # the signal comes once a few frames are written (a frame file appears whole, by rename),
     # not after a fixed time: in 2 s a release build wrote hundreds, which the straight run
     # below then had to repeat
-    while [ ! -e "$TMP/b/frame_00003.ply" ] && [ $polls -lt 300 ]; do sleep 0.05; polls=$((polls + 1)); done
+    while [ ! -e "$TMP/b/frame_00003.ply" ] && [ $polls -lt 300 ]; do
+        sleep 0.05
+        polls=$((polls + 1))
+    done
     [ -e "$TMP/b/frame_00003.ply" ] || { kill -KILL "$pid"; fail "no 4 frames in 15 s"; }
     kill -INT "$pid" || fail "the run ended before the signal"
     while kill -0 "$pid" 2>/dev/null && [ $waited -lt 150 ]; do sleep 0.1; waited=$((waited + 1)); done

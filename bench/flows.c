@@ -7,10 +7,11 @@
  * usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] [--iterations N]
  *                  [--target-error PERCENT] [--artificial on|off] [--threads T]
  *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--length L]
- *                  [--depth H] [--layers N] [--kernel-scale H] [--chebyshev on|off]
+ *                  [--depth H] [--layers N] [--mode N] [--kernel-scale H] [--chebyshev on|off]
  * (--amplitude, --length, --depth and --layers: the wave's starting amplitude in m, default
  * 0.02, the tank's length and the water's depth at rest in m, defaults 0.4 and 0.2, and the
- * tank's thickness in particles, default 4; --kernel-scale: h in particle radii, default 4;
+ * tank's thickness in particles, default 4; --mode: the sloshing mode n, k = nπ/L, default 1;
+ * --kernel-scale: h in particle radii, default 4;
  * --chebyshev off: plain Jacobi iterations)
  * bench/flows.sh runs the table of docs/physics.md. */
 #include <string.h>
@@ -21,7 +22,7 @@ static int usage(void) {
     fprintf(stderr, "usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] "
                     "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
                     "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
-                    "[--length L] [--depth H] [--layers N] [--kernel-scale H] "
+                    "[--length L] [--depth H] [--layers N] [--mode N] [--kernel-scale H] "
                     "[--chebyshev on|off]\n");
     return 2;
 }
@@ -81,6 +82,25 @@ static int run_wave(const pbf_world_def *d, float r, double periods) {
     for (int j = 0; j <= k.swings; ++j) printf(" %.3f", k.amp[j] / k.amp[0]);
     double ratio = k.swings > 0 ? pow(k.amp[k.swings] / k.amp[0], 1.0 / k.swings) : 0.0;
     printf("\nkept per half swing (geometric mean) %.3f\n", ratio);
+    /* The same from a least-squares line through ln A over half swings 1..N (the start, a
+     * cosine laid on a lattice, left out), with its standard error: less at the mercy of one
+     * noisy peak, and with it the decay rate per second. */
+    if (k.swings >= 3) {
+        double sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0, m = k.swings;
+        for (int j = 1; j <= k.swings; ++j) {
+            double y = log(k.amp[j] / k.amp[0]);
+            sx += j, sy += y, sxx += (double)j * j, sxy += j * y;
+        }
+        double vx = sxx - sx * sx / m, slope = (sxy - sx * sy / m) / vx, res = 0.0;
+        for (int j = 1; j <= k.swings; ++j) {
+            double e = log(k.amp[j] / k.amp[0]) - (sy / m + slope * (j - sx / m));
+            res += e * e;
+        }
+        double se = sqrt(res / (m - 2.0) / vx);
+        printf("kept per half swing (fit over half swings 1-%d) %.3f +- %.3f; decay rate %.3f +- "
+               "%.3f 1/s\n", k.swings, exp(slope), exp(slope) * se, -2.0 * slope / k.period,
+               2.0 * se / k.period);
+    }
     const char *names[] = {"prediction", "projection", "XSPH", "vorticity", "tool"};
     printf("energy: start %.5f J, end %.5f J, change %.5f J; by stage:\n", e0, e_end, e_end - e0);
     for (int j = 0; j < PBF_ENERGY_COUNT; ++j)
@@ -155,6 +175,8 @@ int main(int argc, char **argv) {
             wave_a = atof(v);
         else if (strcmp(k, "--depth") == 0)
             tank_h = atof(v);
+        else if (strcmp(k, "--mode") == 0)
+            wave_mode = atoi(v);
         else if (strcmp(k, "--length") == 0)
             tank_l = atof(v);
         else if (strcmp(k, "--layers") == 0)
@@ -176,7 +198,8 @@ int main(int argc, char **argv) {
                  strcmp(v, "on") != 0)
             return usage();
     }
-    if (!(r > 0.0f) || !(wave_a > 0.0) || !(tank_l > 0.0) || !(tank_h > 0.0) || wave_layers < 1)
+    if (!(r > 0.0f) || !(wave_a > 0.0) || !(tank_l > 0.0) || !(tank_h > 0.0) || wave_layers < 1 ||
+        wave_mode < 1 || wave_mode > 10)
         return usage();
     return wave ? run_wave(&d, r, periods) : run_vessels(&d, r, seconds);
 }

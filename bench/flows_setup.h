@@ -67,26 +67,30 @@ static double level_difference(const float *x, int n, double volume) {
 }
 
 /* ---- standing wave -------------------------------------------------------------------------
- * The first sloshing mode of a tank L = 0.4 m long, H = 0.2 m deep (4 particles thick in z),
- * started from h(x) = H + A cos(πx/L), A = 2 cm (tank_l, tank_h, wave_a). Linear theory:
- * T = 2π/√(g k tanh(k H)), k = π/L. */
+ * The first sloshing mode (or the n-th) of a tank L = 0.4 m long, H = 0.2 m deep (4 particles
+ * thick in z), started from h(x) = H + A cos(nπx/L), A = 2 cm (tank_l, tank_h, wave_a,
+ * wave_mode). Linear theory: T = 2π/√(g k tanh(k H)), k = nπ/L. */
 
 static double tank_l = 0.4;  /* the tank's length, m (bench/flows.c --length) */
 static double tank_h = 0.2;  /* the water's depth at rest, m (bench/flows.c --depth) */
 static double wave_a = 0.02; /* the starting amplitude, m (bench/flows.c --amplitude) */
 static int wave_layers = 4;  /* particles across the tank in z (bench/flows.c --layers) */
-static double wave_top(double x) { return tank_h + wave_a * cos(PI * x / tank_l); }
+static int wave_mode = 1;    /* the sloshing mode n, k = nπ/L (bench/flows.c --mode) */
+static double wave_top(double x) { return tank_h + wave_a * cos(PI * wave_mode * x / tank_l); }
 
-/* The mode's amplitude: the column heights in 20 bins projected on cos(πx/L). */
+/* The mode's amplitude: the column heights in 20 bins per half wavelength projected on
+ * cos(nπx/L). */
 static double mode_amplitude(const float *x, int n, double volume, double depth) {
-    enum { BINS = 20 };
-    double h[BINS] = {0}, bw = tank_l / BINS, a = 0.0;
+    enum { MAX_BINS = 200 };
+    const int bins = 20 * wave_mode < MAX_BINS ? 20 * wave_mode : MAX_BINS;
+    double h[MAX_BINS] = {0}, bw = tank_l / bins, a = 0.0;
     for (int i = 0; i < n; ++i) {
         int b = (int)(x[3 * i] / bw);
-        b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
+        b = b < 0 ? 0 : b >= bins ? bins - 1 : b;
         h[b] += volume / (bw * depth);
     }
-    for (int b = 0; b < BINS; ++b) a += h[b] * cos(PI * (b + 0.5) * bw / tank_l) * bw;
+    for (int b = 0; b < bins; ++b)
+        a += h[b] * cos(PI * wave_mode * (b + 0.5) * bw / tank_l) * bw;
     return a * 2.0 / tank_l;
 }
 
@@ -131,7 +135,8 @@ static pbf_world *wave_create(const pbf_world_def *base, float r, int *count, do
 }
 
 static double wave_theory_period(void) {
-    return 2.0 * PI / sqrt(9.81 * PI / tank_l * tanh(PI / tank_l * tank_h));
+    const double k = PI * wave_mode / tank_l;
+    return 2.0 * PI / sqrt(9.81 * k * tanh(k * tank_h));
 }
 
 /* Period and decay from the mode amplitude a(t), fed once per frame: zero crossings

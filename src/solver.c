@@ -585,6 +585,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     double *ms = w->profile.stage_ms;
     P->dt = dt;
     P->inv_dt = 1.0f / dt;
+    P->scorr_scale = pbf__scorr_k(&w->def, dt) / w->lattice_grad2;
     P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt : 0.0f;
     pbf__walls_at(&w->def, w->time + dt, &P->wall_lo, &P->wall_hi);
     const double t_start = w->time;

@@ -82,6 +82,8 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                 s->unilateral);
     CHECK_RANGE(s->scorr_k >= 0.0f && s->scorr_k <= 1.0f, "solver.scorr_k", "in [0, 1]",
                 s->scorr_k);
+    CHECK_RANGE(s->scorr_ratio >= 0.0f && s->scorr_ratio <= 1000.0f, "solver.scorr_ratio",
+                "in [0, 1000]", s->scorr_ratio);
     CHECK_RANGE(s->scorr_n >= 1 && s->scorr_n <= 8, "solver.scorr_n", "in [1, 8]", s->scorr_n);
     CHECK_RANGE(s->scorr_dq >= 0.0f && s->scorr_dq < 1.0f, "solver.scorr_dq", "in [0, 1)",
                 s->scorr_dq);

@@ -133,6 +133,15 @@ pbf_status pbf__fail(pbf_world *w, pbf_status status, const char *fmt, ...);
 /* Formats into a caller's buffer (may be NULL). */
 void pbf__format(char *buf, size_t size, const char *fmt, ...);
 
+/* s_corr's k for a substep of dt: scorr_k, or scorr_ratio · |g| · dt² / r when that is set
+ * (include/pbf/pbf.h). */
+static inline float pbf__scorr_k(const pbf_world_def *d, float dt) {
+    if (!(d->solver.scorr_ratio > 0.0f)) return d->solver.scorr_k;
+    const pbf_vec3 g = d->gravity;
+    return d->solver.scorr_ratio * sqrtf(g.x * g.x + g.y * g.y + g.z * g.z) * dt * dt /
+           d->particle_radius;
+}
+
 /* Domain walls at time t (scripted motion applied). */
 void pbf__walls_at(const pbf_world_def *def, double t, pbf_v3 *lo, pbf_v3 *hi);
 /* The box every wall stays inside over all time: the grid covers it. */

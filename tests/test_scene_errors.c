@@ -239,6 +239,8 @@ static int test_out_of_range(void) {
                  "'solver.scorr.dq' must be in [0, 1) h, got 1");
     ENSURE_ERROR("{\"solver\": {\"scorr\": {\"n\": 9}}}", PBF_ERR_INVALID_ARG,
                  "'solver.scorr.n' must be in [1, 8], got 9");
+    ENSURE_ERROR("{\"solver\": {\"scorr\": {\"ratio\": -1}}}", PBF_ERR_INVALID_ARG,
+                 "'solver.scorr.ratio' must be in [0, 1000], got -1");
     ENSURE_ERROR("{\"solver\": {\"threads\": -1}}", PBF_ERR_INVALID_ARG,
                  "'solver.threads' must be in [0, 1024], got -1");
     ENSURE_ERROR("{\"solver\": {\"neighbor_mode\": \"grid\"}}", PBF_ERR_INVALID_ARG,

@@ -108,6 +108,13 @@ typedef struct pbf_solver_def {
     /* Tensile instability correction s_corr = −k (W(r)/W(Δq))^n, expressed as an equivalent
      * relative compression so it is independent of particle size. k default 0.1, range [0, 1]. */
     float scorr_k;
+    /* When > 0, s_corr follows the time step: each substep uses k = scorr_ratio · |g| · dt² / r
+     * in place of scorr_k. s_corr moves a surface particle by an amount proportional to k·r in
+     * each substep, gravity by g·dt², so a fixed k pushes the surface apart harder the more
+     * substeps a scene takes; a fixed ratio k r / (g dt²) keeps that push the same against
+     * gravity at any substep count and particle size (docs/physics.md, "s_corr and the time
+     * step"). No gravity: no s_corr. Default 0 (scorr_k as given), range [0, 1000]. */
+    float scorr_ratio;
     /* s_corr exponent n. Default 4, range [1, 8]. */
     int scorr_n;
     /* s_corr reference distance Δq as a fraction of h. Default 0.2, range [0, 1). */

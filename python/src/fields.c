@@ -27,6 +27,7 @@ const pbfpy_field pbfpy_solver_fields[] = {
     F(pbf_solver_def, relaxation, PBFPY_FLOAT),
     F(pbf_solver_def, unilateral, PBFPY_BOOL),
     F(pbf_solver_def, scorr_k, PBFPY_FLOAT),
+    F(pbf_solver_def, scorr_ratio, PBFPY_FLOAT),
     F(pbf_solver_def, scorr_n, PBFPY_INT),
     F(pbf_solver_def, scorr_dq, PBFPY_FLOAT),
     F(pbf_solver_def, scorr_deficit, PBFPY_FLOAT),

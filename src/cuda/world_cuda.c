@@ -207,6 +207,7 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
         for (int s = 0; s < substeps; ++s) {
             P->dt = dt_sub;
             P->inv_dt = 1.0f / dt_sub;
+            P->scorr_scale = pbf__scorr_k(&w->def, dt_sub) / w->lattice_grad2;
             P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt_sub : 0.0f;
             pbf__walls_at(&w->def, t + dt_sub, &P->wall_lo, &P->wall_hi);
             memset(&c->sub[s], 0, sizeof c->sub[s]);

@@ -297,6 +297,8 @@ static const char *const BACKEND_NAMES[] = {"cpu", "cuda"};         /* by pbf_ba
 static const scene_key SCORR_KEYS[] = {
     KEY_FLOAT("k", pbf_scene, world.solver.scorr_k, CLOSED(0.0, 1.0), "",
               "strength of the tensile instability correction s_corr"),
+    KEY_FLOAT("ratio", pbf_scene, world.solver.scorr_ratio, CLOSED(0.0, 1000.0), "",
+              "when > 0, k follows the step: k = ratio g dt^2 / r in each substep; 0: k as given"),
     KEY_INT("n", pbf_scene, world.solver.scorr_n, CLOSED(1.0, 8.0), "exponent of s_corr"),
     KEY_FLOAT("dq", pbf_scene, world.solver.scorr_dq, HALF_OPEN(0.0, 1.0), "h",
               "reference distance Δq of s_corr, as a fraction of h"),

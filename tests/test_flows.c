@@ -105,6 +105,31 @@ static int standing_wave(void) {
     return 0;
 }
 
+/* A block of water from the floor's corner to block_max in a domain reaching domain_max (def d
+ * otherwise), stepped `frames` frames of 1/60 s: its positions (malloc, *n of them), or NULL on
+ * failure, with the message printed. */
+static float *block_after(const pbf_world_def *d, pbf_vec3 domain_max, pbf_vec3 block_max,
+                          int frames, int *n) {
+    pbf_world_def def = *d;
+    def.domain_max = domain_max;
+    pbf_world *w = flows_world(&def);
+    if (w == NULL) return NULL;
+    pbf_block_def b = pbf_default_block_def();
+    b.max = block_max;
+    pbf_status st = pbf_world_add_block(w, &b);
+    for (int f = 0; f < frames && st == PBF_OK; ++f) st = pbf_world_step(w, 1.0f / 60.0f);
+    float *x = NULL;
+    if (st == PBF_OK) {
+        *n = pbf_world_particle_count(w);
+        x = malloc(sizeof(float) * 3 * (size_t)*n);
+        if (x != NULL) pbf_world_get_positions(w, x);
+    } else {
+        fprintf(stderr, "block_after: %s\n", pbf_world_error(w));
+    }
+    pbf_world_destroy(w);
+    return x;
+}
+
 /* ---- clumping at the free surface ----------------------------------------------------------
  * A small dam break (r = 1 cm, 1500 particles) after one second: particles with fewer than 20
  * neighbours (about 32 inside) are at the surface or in spray; their nearest-neighbour
@@ -112,17 +137,9 @@ static int standing_wave(void) {
 static int surface_spacing(const pbf_world_def *base, double *mean, double *below) {
     pbf_world_def d = *base;
     d.particle_radius = 0.01f;
-    d.domain_max = (pbf_vec3){0.8f, 0.4f, 0.2f};
-    pbf_world *w = flows_world(&d);
-    ENSURE(w != NULL);
-    pbf_block_def b = pbf_default_block_def();
-    b.max = (pbf_vec3){0.2f, 0.3f, 0.2f};
-    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
-    for (int f = 0; f < 60; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
-    const int n = pbf_world_particle_count(w);
-    float *x = malloc(sizeof(float) * 3 * (size_t)n);
+    int n = 0;
+    float *x = block_after(&d, (pbf_vec3){0.8f, 0.4f, 0.2f}, (pbf_vec3){0.2f, 0.3f, 0.2f}, 60, &n);
     ENSURE(x != NULL);
-    pbf_world_get_positions(w, x);
     const double s = 2.0 * d.particle_radius, h = d.kernel_scale * d.particle_radius;
     int surface = 0, close = 0;
     double sum = 0.0;
@@ -146,7 +163,6 @@ static int surface_spacing(const pbf_world_def *base, double *mean, double *belo
     *mean = sum / surface;
     *below = (double)close / surface;
     free(x);
-    pbf_world_destroy(w);
     return 0;
 }
 
@@ -180,17 +196,9 @@ static int top_height(const pbf_world_def *base, int substeps, double *top) {
     d.particle_radius = 0.01f;
     d.substeps = substeps;
     d.solver.target_error = 0.1f;
-    d.domain_max = (pbf_vec3){0.3f, 0.4f, 0.1f};
-    pbf_world *w = flows_world(&d);
-    ENSURE(w != NULL);
-    pbf_block_def b = pbf_default_block_def();
-    b.max = (pbf_vec3){0.3f, 0.2f, 0.1f};
-    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
-    for (int f = 0; f < 30; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
-    const int n = pbf_world_particle_count(w);
-    float *x = malloc(sizeof(float) * 3 * (size_t)n);
+    int n = 0;
+    float *x = block_after(&d, (pbf_vec3){0.3f, 0.4f, 0.1f}, (pbf_vec3){0.3f, 0.2f, 0.1f}, 30, &n);
     ENSURE(x != NULL);
-    pbf_world_get_positions(w, x);
     double sum = 0.0;
     int count = 0;
     for (int i = 0; i < n; ++i)
@@ -198,7 +206,6 @@ static int top_height(const pbf_world_def *base, int substeps, double *top) {
     ENSURE(count > 0);
     *top = sum / count;
     free(x);
-    pbf_world_destroy(w);
     return 0;
 }
 

@@ -1238,8 +1238,14 @@ PBF_KERNEL_INLINE pbf_v3 pbf_sym3_apply(pbf_sym3 m, pbf_v3 u) {
 }
 
 /* The no-slip walls (`domain.no_slip`): the domain walls' ghost layers (the sheets of
- * "Boundary density", at rest along the wall) enter the Laplacian as neighbours with zero
- * tangential velocity. One sheet at distance z, areal density 1/s², adds to particle i
+ * "Boundary density") enter the Laplacian as neighbours. A sheet at rest would put the zero of
+ * the velocity behind the wall, at the sheet, and let the first particle layer slip; so each
+ * sheet takes the velocity that extends the fluid's linear profile through zero at the wall
+ * (Morris, Fox & Zhu 1997): a particle at distance d from the wall sees a sheet at distance z
+ * (that is z − d behind the wall) moving at −(z − d)/d u_i, and the pair term
+ * s_ij d dᵀ (u_i − u_sheet) becomes (z/d) s_ij d dᵀ u_i. d is taken at least r, the closest
+ * a particle centre stays to a wall, so the factor stays bounded. One sheet at distance z,
+ * areal density 1/s², adds to particle i
  *   Σ s_ij d dᵀ = (1/s²) ∫ s(R) d dᵀ dA,
  * whose tangential block, the in-plane offsets averaged over the angle, is T(z) (I − n nᵀ) with
  *   T(z) = (π/s²) ∫_z^h s(R) (R² − z²) R dR = visc_wall_k ∫_z^h (h − R)² (R² − z²)/(R² + ε) dR
@@ -1261,7 +1267,8 @@ PBF_KERNEL_INLINE float pbf_visc_wall_sheet(float z, const pbf_params *p) {
 }
 
 /* The walls' block of particle i at x: Σ over the walls in reach of T (I − n nᵀ), T summed
- * over the wall's ghost layers z = d + r, d + 3r, ... < h. Zero when the walls slip. */
+ * over the wall's ghost layers z = d + r, d + 3r, ... < h, each weighted by z / max(d, r) (the
+ * sheets' mirrored velocity, above). Zero when the walls slip. */
 PBF_KERNEL_INLINE pbf_sym3 pbf_visc_wall(pbf_v3 x, const pbf_params *p) {
     pbf_sym3 m = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     if (p->visc_wall_k == 0.0f) return m;
@@ -1271,10 +1278,11 @@ PBF_KERNEL_INLINE pbf_sym3 pbf_visc_wall(pbf_v3 x, const pbf_params *p) {
     float t[3] = {0.0f, 0.0f, 0.0f}; /* T of the walls normal to each axis */
     for (int k = 0; k < 3; ++k) {
         float d0 = pbf_maxf(xs[k] - lo[k], 0.0f), d1 = pbf_maxf(hi[k] - xs[k], 0.0f);
+        float e0 = pbf_maxf(d0, p->radius), e1 = pbf_maxf(d1, p->radius);
         for (float z = d0 + p->radius; z < p->h; z += 2.0f * p->radius)
-            t[k] += pbf_visc_wall_sheet(z, p);
+            t[k] += (z / e0) * pbf_visc_wall_sheet(z, p);
         for (float z = d1 + p->radius; z < p->h; z += 2.0f * p->radius)
-            t[k] += pbf_visc_wall_sheet(z, p);
+            t[k] += (z / e1) * pbf_visc_wall_sheet(z, p);
     }
     /* a wall normal to axis k holds the two other axes */
     m.xx = t[1] + t[2];

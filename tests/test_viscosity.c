@@ -292,13 +292,17 @@ static int wall_block_matches_sheet_sum(void) {
         const int fine = 16;
         const double da = s / fine, h = (double)P.h;
         double xx = 0.0;
-        for (double z = ds[c] + r; z < h; z += s) /* the ghost layers behind the floor */
+        /* the ghost layers behind the floor, each moving at −(z − d)/d of the particle's
+         * velocity (kernels.h: the sheets' mirrored velocity), d at least r */
+        for (double z = ds[c] + r; z < h; z += s) {
+            const double mirror = z / (ds[c] > r ? (double)ds[c] : (double)r);
             for (int a = -fine * 3; a <= fine * 3; ++a)
                 for (int b = -fine * 3; b <= fine * 3; ++b) {
                     double gx = (a + 0.5) * da, gz = (b + 0.5) * da;
                     float r2 = (float)(gx * gx + gz * gz + z * z);
-                    xx += (double)pbf_visc_pair(r2, &P) * gx * gx * (da * da) / (s * s);
+                    xx += mirror * (double)pbf_visc_pair(r2, &P) * gx * gx * (da * da) / (s * s);
                 }
+        }
         printf("  d = %.2f r: xx %.6g (sheets summed %.6g), yy %.3g\n", (double)(ds[c] / r),
                (double)m.xx, xx, (double)m.yy);
         ENSURE(xx > 0.0);
@@ -351,12 +355,12 @@ static int velocity_profile(const pbf_world *w, float x_mid, double *u, int bins
 /* Stokes's first problem: after t = 0.1 s the velocity deficit of a layer sliding over a
  * no-slip floor, ∫ (U − u) dy over the lowest 3 cm, against Stokes's U erfc(y / (2 √(ν t)))
  * (the wall at y = 0, midway between the first particles and the first ghost sheet). Measured
- * 0.79 of Stokes's (docs/physics.md, "No-slip walls": the first particle layer keeps 0.29 U
- * where Stokes gives 0.14 U); required within [0.65, 1.1] of it. On the free-slip floor the
- * deficit stays under 0.05 of Stokes's (the test's control). 1 and 2 threads give the same bits.
- * Under the sanitizers (test.h) the three runs of 14,400 particles go to t = 0.05 s, where
- * the deficit is 0.76 of Stokes's, with the same checks but the first layer's (0.385 U there,
- * too near its 0.4 U bound). */
+ * 1.00 of Stokes's, the first particle layer at 0.167 U where Stokes gives 0.140 U
+ * (docs/physics.md, "No-slip walls"); required: the deficit within [0.9, 1.1] of Stokes's and
+ * the first layer below 1.5 × Stokes's velocity there (ghost sheets at rest, which let the
+ * first layer slip, gave 0.79 and 0.29 U). On the free-slip floor the deficit stays under 0.05
+ * of Stokes's (the test's control). 1 and 2 threads give the same bits. Under the sanitizers
+ * (test.h) the three runs of 14,400 particles go to t = 0.05 s, with the same checks. */
 static int no_slip_floor_follows_stokes(void) {
     const int full = !test_sanitized(), frames = full ? 6 : 3;
     const float U = 0.1f, nu = 1e-3f, t = (float)frames / 60.0f, bin = 0.005f;
@@ -380,9 +384,10 @@ static int no_slip_floor_follows_stokes(void) {
     }
     printf("  deficit over %.3f m: no-slip %.3g, free-slip %.3g, Stokes %.3g m^2/s (%.2f, %.2f)\n",
            bins * bin, deficit[1], deficit[0], stokes, deficit[1] / stokes, deficit[0] / stokes);
-    ENSURE(deficit[1] >= 0.65 * stokes && deficit[1] <= 1.1 * stokes);
+    ENSURE(deficit[1] >= 0.9 * stokes && deficit[1] <= 1.1 * stokes);
     ENSURE(fabs(deficit[0]) < 0.05 * stokes);
-    if (full) ENSURE(u[1][0] < 0.4 * U && u[1][0] < u[1][1]); /* the floor holds its first layer */
+    /* the floor holds its first layer */
+    ENSURE(u[1][0] < 1.5 * U * erf(0.5 * bin / (2.0 * sqrt((double)(nu * t)))) && u[1][0] < u[1][1]);
     pbf_world *w2 = stokes_layer(1, 2);
     ENSURE(w2 != NULL && run(w2, frames) == 0);
     ENSURE(pbf_world_hash(w2) == hash);

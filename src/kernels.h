@@ -1266,9 +1266,18 @@ PBF_KERNEL_INLINE float pbf_visc_wall_sheet(float z, const pbf_params *p) {
     return p->visc_wall_k * half * sum;
 }
 
-/* The walls' block of particle i at x: Σ over the walls in reach of T (I − n nᵀ), T summed
- * over the wall's ghost layers z = d + r, d + 3r, ... < h, each weighted by z / max(d, r) (the
- * sheets' mirrored velocity, above). Zero when the walls slip. */
+/* T of one wall at distance d: its ghost layers z = d + r, d + 3r, ... < h, each weighted by
+ * z / max(d, r) (the sheets' mirrored velocity, above). */
+PBF_KERNEL_INLINE float pbf_visc_wall_side(float d, const pbf_params *p) {
+    const float e = pbf_maxf(d, p->radius);
+    float t = 0.0f;
+    for (float z = d + p->radius; z < p->h; z += 2.0f * p->radius)
+        t += (z / e) * pbf_visc_wall_sheet(z, p);
+    return t;
+}
+
+/* The walls' block of particle i at x: Σ over the walls in reach of T (I − n nᵀ), T from
+ * pbf_visc_wall_side. Zero when the walls slip. */
 PBF_KERNEL_INLINE pbf_sym3 pbf_visc_wall(pbf_v3 x, const pbf_params *p) {
     pbf_sym3 m = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     if (p->visc_wall_k == 0.0f) return m;
@@ -1277,12 +1286,8 @@ PBF_KERNEL_INLINE pbf_sym3 pbf_visc_wall(pbf_v3 x, const pbf_params *p) {
     const float xs[3] = {x.x, x.y, x.z};
     float t[3] = {0.0f, 0.0f, 0.0f}; /* T of the walls normal to each axis */
     for (int k = 0; k < 3; ++k) {
-        float d0 = pbf_maxf(xs[k] - lo[k], 0.0f), d1 = pbf_maxf(hi[k] - xs[k], 0.0f);
-        float e0 = pbf_maxf(d0, p->radius), e1 = pbf_maxf(d1, p->radius);
-        for (float z = d0 + p->radius; z < p->h; z += 2.0f * p->radius)
-            t[k] += (z / e0) * pbf_visc_wall_sheet(z, p);
-        for (float z = d1 + p->radius; z < p->h; z += 2.0f * p->radius)
-            t[k] += (z / e1) * pbf_visc_wall_sheet(z, p);
+        t[k] = pbf_visc_wall_side(pbf_maxf(xs[k] - lo[k], 0.0f), p) +
+               pbf_visc_wall_side(pbf_maxf(hi[k] - xs[k], 0.0f), p);
     }
     /* a wall normal to axis k holds the two other axes */
     m.xx = t[1] + t[2];

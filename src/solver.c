@@ -18,6 +18,7 @@
 #include "energy_audit.h" /* the energy audit: marks after the stages, when it is on */
 #include "viscosity.h" /* implicit viscosity and surface drag: hooks marked "viscosity" */
 #include "diffuse.h" /* spray, foam and bubbles: one hook marked "diffuse" below */
+#include "solve_control.h" /* stop and Chebyshev decisions, shared with the CUDA step */
 
 #define PI_D 3.14159265358979323846
 
@@ -421,16 +422,13 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
                                                    w->params.adhesion_on)
                            ? sd->min_iterations
                            : 1;
-    const float target = sd->target_error * 0.01f;
     /* With a fixed count the solve stays the paper's plain Jacobi: over 2–3 accelerated
      * iterations Chebyshev lowers the error but leaves a resting column jittering (its kinetic
      * energy stayed 3× above the plain solve's in tests/test_solver.c). */
-    const int accelerate = sd->chebyshev && controlled;
-    const int delay = sd->chebyshev_delay > 1 ? sd->chebyshev_delay : 1;
-    float rho = sd->chebyshev_rho, omega = 1.0f;
-    int start = delay; /* first accelerated iteration */
-    int k = 0, restarts = 0;
-    float err_min = 3.4e38f; /* the lowest error of this substep so far */
+    pbf_solve_control ctl = pbf_solve_control_begin(sd->target_error * 0.01f, min_it, max_it,
+                                                    sd->chebyshev, sd->chebyshev_rho,
+                                                    sd->chebyshev_delay);
+    int k = 0;
     /* s_corr in the first scorr_iterations passes only (pbf_solver_def.scorr_iterations) */
     pbf_params no_scorr = w->params;
     no_scorr.scorr_scale = 0.0f;
@@ -442,16 +440,10 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         w->iteration_error[k] = err;
         double t1 = now_ms();
         ms[PBF_STAGE_LAMBDA] += t1 - *t, *t = t1;
-        if (controlled && ((k >= min_it && err <= target) || k == max_it)) break;
-        if (err < err_min) err_min = err;
-        if (accelerate && omega != 1.0f && err > 1.25f * err_min) {
-            w->profile.chebyshev_restarts++; /* diverging: restart with a plain iteration */
-            if (++restarts > 2) rho *= 0.9f;
-            omega = 1.0f;
-            start = k + delay;
-        } else if (accelerate && k >= start) {
-            omega = k == start ? 2.0f / (2.0f - rho * rho) : 4.0f / (4.0f - rho * rho * omega);
-        }
+        int restarted;
+        if (pbf_solve_control_after_error(&ctl, k, err, &restarted)) break;
+        w->profile.chebyshev_restarts += restarted; /* diverging: a plain pass again */
+        const float omega = ctl.omega;
         int scorr = sd->scorr_iterations == 0 || k < sd->scorr_iterations;
         const pbf_params *P = scorr ? &w->params : &no_scorr;
         const int material = k == 0 && (w->params.surface_tension_on || w->params.adhesion_on);

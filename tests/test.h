@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pbf/pbf.h"
 
@@ -50,9 +51,16 @@ static inline int all_in_domain(const pbf_world *w, const float *x, int n) {
     return 1;
 }
 
-/* Runs one test function and counts it. */
+/* Runs one test function and counts it. PBF_TEST_FILTER=TEXT runs only the tests whose name
+ * contains TEXT (a slow tool such as compute-sanitizer on one part of a program). */
+static inline int test_selected(const char *name) {
+    const char *f = getenv("PBF_TEST_FILTER");
+    return f == NULL || f[0] == '\0' || strstr(name, f) != NULL;
+}
+
 #define RUN_TEST(fn)                                                                       \
     do {                                                                                   \
+        if (!test_selected(#fn)) break;                                                    \
         int test_rc_ = fn();                                                               \
         printf("%-48s %s\n", #fn, test_rc_ == 0 ? "ok" : "FAILED");                       \
         fflush(stdout);                                                                    \

@@ -28,10 +28,13 @@
 
 #include "backend.h"
 #include "cub_ops.h"
+#include "solve_control.h" /* the solve's stop and Chebyshev decisions, solver.c's */
 
 namespace {
 
-constexpr int BLOCK = 128;      /* threads per block of every kernel */
+constexpr int BLOCK = 128;      /* threads per block of the per-particle kernels */
+constexpr int FINAL = 1024;     /* threads of the one block that combines the blocks' partials */
+constexpr int TPP_AUTO_LIMIT = 1 << 20; /* four threads per particle below this many particles */
 constexpr int MAX_GRAPHS = 8;   /* cached graph executables (one per buffer rotation state) */
 constexpr int MAX_EVENTS = 4096;/* stage-timing events per step before the timings are flushed */
 
@@ -76,13 +79,13 @@ __device__ __forceinline__ Acc acc_combine(const Acc &a, const Acc &b) {
     return r;
 }
 
-/* Fixed-shape tree over the block; every thread of the block must call it. Thread 0 gets the
- * block's total (returned to all threads). */
-__device__ __forceinline__ Acc block_reduce(Acc v) {
-    __shared__ Acc sh[BLOCK];
+/* Fixed-shape tree over a block of NT threads; every thread of the block must call it. Thread 0
+ * gets the block's total (returned to all threads). */
+template <int NT> __device__ __forceinline__ Acc block_reduce(Acc v) {
+    __shared__ Acc sh[NT];
     sh[threadIdx.x] = v;
     __syncthreads();
-    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    for (int s = NT / 2; s > 0; s >>= 1) {
         const int t = (int)threadIdx.x;
         if (t < s) sh[t] = acc_combine(sh[t], sh[t + s]);
         __syncthreads();
@@ -93,15 +96,17 @@ __device__ __forceinline__ Acc block_reduce(Acc v) {
 }
 
 __device__ __forceinline__ void block_store(Acc v, Acc *parts) {
-    Acc r = block_reduce(v);
+    Acc r = block_reduce<BLOCK>(v);
     if (threadIdx.x == 0) parts[blockIdx.x] = r;
 }
 
-/* One block combines the per-block partials: a fixed strided pass, then the tree. */
+/* One block of FINAL threads combines the per-block partials: a fixed strided pass, then the
+ * tree. (With 128 threads, the 7813 partials of 1M particles took 31 µs per reduction, 7 per
+ * step: the strided pass is a chain of dependent loads.) */
 __device__ __forceinline__ Acc reduce_parts(int nparts, const Acc *parts) {
     Acc a = acc_identity();
-    for (int k = threadIdx.x; k < nparts; k += BLOCK) a = acc_combine(a, parts[k]);
-    return block_reduce(a);
+    for (int k = threadIdx.x; k < nparts; k += FINAL) a = acc_combine(a, parts[k]);
+    return block_reduce<FINAL>(a);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -132,9 +137,16 @@ struct Results {
 /* ---------------------------------------------------------------------------------------------
  * Neighbour iteration, as src/cpu_passes.h: f(j, lane) for each neighbour j of particle i, with
  * the lane of kernels.h's "Lane sums". List mode reads the CSR list built at the start of the
- * substep (entry k to lane (k − start) mod 4; the unrolled lanes stay registers); cells mode (and
- * a list that overflowed) walks the ≤ 9 index ranges of pbf_grid_ranges, skipping the particle
- * itself and candidates at or beyond h, the k-th neighbour found to lane k mod 4. */
+ * substep (entry k to lane (k − start) mod 4); cells mode (and a list that overflowed) walks the
+ * ≤ 9 index ranges of pbf_grid_ranges, skipping the particle itself and candidates at or beyond
+ * h, the k-th neighbour found to lane k mod 4.
+ *
+ * Threads per particle (TPP): with 1, a thread sums all four lanes of its particle (unrolled, the
+ * lanes stay registers). With PBF_LANES, thread l of a group of four sums lane l alone, in the
+ * same order, into slot 0 of its lanes struct (a constant index: registers), and gather_lanes
+ * then gives every thread of the group the four lanes, so *_lanes_end adds the same values in
+ * the same order: the same bits. Four threads shorten each thread's chain of dependent loads
+ * and arithmetic fourfold, which is what limits a system too small to fill the GPU. */
 
 struct Nb {
     int list;
@@ -143,15 +155,20 @@ struct Nb {
     pbf_grid grid; /* device pointers: cell_start, cell_of (sorted) */
 };
 
-template <class F>
-__device__ __forceinline__ void for_each_neighbor(const Nb &nb, const float *p, int i, pbf_v3 xi,
-                                                  float h2, F &&f) {
+template <int TPP, class F>
+__device__ __forceinline__ void for_each_neighbor(const Nb &nb, const float *p, int i, int sub,
+                                                  pbf_v3 xi, float h2, F &&f) {
     if (nb.list && *nb.overflow == 0u) {
         const uint32_t start = nb.start[i], end = nb.start[i + 1];
-        for (uint32_t k = start; k < end; k += PBF_LANES) {
+        if constexpr (TPP == 1) {
+            for (uint32_t k = start; k < end; k += PBF_LANES) {
 #pragma unroll
-            for (int l = 0; l < PBF_LANES; ++l)
-                if (k + l < end) f((int)nb.index[k + l], l);
+                for (int l = 0; l < PBF_LANES; ++l)
+                    if (k + l < end) f((int)nb.index[k + l], l);
+            }
+        } else {
+            for (uint32_t k = start + (uint32_t)sub; k < end; k += PBF_LANES)
+                f((int)nb.index[k], 0);
         }
     } else {
         uint32_t r[18];
@@ -160,8 +177,28 @@ __device__ __forceinline__ void for_each_neighbor(const Nb &nb, const float *p, 
             for (int j = (int)r[2 * q]; j < (int)r[2 * q + 1]; ++j) {
                 pbf_v3 d = v3_sub(xi, v3_load(p, j));
                 if (j == i || v3_dot(d, d) >= h2) continue;
-                f(j, k++ % PBF_LANES);
+                if (TPP == 1) f(j, k % PBF_LANES);
+                else if (k % PBF_LANES == sub) f(j, 0);
+                ++k;
             }
+    }
+}
+
+/* With TPP = PBF_LANES: lane l of every field comes from slot 0 of thread l of the group of four
+ * (kernels.h's lanes structs are arrays of PBF_LANES 4-byte words, so word k is lane k mod 4).
+ * Every thread of the warp must call it. */
+template <int TPP, class L> __device__ __forceinline__ void gather_lanes(L &acc) {
+    static_assert(TPP == 1 || TPP == PBF_LANES, "one thread per particle, or one per lane");
+    static_assert(sizeof(L) % (4 * PBF_LANES) == 0, "a lanes struct: PBF_LANES words per field");
+    if constexpr (TPP == PBF_LANES) {
+        constexpr int words = (int)(sizeof(L) / 4);
+        uint32_t in[words], out[words];
+        memcpy(in, &acc, sizeof in);
+        const int base = (int)(threadIdx.x & 31u) & ~(PBF_LANES - 1);
+#pragma unroll
+        for (int k = 0; k < words; ++k)
+            out[k] = __shfl_sync(0xffffffffu, in[k - k % PBF_LANES], base + k % PBF_LANES);
+        memcpy(&acc, out, sizeof out);
     }
 }
 
@@ -298,21 +335,26 @@ __global__ void __launch_bounds__(BLOCK) k_nb_fill(int n, pbf_grid g, const floa
 }
 
 /* stage_lambda, with the first level of average_density_error fused in */
+template <int TPP>
 __global__ void __launch_bounds__(BLOCK) k_lambda(int n, const pbf_cuda_substep *S, Nb nb,
                                                   const float *__restrict__ p,
                                                   float *__restrict__ lambda,
                                                   float *__restrict__ density,
                                                   int32_t *__restrict__ counts, Acc *parts) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     Acc acc = acc_identity();
+    const pbf_params P = S->params;
+    pbf_lambda_lanes L = {};
+    pbf_v3 xi = v3(0.0f, 0.0f, 0.0f);
     if (i < n) {
-        const pbf_params P = S->params;
-        pbf_v3 xi = v3_load(p, i);
-        pbf_lambda_lanes L = {};
-        for_each_neighbor(nb, p, i, xi, P.h2, [&](int j, int l) {
+        xi = v3_load(p, i);
+        for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
             pbf_v3 d = v3_sub(xi, v3_load(p, j));
             (void)pbf_lambda_lane(&L, l, d.x, d.y, d.z, &P);
         });
+    }
+    gather_lanes<TPP>(L);
+    if (i < n && sub == 0) {
         pbf_lambda_acc a = pbf_lambda_lanes_end(&L, &P);
         float rho;
         lambda[i] = pbf_lambda_end(&a, xi, &P, c_solids, &rho);
@@ -325,13 +367,14 @@ __global__ void __launch_bounds__(BLOCK) k_lambda(int n, const pbf_cuda_substep 
 }
 
 /* average_density_error, second level: (float)(Σ / n) into *dst */
-__global__ void __launch_bounds__(BLOCK) k_error_final(int nparts, const Acc *parts, int n,
+__global__ void __launch_bounds__(FINAL) k_error_final(int nparts, const Acc *parts, int n,
                                                        float *dst) {
     Acc a = reduce_parts(nparts, parts);
     if (threadIdx.x == 0) *dst = (float)(a.sum / n);
 }
 
 /* stage_delta: one Jacobi Δp pass into out; omega != 1 is the Chebyshev step */
+template <int TPP>
 __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *S, Nb nb,
                                                  const float *__restrict__ p,
                                                  const float *__restrict__ lambda,
@@ -339,18 +382,24 @@ __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *
                                                  const float *__restrict__ p_prev,
                                                  float *__restrict__ out, float omega,
                                                  float gamma, int scorr) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     pbf_params P = S->params;
     if (!scorr) P.scorr_scale = 0.0f; /* s_corr in the first scorr_iterations passes only */
-    pbf_v3 xi = v3_load(p, i);
-    float li = lambda[i], wi = pbf_scorr_weight(density[i], &P);
     pbf_delta_lanes L = {};
-    for_each_neighbor(nb, p, i, xi, P.h2, [&](int j, int l) {
-        pbf_v3 d = v3_sub(xi, v3_load(p, j)); /* g recomputed: the CPU's cached g has its bits */
-        float gm, g = pbf_spiky_factor(v3_dot(d, d), &P, &gm);
-        pbf_delta_lane(&L, l, d.x, d.y, d.z, li, lambda[j], wi, density[j], g, P.scorr_n, &P);
-    });
+    pbf_v3 xi = v3(0.0f, 0.0f, 0.0f);
+    float li = 0.0f;
+    if (i < n) {
+        xi = v3_load(p, i);
+        li = lambda[i];
+        const float wi = pbf_scorr_weight(density[i], &P);
+        for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
+            pbf_v3 d = v3_sub(xi, v3_load(p, j)); /* g recomputed: the CPU's cached g has its bits */
+            float gm, g = pbf_spiky_factor(v3_dot(d, d), &P, &gm);
+            pbf_delta_lane(&L, l, d.x, d.y, d.z, li, lambda[j], wi, density[j], g, P.scorr_n, &P);
+        });
+    }
+    gather_lanes<TPP>(L);
+    if (i >= n || sub != 0) return;
     pbf_delta_acc a = pbf_delta_lanes_end(&L);
     pbf_v3 xn = pbf_delta_end(&a, xi, li, &P, c_solids);
     if (omega != 1.0f)
@@ -370,22 +419,28 @@ __global__ void __launch_bounds__(BLOCK) k_velocity(int n, const pbf_cuda_subste
 }
 
 /* stage_vorticity, pass A (ω, XSPH, final density), with the density error's first level */
+template <int TPP>
 __global__ void __launch_bounds__(BLOCK) k_vort(int n, const pbf_cuda_substep *S, Nb nb,
                                                 const float *__restrict__ p,
                                                 const float *__restrict__ v,
                                                 float *__restrict__ omega, float *__restrict__ dv,
                                                 float *__restrict__ omega_len,
                                                 float *__restrict__ density, Acc *parts) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     Acc acc = acc_identity();
+    const pbf_params P = S->params;
+    pbf_vort_lanes L = {};
+    pbf_v3 xi = v3(0.0f, 0.0f, 0.0f);
     if (i < n) {
-        const pbf_params P = S->params;
-        pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i);
-        pbf_vort_lanes L = {};
-        for_each_neighbor(nb, p, i, xi, P.h2, [&](int j, int l) {
+        xi = v3_load(p, i);
+        const pbf_v3 vi = v3_load(v, i);
+        for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
             pbf_v3 d = v3_sub(xi, v3_load(p, j)), u = v3_sub(v3_load(v, j), vi);
             (void)pbf_vort_lane(&L, l, d.x, d.y, d.z, u.x, u.y, u.z, &P);
         });
+    }
+    gather_lanes<TPP>(L);
+    if (i < n && sub == 0) {
         pbf_vort_acc a = pbf_vort_lanes_end(&L, &P);
         pbf_v3 om;
         float rho;
@@ -400,24 +455,27 @@ __global__ void __launch_bounds__(BLOCK) k_vort(int n, const pbf_cuda_substep *S
 }
 
 /* stage_vorticity, pass B (confinement, XSPH applied, speed limit) */
+template <int TPP>
 __global__ void __launch_bounds__(BLOCK) k_conf(int n, const pbf_cuda_substep *S, Nb nb,
                                                 const float *__restrict__ p,
                                                 float *__restrict__ v,
                                                 const float *__restrict__ dv,
                                                 const float *__restrict__ omega,
                                                 const float *__restrict__ omega_len) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     const pbf_params P = S->params;
-    pbf_v3 xi = v3_load(p, i);
-    float wi = omega_len[i];
     pbf_conf_lanes L = {};
-    if (P.vorticity > 0.0f)
-        for_each_neighbor(nb, p, i, xi, P.h2, [&](int j, int l) {
+    if (i < n && P.vorticity > 0.0f) {
+        const pbf_v3 xi = v3_load(p, i);
+        const float wi = omega_len[i];
+        for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
             pbf_v3 d = v3_sub(xi, v3_load(p, j));
             float gm, g = pbf_spiky_factor(v3_dot(d, d), &P, &gm);
             pbf_conf_lane(&L, l, d.x, d.y, d.z, omega_len[j] - wi, g);
         });
+    }
+    gather_lanes<TPP>(L);
+    if (i >= n || sub != 0) return;
     pbf_conf_acc a = pbf_conf_lanes_end(&L);
     v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), &P));
 }
@@ -447,7 +505,7 @@ __global__ void __launch_bounds__(BLOCK) k_watch(int n, const pbf_cuda_substep *
 }
 
 /* watchdog, second level: records the first failing substep of the step (sticky) */
-__global__ void __launch_bounds__(BLOCK) k_watch_final(int nparts, const Acc *parts,
+__global__ void __launch_bounds__(FINAL) k_watch_final(int nparts, const Acc *parts,
                                                        const pbf_cuda_substep *S, int substep,
                                                        const float *p, const float *v,
                                                        const float *lambda, const int32_t *ids,
@@ -499,7 +557,7 @@ __global__ void __launch_bounds__(BLOCK) k_profile(int n, float inv_rest_density
     block_store(acc, parts);
 }
 
-__global__ void __launch_bounds__(BLOCK) k_profile_final(int nparts, const Acc *parts,
+__global__ void __launch_bounds__(FINAL) k_profile_final(int nparts, const Acc *parts,
                                                          const float *x, const int32_t *ids,
                                                          Results *res) {
     Acc a = reduce_parts(nparts, parts);
@@ -524,7 +582,7 @@ inline int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }
 enum { R_X, R_P, R_P_TMP, R_P_PREV, R_V, R_V_TMP, R_COUNT };
 
 struct GraphKey {
-    int n, substeps, iterations, scorr_iterations, mode, sort, timed;
+    int n, substeps, iterations, scorr_iterations, mode, sort, timed, tpp;
     unsigned generation;
     int role[R_COUNT];
     int ids_role;
@@ -587,6 +645,8 @@ struct pbf_cuda {
     int *marks;             /* marks[k]: the stage of the interval events[k] → events[k+1] */
     int mark_count;
     int timed;              /* events are recorded */
+    int tpp_config;         /* threads per particle of the neighbour passes: 1, 4, 0 = by count */
+    int tpp;                /* ... for the current particle count */
     double *stage_acc;      /* where flushes add the intervals */
 };
 
@@ -734,7 +794,7 @@ cudaError_t reserve(pbf_cuda *c, int n) {
     size_t list = (size_t)((double)cap * c->list_per_particle) + 1024;
     CK(dalloc(c, &c->nb_index, list));
     c->nb_capacity = list;
-    CK(dalloc(c, &c->parts, (size_t)blocks_for(cap) + 1));
+    CK(dalloc(c, &c->parts, (size_t)blocks_for(cap * PBF_LANES) + 1)); /* either TPP */
     c->capacity = cap;
     k_iota<<<blocks_for(cap), BLOCK, 0, c->stream>>>(cap, c->iota);
     CK(cudaGetLastError());
@@ -904,11 +964,17 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
 
 /* stage_lambda plus average_density_error into d_hist[k] */
 cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int k) {
-    const int n = c->count, nb = blocks_for(n);
-    k_lambda<<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, neighbors(c, in->neighbor_mode),
-                                          buf(c, R_P), c->lambda, c->density, c->counts, c->parts);
+    const int n = c->count, nb = blocks_for(n * c->tpp);
+    const Nb nbs = neighbors(c, in->neighbor_mode);
+    float *p = buf(c, R_P);
+    if (c->tpp == 1)
+        k_lambda<1><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda, c->density,
+                                                 c->counts, c->parts);
+    else
+        k_lambda<PBF_LANES><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
+                                                         c->density, c->counts, c->parts);
     CK(cudaGetLastError());
-    k_error_final<<<1, BLOCK, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k);
+    k_error_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k);
     CK(cudaGetLastError());
     return mark(c, PBF_STAGE_LAMBDA);
 }
@@ -918,11 +984,15 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
 cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int k, float omega) {
     const int n = c->count;
     const int scorr = in->scorr_iterations == 0 || k < in->scorr_iterations;
-    k_delta<<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub,
-                                                    neighbors(c, in->neighbor_mode), buf(c, R_P),
-                                                    c->lambda, c->density, buf(c, R_P_PREV),
-                                                    buf(c, R_P_TMP),
-                                                    omega, in->chebyshev_gamma, scorr);
+    const Nb nbs = neighbors(c, in->neighbor_mode);
+    const float gamma = in->chebyshev_gamma;
+    float *p = buf(c, R_P), *prev = buf(c, R_P_PREV), *out_p = buf(c, R_P_TMP);
+    if (c->tpp == 1)
+        k_delta<1><<<blocks_for(n), BLOCK, 0, c->stream>>>(
+            n, c->d_sub + sub, nbs, p, c->lambda, c->density, prev, out_p, omega, gamma, scorr);
+    else
+        k_delta<PBF_LANES><<<blocks_for(n * PBF_LANES), BLOCK, 0, c->stream>>>(
+            n, c->d_sub + sub, nbs, p, c->lambda, c->density, prev, out_p, omega, gamma, scorr);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];
     c->role[R_P_TMP] = c->role[R_P_PREV];
@@ -940,18 +1010,16 @@ cudaError_t read_error(pbf_cuda *c, int k, float *err) {
     return cudaSuccess;
 }
 
-/* solver.c: solve_density. The host-side control flow is a copy of it (the math is not):
- * keep the two in step. With host_checks == 0 (a fixed count) nothing is read back, so the
- * sequence can be captured into a graph. Returns the Δp passes done in *passes. */
+/* solver.c: solve_density, with the same decisions (solve_control.h). With host_checks == 0 (a
+ * fixed count) nothing is read back, so the sequence can be captured into a graph. Returns the
+ * Δp passes done in *passes. */
 cudaError_t enqueue_solve(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int host_checks,
                           int *passes, int *restarts, float *hist, int *hist_count) {
     const int controlled = in->controlled;
     const int max_it = controlled ? in->max_iterations : in->iterations;
-    const float target = in->target;
-    const int accelerate = in->chebyshev && controlled;
-    const int delay = in->chebyshev_delay > 1 ? in->chebyshev_delay : 1;
-    float rho = in->chebyshev_rho, omega = 1.0f;
-    int start = delay;
+    pbf_solve_control ctl = pbf_solve_control_begin(
+        controlled ? in->target : 0.0f, in->min_iterations, max_it, in->chebyshev,
+        in->chebyshev_rho, in->chebyshev_delay);
     int k = 0;
     for (;; ++k) {
         if (!controlled && k == max_it) break;
@@ -963,16 +1031,10 @@ cudaError_t enqueue_solve(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
         float err = 0.0f;
         CK(read_error(c, k, &err));
         hist[k] = err;
-        if (controlled && ((k >= in->min_iterations && err <= target) || k == max_it)) break;
-        if (accelerate && omega != 1.0f && err > hist[k - 1]) {
-            ++*restarts; /* diverging: restart with a plain iteration */
-            rho *= 0.75f;
-            omega = 1.0f;
-            start = k + delay;
-        } else if (accelerate && k >= start) {
-            omega = k == start ? 2.0f / (2.0f - rho * rho) : 4.0f / (4.0f - rho * rho * omega);
-        }
-        CK(enqueue_delta(c, in, sub, k, omega));
+        int restarted;
+        if (pbf_solve_control_after_error(&ctl, k, err, &restarted)) break;
+        *restarts += restarted;
+        CK(enqueue_delta(c, in, sub, k, ctl.omega));
     }
     *hist_count = controlled ? k + 1 : k;
     *passes = k;
@@ -989,21 +1051,29 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
     CK(cudaGetLastError());
     CK(mark(c, PBF_STAGE_VELOCITY));
 
-    k_vort<<<nb, BLOCK, 0, s>>>(n, S, nbv, buf(c, R_P), buf(c, R_V), c->omega, c->dv, c->omega_len,
-                                c->density, c->parts);
+    const int nbt = blocks_for(n * c->tpp); /* the neighbour passes' launch */
+    float *p = buf(c, R_P), *v = buf(c, R_V);
+    if (c->tpp == 1)
+        k_vort<1><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len,
+                                        c->density, c->parts);
+    else
+        k_vort<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len,
+                                                c->density, c->parts);
     CK(cudaGetLastError());
     if (hist_slot >= 0) { /* fixed count: the error after the last pass */
-        k_error_final<<<1, BLOCK, 0, s>>>(nb, c->parts, n, c->d_hist + hist_slot);
+        k_error_final<<<1, FINAL, 0, s>>>(nbt, c->parts, n, c->d_hist + hist_slot);
         CK(cudaGetLastError());
     }
-    k_conf<<<nb, BLOCK, 0, s>>>(n, S, nbv, buf(c, R_P), buf(c, R_V), c->dv, c->omega,
-                                c->omega_len);
+    if (c->tpp == 1)
+        k_conf<1><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len);
+    else
+        k_conf<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len);
     CK(cudaGetLastError());
     CK(mark(c, PBF_STAGE_VORTICITY));
 
     k_watch<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V), c->lambda, c->parts);
     CK(cudaGetLastError());
-    k_watch_final<<<1, BLOCK, 0, s>>>(nb, c->parts, S, sub, buf(c, R_P), buf(c, R_V), c->lambda,
+    k_watch_final<<<1, FINAL, 0, s>>>(nb, c->parts, S, sub, buf(c, R_P), buf(c, R_V), c->lambda,
                                       ids(c), c->d_res);
     CK(cudaGetLastError());
     swap_roles(c, R_X, R_P); /* the corrected positions become the state */
@@ -1014,7 +1084,7 @@ cudaError_t enqueue_profile(pbf_cuda *c, float inv_rest_density) {
     const int n = c->count, nb = blocks_for(n);
     k_profile<<<nb, BLOCK, 0, c->stream>>>(n, inv_rest_density, c->density, c->counts, c->parts);
     CK(cudaGetLastError());
-    k_profile_final<<<1, BLOCK, 0, c->stream>>>(nb, c->parts, buf(c, R_X), ids(c), c->d_res);
+    k_profile_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, buf(c, R_X), ids(c), c->d_res);
     CK(cudaGetLastError());
     return mark(c, -1);
 }
@@ -1051,6 +1121,7 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.mode = in->neighbor_mode;
     k.sort = c->sort;
     k.timed = c->timed;
+    k.tpp = c->tpp;
     k.generation = c->generation;
     for (int r = 0; r < R_COUNT; ++r) k.role[r] = c->role[r];
     k.ids_role = c->ids_role;
@@ -1171,7 +1242,7 @@ extern "C" pbf_status pbf_cuda_probe(char *desc, size_t desc_size) {
     }
     /* Is there code for this device in the build (sm_90 SASS and compute_90 PTX by default)? */
     cudaFuncAttributes attr;
-    e = cudaFuncGetAttributes(&attr, k_lambda);
+    e = cudaFuncGetAttributes(&attr, k_lambda<1>);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         format(desc, desc_size,
@@ -1199,7 +1270,8 @@ extern "C" pbf_status pbf_cuda_create(const pbf_cuda_config *cfg, pbf_cuda **out
     c->list_per_particle = cfg->list_per_particle > 1.0f ? cfg->list_per_particle : 1.0f;
     c->grid = cfg->grid;
     c->grid.cell_start = c->grid.cursor = c->grid.cell_of = c->grid.order = nullptr;
-    c->timed = 1;
+    c->timed = cfg->stage_events != 0;
+    c->tpp_config = cfg->threads_per_particle;
     c->sort_bits = 1;
     while (c->sort_bits < 32 && ((int64_t)1 << c->sort_bits) < c->grid.cell_count) c->sort_bits++;
     cudaError_t e = cudaSetDevice(c->device);
@@ -1252,7 +1324,8 @@ extern "C" size_t pbf_cuda_memory_bytes(const pbf_cuda *c) {
                                 6 * 4 /* cell_key, rank, tmp_order, iota, cell_of, order */ +
                                 2 * 4 /* nb_count, nb_start */;
     return 2 * ((size_t)c->grid.cell_count + 1) * sizeof(uint32_t) + cap * per_particle +
-           c->nb_capacity * sizeof(uint32_t) + ((size_t)blocks_for(c->capacity) + 1) * sizeof(Acc) +
+           c->nb_capacity * sizeof(uint32_t) +
+           ((size_t)blocks_for(c->capacity * PBF_LANES) + 1) * sizeof(Acc) +
            c->cub_temp_bytes + (size_t)c->sub_capacity * sizeof(pbf_cuda_substep) +
            (size_t)c->hist_capacity * sizeof(float) + sizeof(Results);
 }
@@ -1327,6 +1400,11 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
                                     cudaMemcpyHostToDevice, c->stream);
     if (e != cudaSuccess) return fail(e, "copying the step's parameters", err, err_size);
 
+    /* Below TPP_AUTO_LIMIT particles the GPU is not full with one thread per particle: four
+     * per particle (one per lane) shorten the chains that then set the time. */
+    c->tpp = c->tpp_config == 1 || c->tpp_config == PBF_LANES ? c->tpp_config
+             : n < TPP_AUTO_LIMIT                              ? PBF_LANES
+                                                              : 1;
     double stage[PBF_STAGE_COUNT];
     memset(stage, 0, sizeof stage);
     c->stage_acc = stage;

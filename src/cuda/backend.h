@@ -42,6 +42,10 @@ typedef struct pbf_cuda_config {
                                 pointers are ignored */
     pbf_cuda_sort sort;
     float list_per_particle; /* initial neighbour list entries per particle */
+    /* Threads per particle of the neighbour passes (λ, Δp, vorticity, confinement): 1, or 4 (one
+     * per lane of kernels.h's lane sums; the same bits), or 0: chosen by the particle count. */
+    int threads_per_particle;
+    int stage_events;        /* time the stages with CUDA events (pbf_profile.stage_ms) */
 } pbf_cuda_config;
 
 /* Creates the device state on device 0 (the grid arrays; particle arrays grow on upload). */

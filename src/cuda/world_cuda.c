@@ -25,6 +25,21 @@ struct pbf_cuda_world {
     int sub_capacity;
 };
 
+/* An integer setting from the environment, def when unset; -1 when it is not one of the
+ * allowed values (a and b). */
+static int int_from_env(const char *name, int def, int a, int b, char *err, size_t err_size) {
+    const char *s = getenv(name);
+    if (s == NULL || s[0] == '\0') return def;
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (*end == '\0' && (v == a || v == b)) return (int)v;
+    pbf__format(err, err_size,
+                "world def: backend 'cuda': the environment variable %s must be %d or %d, got "
+                "'%s'",
+                name, a, b, s);
+    return -1;
+}
+
 /* The sort of the grid build: PBF_CUDA_SORT=counting (default) or radix, for `pbf bench` and
  * bench/gpu.sh to compare the two (they give the same permutation). */
 static int sort_from_env(pbf_cuda_sort *sort, char *err, size_t err_size) {
@@ -56,6 +71,13 @@ pbf_status pbf__cuda_attach(pbf_world *w, char *err, size_t err_size) {
     memset(&cfg, 0, sizeof cfg);
     cfg.grid = w->grid;
     if (sort_from_env(&cfg.sort, err, err_size) != 0) return PBF_ERR_INVALID_ARG;
+    /* For bench/gpu.sh: PBF_CUDA_THREADS_PER_PARTICLE=1|4 fixes the neighbour passes' threads
+     * per particle (default: by the count, the same bits either way); PBF_CUDA_STAGE_EVENTS=0
+     * leaves out the events that time the stages, to measure what they cost. */
+    cfg.threads_per_particle = int_from_env("PBF_CUDA_THREADS_PER_PARTICLE", 0, 1, 4, err,
+                                            err_size);
+    cfg.stage_events = int_from_env("PBF_CUDA_STAGE_EVENTS", 1, 0, 1, err, err_size);
+    if (cfg.threads_per_particle < 0 || cfg.stage_events < 0) return PBF_ERR_INVALID_ARG;
     /* the list's room per particle, as pbf_world_memory_estimate: twice the rest count */
     double ratio = w->def.kernel_scale / 2.0;
     cfg.list_per_particle = (float)(2.0 * 4.18879 * ratio * ratio * ratio);

@@ -1,0 +1,63 @@
+/* The density solve's decisions between passes: when an error-controlled solve stops, and the
+ * ω of each Chebyshev-accelerated pass with its restarts (pbf_solver_def, docs/physics.md).
+ * One copy for the CPU (solver.c: solve_density) and the CUDA backend's host code
+ * (cuda/backend.cu: enqueue_solve), so that both decide alike from the same errors. Plain C,
+ * no state beyond the struct. */
+#ifndef PBF_SOLVE_CONTROL_H
+#define PBF_SOLVE_CONTROL_H
+
+typedef struct pbf_solve_control {
+    int controlled;  /* error control: stop once the error is at the target */
+    int accelerate;  /* Chebyshev, which only error control uses */
+    int min_it, max_it;
+    float target;    /* average density error, a fraction */
+    int delay;       /* plain passes before the acceleration (re)starts */
+    int start;       /* the first accelerated pass */
+    float rho;       /* the spectral radius estimate; lowered after repeated restarts */
+    float omega;     /* ω of the next Δp pass (1: plain Jacobi) */
+    float err_min;   /* the lowest error of this substep so far */
+    int restarts;    /* divergence fall-backs in this substep */
+} pbf_solve_control;
+
+/* The state at the start of a substep's solve. target_fraction > 0 turns error control on;
+ * max_it is the fixed count without it. */
+static inline pbf_solve_control pbf_solve_control_begin(float target_fraction, int min_it,
+                                                        int max_it, int chebyshev, float rho,
+                                                        int delay) {
+    pbf_solve_control c;
+    c.controlled = target_fraction > 0.0f;
+    c.accelerate = chebyshev && c.controlled;
+    c.min_it = min_it;
+    c.max_it = max_it;
+    c.target = target_fraction;
+    c.delay = delay > 1 ? delay : 1;
+    c.start = c.delay;
+    c.rho = rho;
+    c.omega = 1.0f;
+    c.err_min = 3.4e38f;
+    c.restarts = 0;
+    return c;
+}
+
+/* After the λ pass k measured the average density error err: 1 when the solve stops here (no
+ * Δp pass k). Otherwise 0, with c->omega set for Δp pass k and *restarted = 1 when the
+ * acceleration had diverged (its error above 1.25 times the substep's lowest) and falls back to
+ * a plain pass. */
+static inline int pbf_solve_control_after_error(pbf_solve_control *c, int k, float err,
+                                                int *restarted) {
+    *restarted = 0;
+    if (c->controlled && ((k >= c->min_it && err <= c->target) || k == c->max_it)) return 1;
+    if (err < c->err_min) c->err_min = err;
+    if (c->accelerate && c->omega != 1.0f && err > 1.25f * c->err_min) {
+        *restarted = 1;
+        if (++c->restarts > 2) c->rho *= 0.9f;
+        c->omega = 1.0f;
+        c->start = k + c->delay;
+    } else if (c->accelerate && k >= c->start) {
+        c->omega = k == c->start ? 2.0f / (2.0f - c->rho * c->rho)
+                                 : 4.0f / (4.0f - c->rho * c->rho * c->omega);
+    }
+    return 0;
+}
+
+#endif /* PBF_SOLVE_CONTROL_H */

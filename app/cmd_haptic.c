@@ -24,8 +24,8 @@
 
 static const char haptic_synopsis[] =
     "usage: pbf haptic SCENE [--rate HZ] [--pose path|stdin|udp] [--port N] [--duration S]\n"
-    "                  [--out FILE] [--substeps N] [--threads N] [--set key=value ...]\n"
-    "                  [--quiet]\n";
+    "                  [--out FILE] [--substeps N] [--threads N] [--backend cpu|cuda]\n"
+    "                  [--set key=value ...] [--quiet]\n";
 
 static const char haptic_help[] =
     "Runs SCENE's tool in real time, one pbf_world_step of 1/rate seconds per period, and writes\n"
@@ -50,6 +50,7 @@ static const char haptic_help[] =
     "  --out FILE          the CSV (default: standard output)\n"
     "  --substeps N        substeps per step (default 1: the step is already short)\n"
     "  --threads N         CPU threads, 0 = all cores (default: the scene's)\n"
+    "  --backend NAME      cpu or cuda: the GPU (docs/cuda.md; default: the scene's)\n"
     "  --set KEY=VALUE     override a scene parameter; repeatable\n"
     "  --quiet, -q         no summary\n"
     "  --help, -h          this help\n"
@@ -70,6 +71,7 @@ typedef struct haptic_options {
     double rate, duration; /* duration < 0: unset */
     pose_source pose;
     int port, substeps, threads, quiet;
+    int backend; /* pbf_backend; < 0: the scene's */
     const char *out;
     cli_overrides sets;
 } haptic_options;
@@ -198,6 +200,7 @@ static int run_haptic(const haptic_options *o, pbf_scene *scene) {
     if (!scene->has_tool)
         return cli_error("haptic: %s has no \"tool\" section (docs/tool.md)", scene->source);
     if (o->threads >= 0) scene->world.threads = o->threads;
+    if (o->backend >= 0) scene->world.backend = (pbf_backend)o->backend;
     scene->world.substeps = o->substeps;
     const double dt = 1.0 / o->rate;
     long max_steps = -1;
@@ -382,6 +385,7 @@ int cmd_haptic(int argc, char **argv) {
     o.port = 5005;
     o.substeps = 1;
     o.threads = -1;
+    o.backend = -1;
     int rc = CLI_EXIT_OK, help = 0;
     const char *a, *v;
     while (rc == CLI_EXIT_OK && (a = cli_next(&p)) != NULL) {
@@ -407,6 +411,10 @@ int cmd_haptic(int argc, char **argv) {
             cli_parse_int(&p, "--substeps", v, 1, 1000, &o.substeps);
         } else if (cli_option(&p, "--threads", &v)) {
             cli_parse_int(&p, "--threads", v, 0, 4096, &o.threads);
+        } else if (cli_option(&p, "--backend", &v)) {
+            if (strcmp(v, "cpu") == 0) o.backend = PBF_BACKEND_CPU;
+            else if (strcmp(v, "cuda") == 0) o.backend = PBF_BACKEND_CUDA;
+            else cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
         } else if (cli_option(&p, "--set", &v)) {
             rc = cli_take_set(&p, v, &o.sets);
         } else if (p.failed) {

@@ -18,19 +18,21 @@
 #              the bars of an H100: 10k particles <= 0.25 ms per step, 1M <= 5 ms
 #
 # Usage: bash bench/gpu.sh [OUT_DIR]        (default out/gpu; logs, CSV files, table.md)
-# Environment: STAGES (default "build test bench profile sanitize"), PARTICLES
-#              (default 10000,100000,1000000,4000000), LARGE (run apart, default 10000000),
-#              STEPS (20), WARMUP (3),
+# Environment: STAGES (default "build test bench tool profile sanitize"), SMALL (default
+#              10000,100000, timed over STEPS_SMALL = 100 steps), PARTICLES (1000000,4000000)
+#              and LARGE (10000000, run apart) over STEPS (10), WARMUP (3),
 #              JOBS (build jobs, default nproc), BUILD_DIR (build-gpu), BENCH_ARGS,
 #              SAN_TOOLS (default "memcheck racecheck initcheck synccheck"), SAN_TEST (1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-out/gpu}
 build=${BUILD_DIR:-build-gpu}
-stages=${STAGES:-build test bench profile sanitize}
-particles=${PARTICLES:-10000,100000,1000000,4000000}
+stages=${STAGES:-build test bench tool profile sanitize}
+small=${SMALL:-10000,100000}
+particles=${PARTICLES:-1000000,4000000}
 large=${LARGE:-10000000}
-steps=${STEPS:-20}
+steps_small=${STEPS_SMALL:-100}
+steps=${STEPS:-10}
 warmup=${WARMUP:-3}
 jobs=${JOBS:-$(nproc)}
 mkdir -p "$out"
@@ -62,6 +64,18 @@ run() {
     return "$rc"
 }
 
+# bench_cuda NAME LIMIT_S SIZES STEPS MODE LABEL [VAR=VALUE...]: `pbf bench --backend cuda` with
+# the variables set, into $out/NAME.csv; its rows go into the table under LABEL.
+bench_csvs=()
+bench_cuda() {
+    local name=$1 limit=$2 sizes=$3 n=$4 mode=$5 label=$6
+    shift 6
+    # shellcheck disable=SC2086
+    run "$name" "$limit" env "$@" "$pbf" bench --backend cuda --particles "$sizes" --steps "$n" \
+        --warmup "$warmup" --neighbor-mode "$mode" --csv "$out/$name.csv" ${BENCH_ARGS:-}
+    bench_csvs+=("$label|$out/$name.csv")
+}
+
 if has_stage build && [ "${PBF_PREBUILT:-0}" != 1 ]; then
     echo "== build ($build/)"
     run configure 300 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPBF_CUDA=ON
@@ -78,7 +92,6 @@ if has_stage test; then
         --out "$out/run_dam_break" --format none
 fi
 
-bench_csvs=()
 if has_stage bench; then
     echo "== benchmark"
     # the device's copy bandwidth (bytes read plus written), the ceiling of memory-bound kernels
@@ -98,25 +111,24 @@ print("device-to-device copy of 4 GiB: %.3f ms, %.0f GB/s read + written" % (ms,
     nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader -lms 100 \
         >"$out/memory.csv" 2>/dev/null &
     sampler=$!
-    # shellcheck disable=SC2086
-    TAIL=20 run bench_counting_list 300 env PBF_CUDA_SORT=counting "$pbf" bench --backend cuda \
-        --particles "$particles" --steps "$steps" --warmup "$warmup" --neighbor-mode list \
-        --csv "$out/bench_cuda_counting_list.csv" ${BENCH_ARGS:-}
-    bench_csvs+=("counting,list,$out/bench_cuda_counting_list.csv")
+    # default settings: the small sizes over more steps, the large ones over 10 (3 + 10 steps of
+    # 1/60 s is where bench/scaling.sh times the CPU: one substep at 1M particles and more
+    # breaks the watchdog's CFL bound after about 14 steps, as the dam break gathers speed)
+    TAIL=6 bench_cuda small 120 "$small" "$steps_small" list "counting, list, default"
+    TAIL=6 bench_cuda large 240 "$particles" "$steps" list "counting, list, default"
     # the largest size apart: a failure there (device memory) keeps the rows above
-    # shellcheck disable=SC2086
-    TAIL=4 run bench_counting_list_large 300 env PBF_CUDA_SORT=counting "$pbf" bench \
-        --backend cuda --particles "$large" --steps "$steps" --warmup "$warmup" \
-        --neighbor-mode list --csv "$out/bench_cuda_counting_list_large.csv" ${BENCH_ARGS:-}
-    bench_csvs+=("counting,list,$out/bench_cuda_counting_list_large.csv")
-    for variant in radix,list counting,cells radix,cells; do
-        IFS=, read -r sort mode <<<"$variant"
-        # shellcheck disable=SC2086
-        run "bench_${sort}_${mode}" 120 env PBF_CUDA_SORT="$sort" "$pbf" bench --backend cuda \
-            --particles 10000,1000000 --steps "$steps" --warmup "$warmup" --neighbor-mode "$mode" \
-            --csv "$out/bench_cuda_${sort}_${mode}.csv" ${BENCH_ARGS:-}
-        bench_csvs+=("$sort,$mode,$out/bench_cuda_${sort}_${mode}.csv")
-    done
+    TAIL=4 bench_cuda huge 300 "$large" "$steps" list "counting, list, default"
+    # variants: threads per particle, stage events, the other sort and neighbour scheme
+    TAIL=4 bench_cuda tpp1 240 10000,100000,1000000,4000000 "$steps" list \
+        "counting, list, 1 thread/particle" PBF_CUDA_THREADS_PER_PARTICLE=1
+    TAIL=4 bench_cuda tpp4 240 1000000,4000000 "$steps" list \
+        "counting, list, 4 threads/particle" PBF_CUDA_THREADS_PER_PARTICLE=4
+    TAIL=4 bench_cuda no_events 120 10000,100000,1000000 "$steps" list \
+        "counting, list, no stage events" PBF_CUDA_STAGE_EVENTS=0
+    TAIL=4 bench_cuda radix_list 120 10000,1000000 "$steps" list "radix, list" PBF_CUDA_SORT=radix
+    TAIL=4 bench_cuda counting_cells 120 10000,1000000 "$steps" cells "counting, cells"
+    TAIL=4 bench_cuda radix_cells 120 10000,1000000 "$steps" cells "radix, cells" \
+        PBF_CUDA_SORT=radix
     kill "$sampler" 2>/dev/null
     # the CPU on the same machine, for scale (all cores)
     # shellcheck disable=SC2086
@@ -124,9 +136,22 @@ print("device-to-device copy of 4 GiB: %.3f ms, %.0f GB/s read + written" % (ms,
         --steps 5 --warmup 1 --csv "$out/bench_cpu.csv" ${BENCH_ARGS:-}
 fi
 
+if has_stage tool; then
+    echo "== the tool: pbf bench --tool (steps of 1 ms), pbf haptic at 1 kHz"
+    TAIL=8 run tool_bench_cuda 180 "$pbf" bench --tool --backend cuda \
+        --particles "${TOOL_PARTICLES:-10000,20000,40000,80000}" --csv "$out/tool_cuda.csv"
+    TAIL=8 run tool_bench_cpu 180 "$pbf" bench --tool --backend cpu \
+        --particles "${TOOL_PARTICLES:-10000,20000,40000,80000}" --csv "$out/tool_cpu.csv"
+    # 40k particles (r = 6 mm in the tank of scenes/tool_sphere.json), HAPTIC_S seconds
+    TAIL=6 run haptic_cuda $((${HAPTIC_S:-60} + 60)) "$pbf" haptic scenes/tool_sphere.json \
+        --backend cuda --set fluid.particle_radius=0.006 --duration "${HAPTIC_S:-60}" \
+        --out "$out/haptic_cuda.csv"
+    gzip -f "$out/haptic_cuda.csv" 2>/dev/null
+fi
+
 if has_stage profile; then
     if command -v ncu >/dev/null 2>&1; then
-        echo "== profile (Nsight Compute, one 1M-particle step after the warm-up)"
+        echo "== profile (Nsight Compute, one step of 1M and of 10k particles after the warm-up)"
         # A step at 4 iterations, 1 substep, list mode launches 27 of pbf's kernels (k_*, CUB's
         # apart): skip the 3 warm-up steps' and profile one step's.
         metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
@@ -134,9 +159,11 @@ if has_stage profile; then
         metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed
         metrics+=,lts__t_bytes.sum,l1tex__t_bytes.sum,sm__warps_active.avg.pct_of_peak_sustained_active
         metrics+=,launch__registers_per_thread,smsp__inst_executed.sum
-        TAIL=5 run ncu 240 ncu --clock-control none --csv --metrics "$metrics" \
-            -k regex:k_ --launch-skip 81 --launch-count 27 \
-            "$pbf" bench --backend cuda --particles 1000000 --steps 2 --warmup 3
+        for n in 1000000 10000; do
+            TAIL=3 run "ncu_$n" 240 ncu --clock-control none --csv --metrics "$metrics" \
+                -k regex:k_ --launch-skip 81 --launch-count 27 \
+                "$pbf" bench --backend cuda --particles "$n" --steps 2 --warmup 3
+        done
     else
         echo "== profile: ncu not installed, skipped"
     fi
@@ -166,25 +193,25 @@ if [ ${#bench_csvs[@]} -gt 0 ]; then
     echo "== table ($out/table.md)"
     {
         echo "Device: **$device**; CPU: $cpus. \`pbf bench\`: dam break resized, 4 iterations,"
-        echo "1 substep, dt 1/60 s, median of $steps steps after $warmup warm-up; stages timed"
-        echo "with CUDA events."
+        echo "1 substep, dt 1/60 s, median of $steps_small steps ($small particles, default"
+        echo "settings) or $steps steps (the rest) after $warmup warm-up; stages timed with CUDA"
+        echo "events."
         echo
-        echo "| backend | sort | neighbours | particles | ms/step | predict | grid | neighbors | lambda | delta | velocity | vorticity | particle-steps/s |"
-        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-        table_rows() { # CSV, backend, sort, mode
+        echo "| backend | variant | particles | ms/step | predict | grid | neighbors | lambda | delta | velocity | vorticity | particle-steps/s |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+        table_rows() { # CSV, backend, variant
             [ -s "$1" ] || return 0
-            awk -F, -v b="$2" -v s="$3" -v m="$4" '
+            awk -F, -v b="$2" -v s="$3" '
                 NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
-                { printf "| %s | %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3g |\n",
-                    b, s, m, $col["particles"], $col["ms_median"], $col["ms_predict"], $col["ms_grid"],
+                { printf "| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3g |\n",
+                    b, s, $col["particles"], $col["ms_median"], $col["ms_predict"], $col["ms_grid"],
                     $col["ms_neighbors"], $col["ms_lambda"], $col["ms_delta"], $col["ms_velocity"],
                     $col["ms_vorticity"], $col["particle_steps_per_s"] }' "$1"
         }
         for r in "${bench_csvs[@]}"; do
-            IFS=, read -r sort mode csv <<<"$r"
-            table_rows "$csv" cuda "$sort" "$mode"
+            table_rows "${r#*|}" cuda "${r%%|*}"
         done
-        table_rows "$out/bench_cpu.csv" cpu - list
+        table_rows "$out/bench_cpu.csv" cpu "list, all cores"
         if [ -s "$out/memory.csv" ]; then
             awk -F', ' '{ v = $2 + 0; if (v > m) m = v } END {
                 printf "\nMost device memory in use during the benchmarks (the 10M run): %d MiB\n", m }' \
@@ -197,17 +224,20 @@ if [ ${#bench_csvs[@]} -gt 0 ]; then
     for bar in "10000 0.25" "1000000 5"; do
         read -r count limit <<<"$bar"
         best=$(for r in "${bench_csvs[@]}"; do
-            IFS=, read -r sort mode csv <<<"$r"
+            csv=${r#*|}
             [ -s "$csv" ] || continue
-            awk -F, -v n="$count" 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
-                { d = $col["particles"] - n; if (d < 0) d = -d; if (d <= n / 20) print $col["ms_median"] }' "$csv"
+            awk -F, -v n="$count" -v label="${r%%|*}" '
+                NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+                { d = $col["particles"] - n; if (d < 0) d = -d
+                  if (d <= n / 20) printf "%s|%s\n", $col["ms_median"], label }' "$csv"
         done | sort -g | head -1)
+        ms=${best%%|*}
         if [ -z "$best" ]; then
             echo "  ~$count particles: not measured"
-        elif awk -v a="$best" -v b="$limit" 'BEGIN { exit !(a <= b) }'; then
-            echo "  ~$count particles: $best ms per step <= $limit ms: met"
+        elif awk -v a="$ms" -v b="$limit" 'BEGIN { exit !(a <= b) }'; then
+            echo "  ~$count particles: $ms ms per step <= $limit ms: met (${best#*|})"
         else
-            echo "  ~$count particles: $best ms per step > $limit ms: NOT met"
+            echo "  ~$count particles: $ms ms per step > $limit ms: NOT met (${best#*|})"
         fi
     done
 fi

@@ -199,7 +199,7 @@ static void publish_state(const pbf_world *w, pbf_tool_body *t) {
     t->state.radius = t->def.radius;
 }
 
-pbf_status pbf_world_set_tool(pbf_world *w, const pbf_tool_def *def) {
+pbf_status pbf__tool_set(pbf_world *w, const pbf_tool_def *def) {
     if (def == NULL) {
         pbf__tool_free(w);
         return PBF_OK;
@@ -343,14 +343,9 @@ static int grow(pbf_tool_body *t, int n) {
     return 0;
 }
 
-pbf_status pbf__tool_substep_begin(pbf_world *w, float dt) {
+void pbf__tool_move(pbf_world *w, float dt, double t_end, int index) {
     pbf_tool_body *t = w->tool;
-    if (t == NULL) return PBF_OK;
-    if (grow(t, w->count) != 0)
-        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory growing the tool's arrays to %d "
-                         "particles", w->count);
-    advance(w, t, dt, w->time + dt, t->substeps_done, w->def.substeps);
-
+    advance(w, t, dt, t_end, index, w->def.substeps);
     const pbf_tool_def *d = &t->def;
     const float r = w->def.particle_radius, m = w->params.mass;
     pbf_tool_params *k = &t->k;
@@ -365,6 +360,15 @@ pbf_status pbf__tool_substep_begin(pbf_world *w, float dt) {
     float kappa = d->damping * 4.0f * r * r, cap = m / dt;
     k->damp = kappa < cap ? kappa : cap;
     k->contact = d->radius + 2.0f * r;
+}
+
+pbf_status pbf__tool_substep_begin(pbf_world *w, float dt) {
+    pbf_tool_body *t = w->tool;
+    if (t == NULL) return PBF_OK;
+    if (grow(t, w->count) != 0)
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory growing the tool's arrays to %d "
+                         "particles", w->count);
+    pbf__tool_move(w, dt, w->time + dt, t->substeps_done);
     memset(t->dx, 0, 3 * (size_t)w->count * sizeof *t->dx);
     return PBF_OK;
 }
@@ -415,7 +419,13 @@ void pbf__tool_substep_end(pbf_world *w, float dt, int nt) {
         for (int k = 0; k < 3; ++k) sdx[k] = s[k], sa[k] = s[3 + k], sd[k] = s[6 + k];
         reduce_contacts(w, &md, &contacts);
     }
-    const double react = -(double)P->mass / ((double)dt * (double)dt);
+    pbf__tool_add_forces(w, dt, sdx, sa, sd, md, contacts);
+}
+
+void pbf__tool_add_forces(pbf_world *w, float dt, const double sdx[3], const double sa[3],
+                          const double sd[3], float md, int contacts) {
+    pbf_tool_body *t = w->tool;
+    const double react = -(double)w->params.mass / ((double)dt * (double)dt);
     double total[3];
     for (int k = 0; k < 3; ++k) {
         double rk = react * sdx[k];

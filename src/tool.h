@@ -52,6 +52,18 @@ pbf_status pbf__tool_substep_begin(pbf_world *w, float dt);
 void pbf__tool_substep_end(pbf_world *w, float dt, int threads);
 void pbf__tool_step_end(pbf_world *w);
 
+/* pbf_world_set_tool, with the particles' positions current on the host (world.c). */
+pbf_status pbf__tool_set(pbf_world *w, const pbf_tool_def *def);
+
+/* The pieces of the substep hooks that a CUDA world (cuda/world_cuda.c) uses, whose passes run
+ * on the device: the tool moved to where it is at t_end, the end of the substep `index` of the
+ * step, with its kernels' view (t->k) filled; and the sums of a substep's passes (the tool's
+ * displacement of the particles Σ dx, adhesion and damping forces, the smallest distance and
+ * the contacts) turned into the forces and state, as substep_end does. */
+void pbf__tool_move(pbf_world *w, float dt, double t_end, int index);
+void pbf__tool_add_forces(pbf_world *w, float dt, const double sdx[3], const double sa[3],
+                          const double sd[3], float md, int contacts);
+
 void pbf__tool_free(pbf_world *w);
 size_t pbf__tool_memory_bytes(const pbf_world *w);
 

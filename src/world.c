@@ -571,6 +571,13 @@ void pbf_world_get_phases(const pbf_world *w, uint8_t *out) {
     for (int k = 0; k < w->count; ++k) out[k] = w->phase[slot[k]];
 }
 
+/* The tool (tool.c) measures the particles around it when it is set: their positions must be
+ * current on the host. */
+pbf_status pbf_world_set_tool(pbf_world *w, const pbf_tool_def *def) {
+    pbf__cuda_pull(w); /* cuda */
+    return pbf__tool_set(w, def);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Changing the solver of a live world (to compare solvers on the same state). */
 

@@ -35,6 +35,7 @@ namespace {
 constexpr int BLOCK = 128;      /* threads per block of the per-particle kernels */
 constexpr int FINAL = 1024;     /* threads of the one block that combines the blocks' partials */
 constexpr int TPP_AUTO_LIMIT = 1 << 20; /* four threads per particle below this many particles */
+constexpr int TOOL_FINAL = 256; /* threads of the tool sums' final block (80-byte partials) */
 constexpr int MAX_GRAPHS = 8;   /* cached graph executables (one per buffer rotation state) */
 constexpr int MAX_EVENTS = 4096;/* stage-timing events per step before the timings are flushed */
 
@@ -63,7 +64,7 @@ __device__ __forceinline__ Acc acc_identity() {
     return a;
 }
 
-__device__ __forceinline__ Acc acc_combine(const Acc &a, const Acc &b) {
+__device__ __forceinline__ Acc combine(const Acc &a, const Acc &b) {
     Acc r;
     r.sum = a.sum + b.sum;
     r.sum2 = a.sum2 + b.sum2;
@@ -79,34 +80,58 @@ __device__ __forceinline__ Acc acc_combine(const Acc &a, const Acc &b) {
     return r;
 }
 
+/* The tool's sums of a substep (tool.c: pbf__tool_substep_end), reduced the same way. */
+struct ToolAcc {
+    double s[9];    /* Σ dx, Σ adhesion force, Σ damping force */
+    float min_dist; /* smallest distance from the surface */
+    int contacts;   /* particles within 2 r of it */
+};
+
+__device__ __forceinline__ ToolAcc tool_identity() {
+    ToolAcc a;
+    for (int k = 0; k < 9; ++k) a.s[k] = 0.0;
+    a.min_dist = __int_as_float(0x7f800000); /* +∞ */
+    a.contacts = 0;
+    return a;
+}
+
+__device__ __forceinline__ ToolAcc combine(const ToolAcc &a, const ToolAcc &b) {
+    ToolAcc r;
+    for (int k = 0; k < 9; ++k) r.s[k] = a.s[k] + b.s[k];
+    r.min_dist = b.min_dist < a.min_dist ? b.min_dist : a.min_dist;
+    r.contacts = a.contacts + b.contacts;
+    return r;
+}
+
 /* Fixed-shape tree over a block of NT threads; every thread of the block must call it. Thread 0
  * gets the block's total (returned to all threads). */
-template <int NT> __device__ __forceinline__ Acc block_reduce(Acc v) {
-    __shared__ Acc sh[NT];
+template <int NT, class T> __device__ __forceinline__ T block_reduce(T v) {
+    __shared__ T sh[NT];
     sh[threadIdx.x] = v;
     __syncthreads();
     for (int s = NT / 2; s > 0; s >>= 1) {
         const int t = (int)threadIdx.x;
-        if (t < s) sh[t] = acc_combine(sh[t], sh[t + s]);
+        if (t < s) sh[t] = combine(sh[t], sh[t + s]);
         __syncthreads();
     }
-    Acc r = sh[0];
+    T r = sh[0];
     __syncthreads();
     return r;
 }
 
-__device__ __forceinline__ void block_store(Acc v, Acc *parts) {
-    Acc r = block_reduce<BLOCK>(v);
+template <class T> __device__ __forceinline__ void block_store(T v, T *parts) {
+    T r = block_reduce<BLOCK>(v);
     if (threadIdx.x == 0) parts[blockIdx.x] = r;
 }
 
-/* One block of FINAL threads combines the per-block partials: a fixed strided pass, then the
- * tree. (With 128 threads, the 7813 partials of 1M particles took 31 µs per reduction, 7 per
- * step: the strided pass is a chain of dependent loads.) */
-__device__ __forceinline__ Acc reduce_parts(int nparts, const Acc *parts) {
-    Acc a = acc_identity();
-    for (int k = threadIdx.x; k < nparts; k += FINAL) a = acc_combine(a, parts[k]);
-    return block_reduce<FINAL>(a);
+/* One block of NT threads combines the per-block partials: a fixed strided pass, then the tree.
+ * (With 128 threads, the 7813 partials of 1M particles took 31 µs per reduction, 7 per step:
+ * the strided pass is a chain of dependent loads; FINAL threads make it 8 loads long.) */
+template <int NT, class T>
+__device__ __forceinline__ T reduce_parts(int nparts, const T *parts, T identity) {
+    T a = identity;
+    for (int k = threadIdx.x; k < nparts; k += NT) a = combine(a, parts[k]);
+    return block_reduce<NT>(a);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -357,7 +382,8 @@ __global__ void __launch_bounds__(BLOCK) k_lambda(int n, const pbf_cuda_substep 
     if (i < n && sub == 0) {
         pbf_lambda_acc a = pbf_lambda_lanes_end(&L, &P);
         float rho;
-        lambda[i] = pbf_lambda_end(&a, xi, &P, c_solids, &rho);
+        lambda[i] = S->tool.active ? pbf_lambda_end_tool(&a, xi, &P, c_solids, &S->tool, &rho)
+                                   : pbf_lambda_end(&a, xi, &P, c_solids, &rho);
         density[i] = rho;
         counts[i] = a.neighbors;
         float e = rho * P.inv_rest_density - 1.0f;
@@ -369,7 +395,7 @@ __global__ void __launch_bounds__(BLOCK) k_lambda(int n, const pbf_cuda_substep 
 /* average_density_error, second level: (float)(Σ / n) into *dst */
 __global__ void __launch_bounds__(FINAL) k_error_final(int nparts, const Acc *parts, int n,
                                                        float *dst) {
-    Acc a = reduce_parts(nparts, parts);
+    Acc a = reduce_parts<FINAL>(nparts, parts, acc_identity());
     if (threadIdx.x == 0) *dst = (float)(a.sum / n);
 }
 
@@ -381,7 +407,8 @@ __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *
                                                  const float *__restrict__ density,
                                                  const float *__restrict__ p_prev,
                                                  float *__restrict__ out, float omega,
-                                                 float gamma, int scorr) {
+                                                 float gamma, int scorr,
+                                                 float *__restrict__ tool_dx) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     pbf_params P = S->params;
     if (!scorr) P.scorr_scale = 0.0f; /* s_corr in the first scorr_iterations passes only */
@@ -404,6 +431,11 @@ __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *
     pbf_v3 xn = pbf_delta_end(&a, xi, li, &P, c_solids);
     if (omega != 1.0f)
         xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), &P, c_solids);
+    if (S->tool.active) { /* the tool: its boundary term and projection; the move its reaction */
+        pbf_v3 moved;
+        xn = pbf_tool_delta(xn, xi, li, &S->tool, &P, &moved);
+        v3_store(tool_dx, i, v3_add(v3_load(tool_dx, i), moved));
+    }
     v3_store(out, i, xn);
 }
 
@@ -480,6 +512,48 @@ __global__ void __launch_bounds__(BLOCK) k_conf(int n, const pbf_cuda_substep *S
     v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), &P));
 }
 
+/* tool.c: pbf__tool_substep_end, the per-particle pass (the tool's ghosts in the final density,
+ * adhesion and damping on the velocity) with the first level of its sums */
+__global__ void __launch_bounds__(BLOCK) k_tool(int n, const pbf_cuda_substep *S,
+                                                const float *__restrict__ p,
+                                                float *__restrict__ v,
+                                                float *__restrict__ density,
+                                                const float *__restrict__ tool_dx,
+                                                ToolAcc *parts) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    ToolAcc acc = tool_identity();
+    if (i < n) {
+        const pbf_params P = S->params;
+        const pbf_tool_params *T = &S->tool;
+        pbf_v3 xi = v3_load(p, i);
+        float rho = density[i];
+        pbf_v3 g = v3(0.0f, 0.0f, 0.0f);
+        pbf_tool_boundary(xi, T, &P, &rho, &g);
+        density[i] = rho;
+        pbf_v3 fa, fd;
+        v3_store(v, i, pbf_tool_couple(xi, v3_load(v, i), rho, T, &P, &fa, &fd));
+        pbf_v3 d = v3_load(tool_dx, i);
+        const float f[9] = {d.x, d.y, d.z, fa.x, fa.y, fa.z, fd.x, fd.y, fd.z};
+        for (int k = 0; k < 9; ++k) acc.s[k] = (double)f[k];
+        acc.min_dist = v3_len(v3_sub(xi, T->center)) - T->radius;
+        acc.contacts = acc.min_dist < 2.0f * P.radius;
+    }
+    block_store(acc, parts);
+}
+
+__global__ void __launch_bounds__(TOOL_FINAL) k_tool_final(int nparts, const ToolAcc *parts,
+                                                           pbf_cuda_tool_sums *out) {
+    ToolAcc a = reduce_parts<TOOL_FINAL>(nparts, parts, tool_identity());
+    if (threadIdx.x != 0) return;
+    for (int k = 0; k < 3; ++k) {
+        out->dx[k] = a.s[k];
+        out->adhesion[k] = a.s[3 + k];
+        out->damping[k] = a.s[6 + k];
+    }
+    out->min_distance = a.min_dist;
+    out->contacts = a.contacts;
+}
+
 /* solver.c: watchdog, first level: the lowest slot with a non-finite value, and the fastest
  * particle (lowest slot among equals, as the serial loop's strict comparison picks it). */
 __global__ void __launch_bounds__(BLOCK) k_watch(int n, const pbf_cuda_substep *S,
@@ -510,7 +584,7 @@ __global__ void __launch_bounds__(FINAL) k_watch_final(int nparts, const Acc *pa
                                                        const float *p, const float *v,
                                                        const float *lambda, const int32_t *ids,
                                                        Results *res) {
-    Acc a = reduce_parts(nparts, parts);
+    Acc a = reduce_parts<FINAL>(nparts, parts, acc_identity());
     if (threadIdx.x != 0 || res->watch.failed) return;
     int slot = -1, kind = PBF_CUDA_OK;
     if (a.ibad != INT_MAX) {
@@ -560,7 +634,7 @@ __global__ void __launch_bounds__(BLOCK) k_profile(int n, float inv_rest_density
 __global__ void __launch_bounds__(FINAL) k_profile_final(int nparts, const Acc *parts,
                                                          const float *x, const int32_t *ids,
                                                          Results *res) {
-    Acc a = reduce_parts(nparts, parts);
+    Acc a = reduce_parts<FINAL>(nparts, parts, acc_identity());
     if (threadIdx.x != 0) return;
     Prof &q = res->prof;
     q.err_sum = a.sum;
@@ -582,7 +656,7 @@ inline int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }
 enum { R_X, R_P, R_P_TMP, R_P_PREV, R_V, R_V_TMP, R_COUNT };
 
 struct GraphKey {
-    int n, substeps, iterations, scorr_iterations, mode, sort, timed, tpp;
+    int n, substeps, iterations, scorr_iterations, mode, sort, timed, tpp, tool;
     unsigned generation;
     int role[R_COUNT];
     int ids_role;
@@ -626,6 +700,9 @@ struct pbf_cuda {
     void *cub_temp;
     size_t cub_temp_bytes;
     Acc *parts;
+    float *tool_dx;         /* with a tool: its displacement of each particle (3 floats) */
+    ToolAcc *tool_parts;    /* ... and the per-block partials of its sums */
+    pbf_cuda_tool_sums *d_tool, *h_tool; /* one per substep */
 
     pbf_cuda_substep *d_sub, *h_sub;
     int sub_capacity;
@@ -736,6 +813,8 @@ void free_particles(pbf_cuda *c) {
     dfree(&c->nb_start);
     dfree(&c->nb_index);
     dfree(&c->parts);
+    dfree(&c->tool_dx);
+    dfree(&c->tool_parts);
     dfree(&c->cub_temp);
     c->capacity = 0;
     c->nb_capacity = 0;
@@ -812,15 +891,28 @@ cudaError_t grow_list(pbf_cuda *c, size_t needed) {
     return cudaSuccess;
 }
 
+/* The tool's arrays, for the current capacity (the first step with a tool). */
+cudaError_t reserve_tool(pbf_cuda *c) {
+    if (c->tool_dx) return cudaSuccess;
+    invalidate(c);
+    CK(dalloc(c, &c->tool_dx, 3 * (size_t)c->capacity));
+    return dalloc(c, &c->tool_parts, (size_t)blocks_for(c->capacity) + 1);
+}
+
 cudaError_t reserve_step(pbf_cuda *c, int substeps, int history) {
     if (substeps > c->sub_capacity) {
         invalidate(c);
         if (c->d_sub) cudaFree(c->d_sub);
         if (c->h_sub) cudaFreeHost(c->h_sub);
+        if (c->d_tool) cudaFree(c->d_tool);
+        if (c->h_tool) cudaFreeHost(c->h_tool);
         c->d_sub = c->h_sub = nullptr;
+        c->d_tool = c->h_tool = nullptr;
         c->sub_capacity = 0;
         CK(dalloc(c, &c->d_sub, (size_t)substeps));
         CK(cudaMallocHost((void **)&c->h_sub, (size_t)substeps * sizeof(pbf_cuda_substep)));
+        CK(dalloc(c, &c->d_tool, (size_t)substeps));
+        CK(cudaMallocHost((void **)&c->h_tool, (size_t)substeps * sizeof(pbf_cuda_tool_sums)));
         c->sub_capacity = substeps;
     }
     if (history > c->hist_capacity) {
@@ -934,6 +1026,8 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
     const pbf_cuda_substep *S = c->d_sub + sub;
     k_predict<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V));
     CK(cudaGetLastError());
+    if (in->tool_sums) /* the tool's displacement of each particle, summed over the substep */
+        CK(cudaMemsetAsync(c->tool_dx, 0, 3 * (size_t)n * sizeof(float), s));
     CK(mark(c, PBF_STAGE_PREDICT));
 
     CK(enqueue_sort(c, buf(c, R_P)));
@@ -988,11 +1082,13 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     const float gamma = in->chebyshev_gamma;
     float *p = buf(c, R_P), *prev = buf(c, R_P_PREV), *out_p = buf(c, R_P_TMP);
     if (c->tpp == 1)
-        k_delta<1><<<blocks_for(n), BLOCK, 0, c->stream>>>(
-            n, c->d_sub + sub, nbs, p, c->lambda, c->density, prev, out_p, omega, gamma, scorr);
+        k_delta<1><<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
+                                                           c->density, prev, out_p, omega, gamma,
+                                                           scorr, c->tool_dx);
     else
         k_delta<PBF_LANES><<<blocks_for(n * PBF_LANES), BLOCK, 0, c->stream>>>(
-            n, c->d_sub + sub, nbs, p, c->lambda, c->density, prev, out_p, omega, gamma, scorr);
+            n, c->d_sub + sub, nbs, p, c->lambda, c->density, prev, out_p, omega, gamma, scorr,
+            c->tool_dx);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];
     c->role[R_P_TMP] = c->role[R_P_PREV];
@@ -1070,6 +1166,13 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
         k_conf<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len);
     CK(cudaGetLastError());
     CK(mark(c, PBF_STAGE_VORTICITY));
+    if (in->tool_sums) { /* tool.c: pbf__tool_substep_end (the CPU files it under velocity) */
+        k_tool<<<nb, BLOCK, 0, s>>>(n, S, p, v, c->density, c->tool_dx, c->tool_parts);
+        CK(cudaGetLastError());
+        k_tool_final<<<1, TOOL_FINAL, 0, s>>>(nb, c->tool_parts, c->d_tool + sub);
+        CK(cudaGetLastError());
+        CK(mark(c, PBF_STAGE_VELOCITY));
+    }
 
     k_watch<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V), c->lambda, c->parts);
     CK(cudaGetLastError());
@@ -1122,6 +1225,7 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.sort = c->sort;
     k.timed = c->timed;
     k.tpp = c->tpp;
+    k.tool = in->tool_sums != nullptr;
     k.generation = c->generation;
     for (int r = 0; r < R_COUNT; ++r) k.role[r] = c->role[r];
     k.ids_role = c->ids_role;
@@ -1137,7 +1241,7 @@ cudaError_t capture(pbf_cuda *c, const pbf_cuda_step_in *in, GraphEntry **entry)
     memcpy(role0, c->role, sizeof role0);
     /* events are created outside the capture (the worst case of this step) */
     if (c->timed)
-        CK(ensure_events(c, 2 + in->substeps * (6 + 2 * in->iterations)));
+        CK(ensure_events(c, 2 + in->substeps * (7 + 2 * in->iterations)));
     pbf_cuda_step_out scratch;
     memset(&scratch, 0, sizeof scratch);
     CK(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed));
@@ -1308,6 +1412,8 @@ extern "C" void pbf_cuda_destroy(pbf_cuda *c) {
     if (c->h_sub) cudaFreeHost(c->h_sub);
     if (c->h_hist) cudaFreeHost(c->h_hist);
     if (c->h_solids) cudaFreeHost(c->h_solids);
+    dfree(&c->d_tool);
+    if (c->h_tool) cudaFreeHost(c->h_tool);
     for (int k = 0; k < c->event_capacity; ++k) cudaEventDestroy(c->events[k]);
     free(c->events);
     free(c->marks);
@@ -1326,7 +1432,9 @@ extern "C" size_t pbf_cuda_memory_bytes(const pbf_cuda *c) {
     return 2 * ((size_t)c->grid.cell_count + 1) * sizeof(uint32_t) + cap * per_particle +
            c->nb_capacity * sizeof(uint32_t) +
            ((size_t)blocks_for(c->capacity * PBF_LANES) + 1) * sizeof(Acc) +
-           c->cub_temp_bytes + (size_t)c->sub_capacity * sizeof(pbf_cuda_substep) +
+           c->cub_temp_bytes +
+           (c->tool_dx ? cap * 12 + ((size_t)blocks_for(c->capacity) + 1) * sizeof(ToolAcc) : 0) +
+           (size_t)c->sub_capacity * (sizeof(pbf_cuda_substep) + sizeof(pbf_cuda_tool_sums)) +
            (size_t)c->hist_capacity * sizeof(float) + sizeof(Results);
 }
 extern "C" pbf_cuda_sort pbf_cuda_get_sort(const pbf_cuda *c) { return c->sort; }
@@ -1385,6 +1493,7 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
     cudaError_t e = cudaSetDevice(c->device);
     if (e == cudaSuccess)
         e = reserve_step(c, in->substeps, in->history_size > 2 ? in->history_size : 2);
+    if (e == cudaSuccess && in->tool_sums) e = reserve_tool(c);
     if (e != cudaSuccess) return fail(e, "preparing the step", err, err_size);
 
     /* inputs: the substeps' constants and the solids */
@@ -1411,7 +1520,7 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
     /* A fixed count runs as one graph launch; error control kernel by kernel (it waits for the
      * error after every λ pass). A step with too many passes to time in one graph also runs
      * kernel by kernel. */
-    const long long events = 2 + (long long)in->substeps * (6 + 2 * (long long)in->iterations);
+    const long long events = 2 + (long long)in->substeps * (7 + 2 * (long long)in->iterations);
     const int want_graph = !in->controlled && !c->graph_disabled && events < MAX_EVENTS;
     GraphEntry *g = nullptr;
     if (want_graph) {
@@ -1438,9 +1547,14 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
     if (e == cudaSuccess && !in->controlled)
         e = cudaMemcpyAsync(c->h_hist, c->d_hist, (size_t)(in->iterations + 1) * sizeof(float),
                             cudaMemcpyDeviceToHost, c->stream);
+    if (e == cudaSuccess && in->tool_sums)
+        e = cudaMemcpyAsync(c->h_tool, c->d_tool, (size_t)in->substeps * sizeof *c->h_tool,
+                            cudaMemcpyDeviceToHost, c->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess) return fail(e, "running the step", err, err_size);
 
+    if (in->tool_sums)
+        memcpy(in->tool_sums, c->h_tool, (size_t)in->substeps * sizeof *in->tool_sums);
     if (g) add_intervals(g->events, g->marks, g->mark_count, stage);
     else if (c->timed) add_intervals(c->events, c->marks, c->mark_count, stage);
     memcpy(out->stage_ms, stage, sizeof stage);

@@ -70,8 +70,19 @@ pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *density, in
 typedef struct pbf_cuda_substep {
     pbf_params params;
     float watchdog_speed2; /* (10 · max(cfl, 0.5) · h / dt)²: see solver.c, watchdog() */
-    float pad_[3];
+    pbf_tool_params tool;  /* the tool at the end of this substep (tool.c); active 0: none */
 } pbf_cuda_substep;
+
+/* What a substep's passes give the tool (tool.c: pbf__tool_substep_end): sums over the
+ * particles in a fixed order (deterministic; not the CPU's serial order, so the last bits of
+ * the forces may differ from the CPU's). */
+typedef struct pbf_cuda_tool_sums {
+    double dx[3];       /* Σ of the tool's displacement of each particle over the substep, m */
+    double adhesion[3]; /* Σ of the adhesion forces on the tool, N */
+    double damping[3];  /* Σ of the damping forces on the tool, N */
+    float min_distance; /* smallest distance of a particle centre from the surface, m */
+    int contacts;       /* particles within 2 r of the surface */
+} pbf_cuda_tool_sums;
 
 /* One pbf_world_step. */
 typedef struct pbf_cuda_step_in {
@@ -91,6 +102,8 @@ typedef struct pbf_cuda_step_in {
     /* the caller's per-iteration error history (max(iterations, max_iterations) + 2 entries) */
     float *iteration_error;
     int history_size;
+    /* With a tool (sub[].tool.active): its sums, one entry per substep; NULL without. */
+    pbf_cuda_tool_sums *tool_sums;
 } pbf_cuda_step_in;
 
 /* Watchdog findings (solver.c: watchdog), in the order it checks a particle. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "tool.h"     /* the tool's motion and forces; its passes run on the device */
 #include "watchdog.h" /* the watchdog's limits and report, shared with solver.c */
 #include "world_internal.h"
 
@@ -22,6 +23,7 @@ struct pbf_cuda_world {
     int host_current;   /* the host arrays hold the latest state */
     int device_current; /* the device holds the latest state */
     pbf_cuda_substep *sub;
+    pbf_cuda_tool_sums *tool_sums;
     int sub_capacity;
 };
 
@@ -103,6 +105,7 @@ void pbf__cuda_detach(pbf_world *w) {
     if (c == NULL) return;
     pbf_cuda_destroy(c->dev);
     free(c->sub);
+    free(c->tool_sums);
     free(c);
     w->cuda = NULL;
 }
@@ -164,14 +167,88 @@ static pbf_status report_unstable(pbf_world *w, const pbf_cuda_step_out *o, doub
     }
 }
 
-/* pbf_world_step for a CUDA world: solver.c's pbf_world_step and substep() bookkeeping around
- * one pbf_cuda_step. */
+/* Substeps s0 .. s0 + count − 1 of the step on the device: substep()'s constants of each (as the
+ * CPU refreshes them), the tool moved to each one's end, one pbf_cuda_step, then its results:
+ * the profile, the watchdog's report, the tool's forces substep by substep. */
+static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
+    struct pbf_cuda_world *c = w->cuda;
+    pbf_params *P = &w->params;
+    const float cfl = w->def.solver.cfl > WATCHDOG_MIN_CFL ? w->def.solver.cfl : WATCHDOG_MIN_CFL;
+    double t = w->time;
+    for (int s = 0; s < count; ++s) {
+        P->dt = dt_sub;
+        P->inv_dt = 1.0f / dt_sub;
+        P->scorr_scale = pbf__scorr_k(&w->def, dt_sub) / w->lattice_grad2;
+        P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt_sub : 0.0f;
+        pbf__walls_at(&w->def, t + dt_sub, &P->wall_lo, &P->wall_hi);
+        memset(&c->sub[s], 0, sizeof c->sub[s]);
+        c->sub[s].params = *P;
+        const float limit = WATCHDOG_CFL_FACTOR * (cfl * P->h * P->inv_dt);
+        c->sub[s].watchdog_speed2 = limit * limit;
+        if (w->tool != NULL) { /* tool: where it is at the substep's end */
+            pbf__tool_move(w, dt_sub, t + dt_sub, s0 + s);
+            c->sub[s].tool = w->tool->k;
+        }
+        t += dt_sub;
+    }
+    const pbf_solver_def *sd = &w->def.solver;
+    pbf_cuda_step_in in;
+    memset(&in, 0, sizeof in);
+    in.substeps = count;
+    in.sub = c->sub;
+    in.solids = w->solids;
+    in.neighbor_mode = (int)w->def.neighbor_mode;
+    in.iterations = sd->iterations;
+    in.controlled = sd->target_error > 0.0f;
+    in.target = sd->target_error * 0.01f;
+    in.min_iterations = sd->min_iterations;
+    in.max_iterations = sd->max_iterations;
+    in.chebyshev = sd->chebyshev;
+    in.chebyshev_rho = sd->chebyshev_rho;
+    in.chebyshev_gamma = sd->chebyshev_gamma;
+    in.chebyshev_delay = sd->chebyshev_delay;
+    in.scorr_iterations = sd->scorr_iterations;
+    in.iteration_error = w->iteration_error;
+    in.history_size = (sd->iterations > sd->max_iterations ? sd->iterations : sd->max_iterations) + 2;
+    in.tool_sums = w->tool != NULL ? c->tool_sums : NULL;
+    pbf_cuda_step_out out;
+    char why[PBF_ERROR_SIZE];
+    pbf_status st = pbf_cuda_step(c->dev, &in, &out, why, sizeof why);
+    if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
+    c->host_current = 0;
+    for (int k = 0; k < PBF_STAGE_COUNT; ++k) w->profile.stage_ms[k] += out.stage_ms[k];
+    w->substep_iterations += out.substep_iterations;
+    if (out.max_iterations_used > w->profile.max_iterations_used)
+        w->profile.max_iterations_used = out.max_iterations_used;
+    w->profile.chebyshev_restarts += out.chebyshev_restarts;
+    w->iteration_error_count = out.iteration_error_count;
+    if (out.unstable != PBF_CUDA_OK) {
+        /* the CPU stops in that substep: time has advanced over the ones before it */
+        double tf = w->time;
+        for (int s = 0; s < out.unstable_substep; ++s) tf += dt_sub;
+        w->time = tf;
+        return report_unstable(w, &out, tf + dt_sub);
+    }
+    w->time = t;
+    for (int s = 0; s < count && w->tool != NULL; ++s) { /* tool: substep_end's forces */
+        const pbf_cuda_tool_sums *ts = &c->tool_sums[s];
+        pbf__tool_add_forces(w, dt_sub, ts->dx, ts->adhesion, ts->damping, ts->min_distance,
+                             ts->contacts);
+    }
+    /* finish_profile (the last call of the step has the step's end) */
+    if (out.bad_density)
+        return unstable(w, out.bad_density_id, out.bad_density_x, w->time,
+                        "has a non-finite density");
+    w->profile.avg_density_error = out.avg_density_error;
+    w->profile.max_density_error = out.max_density_error;
+    w->profile.avg_neighbors = out.avg_neighbors;
+    return PBF_OK;
+}
+
+/* pbf_world_step for a CUDA world: solver.c's pbf_world_step around pbf_cuda_step, the whole
+ * step in one call or, with a free tool, one substep at a time. */
 pbf_status pbf__cuda_step(pbf_world *w, float dt) {
     struct pbf_cuda_world *c = w->cuda;
-    if (w->tool != NULL)
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "the CUDA backend does not simulate the tool (docs/tool.md) yet; run "
-                         "scenes with a tool on the CPU (--backend cpu)");
     if (w->probes != NULL)
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
                          "the CUDA backend does not measure probes yet; run scenes "
@@ -204,6 +281,7 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
     w->profile.chebyshev_restarts = 0;
     const int substeps = w->def.substeps;
     const float dt_sub = dt / (float)substeps;
+    pbf__tool_step_begin(w, dt); /* tool */
     if (w->count == 0) {
         w->time += dt;
     } else {
@@ -217,72 +295,23 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
         }
         if (substeps > c->sub_capacity) {
             pbf_cuda_substep *s = realloc(c->sub, (size_t)substeps * sizeof *s);
-            if (s == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
-            c->sub = s;
+            pbf_cuda_tool_sums *ts = realloc(c->tool_sums, (size_t)substeps * sizeof *ts);
+            if (s != NULL) c->sub = s;
+            if (ts != NULL) c->tool_sums = ts;
+            if (s == NULL || ts == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
             c->sub_capacity = substeps;
         }
-        /* substep(): the constants of each substep, refreshed as the CPU refreshes them */
-        pbf_params *P = &w->params;
-        const float cfl =
-            w->def.solver.cfl > WATCHDOG_MIN_CFL ? w->def.solver.cfl : WATCHDOG_MIN_CFL;
-        double t = w->time;
-        for (int s = 0; s < substeps; ++s) {
-            P->dt = dt_sub;
-            P->inv_dt = 1.0f / dt_sub;
-            P->scorr_scale = pbf__scorr_k(&w->def, dt_sub) / w->lattice_grad2;
-            P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt_sub : 0.0f;
-            pbf__walls_at(&w->def, t + dt_sub, &P->wall_lo, &P->wall_hi);
-            memset(&c->sub[s], 0, sizeof c->sub[s]);
-            c->sub[s].params = *P;
-            const float limit = WATCHDOG_CFL_FACTOR * (cfl * P->h * P->inv_dt);
-            c->sub[s].watchdog_speed2 = limit * limit;
-            t += dt_sub;
+        /* A free tool moves by the force of the substep before: the device runs one substep
+         * at a time and the host integrates the body in between. Otherwise the whole step is
+         * one call (one graph launch with a fixed iteration count). */
+        const int chunk =
+            w->tool != NULL && w->tool->def.motion == PBF_TOOL_FREE ? 1 : substeps;
+        for (int s0 = 0; s0 < substeps; s0 += chunk) {
+            st = run_substeps(w, s0, chunk, dt_sub);
+            if (st != PBF_OK) return st;
         }
-        const pbf_solver_def *sd = &w->def.solver;
-        pbf_cuda_step_in in;
-        memset(&in, 0, sizeof in);
-        in.substeps = substeps;
-        in.sub = c->sub;
-        in.solids = w->solids;
-        in.neighbor_mode = (int)w->def.neighbor_mode;
-        in.iterations = sd->iterations;
-        in.controlled = sd->target_error > 0.0f;
-        in.target = sd->target_error * 0.01f;
-        in.min_iterations = sd->min_iterations;
-        in.max_iterations = sd->max_iterations;
-        in.chebyshev = sd->chebyshev;
-        in.chebyshev_rho = sd->chebyshev_rho;
-        in.chebyshev_gamma = sd->chebyshev_gamma;
-        in.chebyshev_delay = sd->chebyshev_delay;
-        in.scorr_iterations = sd->scorr_iterations;
-        in.iteration_error = w->iteration_error;
-        in.history_size =
-            (sd->iterations > sd->max_iterations ? sd->iterations : sd->max_iterations) + 2;
-        pbf_cuda_step_out out;
-        st = pbf_cuda_step(c->dev, &in, &out, why, sizeof why);
-        if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
-        c->host_current = 0;
-        for (int k = 0; k < PBF_STAGE_COUNT; ++k) w->profile.stage_ms[k] += out.stage_ms[k];
-        w->substep_iterations = out.substep_iterations;
-        w->profile.max_iterations_used = out.max_iterations_used;
-        w->profile.chebyshev_restarts = out.chebyshev_restarts;
-        w->iteration_error_count = out.iteration_error_count;
-        if (out.unstable != PBF_CUDA_OK) {
-            /* the CPU stops in that substep: time has advanced over the ones before it */
-            double tf = w->time;
-            for (int s = 0; s < out.unstable_substep; ++s) tf += dt_sub;
-            w->time = tf;
-            return report_unstable(w, &out, tf + dt_sub);
-        }
-        w->time = t;
-        /* finish_profile */
-        if (out.bad_density)
-            return unstable(w, out.bad_density_id, out.bad_density_x, w->time,
-                            "has a non-finite density");
-        w->profile.avg_density_error = out.avg_density_error;
-        w->profile.max_density_error = out.max_density_error;
-        w->profile.avg_neighbors = out.avg_neighbors;
     }
+    pbf__tool_step_end(w); /* tool: the step's mean forces */
     w->profile.iterations = (w->substep_iterations + substeps - 1) / substeps;
     w->profile.substeps = substeps;
     w->profile.steps++;

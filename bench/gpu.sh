@@ -19,7 +19,7 @@
 #
 # Usage: bash bench/gpu.sh [OUT_DIR]        (default out/gpu; logs, CSV files, table.md)
 # Environment: STAGES (default "build test bench tool profile sanitize"), SMALL (default
-#              10000,100000, timed over STEPS_SMALL = 100 steps), PARTICLES (1000000,4000000)
+#              10000, timed over STEPS_SMALL = 100 steps), PARTICLES (100000,1000000,4000000)
 #              and LARGE (10000000, run apart) over STEPS (10), WARMUP (3),
 #              JOBS (build jobs, default nproc), BUILD_DIR (build-gpu), BENCH_ARGS,
 #              SAN_TOOLS (default "memcheck racecheck initcheck synccheck"), SAN_TEST (1).
@@ -28,8 +28,8 @@ cd "$(dirname "$0")/.."
 out=${1:-out/gpu}
 build=${BUILD_DIR:-build-gpu}
 stages=${STAGES:-build test bench tool profile sanitize}
-small=${SMALL:-10000,100000}
-particles=${PARTICLES:-1000000,4000000}
+small=${SMALL:-10000}
+particles=${PARTICLES:-100000,1000000,4000000}
 large=${LARGE:-10000000}
 steps_small=${STEPS_SMALL:-100}
 steps=${STEPS:-10}
@@ -111,9 +111,9 @@ print("device-to-device copy of 4 GiB: %.3f ms, %.0f GB/s read + written" % (ms,
     nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader -lms 100 \
         >"$out/memory.csv" 2>/dev/null &
     sampler=$!
-    # default settings: the small sizes over more steps, the large ones over 10 (3 + 10 steps of
-    # 1/60 s is where bench/scaling.sh times the CPU: one substep at 1M particles and more
-    # breaks the watchdog's CFL bound after about 14 steps, as the dam break gathers speed)
+    # default settings: the smallest size over 100 steps, the others over 10 (3 + 10 steps of
+    # 1/60 s is where bench/scaling.sh times the CPU: with one substep the dam break breaks the
+    # watchdog's CFL bound after 33 steps at 100k particles and 14 at 10M, as it gathers speed)
     TAIL=6 bench_cuda small 120 "$small" "$steps_small" list "counting, list, default"
     TAIL=6 bench_cuda large 240 "$particles" "$steps" list "counting, list, default"
     # the largest size apart: a failure there (device memory) keeps the rows above

@@ -399,6 +399,23 @@ __global__ void __launch_bounds__(FINAL) k_error_final(int nparts, const Acc *pa
     if (threadIdx.x == 0) *dst = (float)(a.sum / n);
 }
 
+/* The same second level, done by one extra block of the next kernel in the stream (the Δp pass
+ * after a λ pass, confinement after vorticity), whose start already waits for every partial:
+ * one launch fewer per reduction, and the block runs beside the pass's own. dst NULL: none. */
+struct ErrFinish {
+    const Acc *parts;
+    int nparts, n;
+    float *dst;
+};
+
+/* 1 in the extra block, which has then done the reduction. */
+__device__ __forceinline__ int finish_error(const ErrFinish &f) {
+    if (f.dst == nullptr || blockIdx.x != gridDim.x - 1) return 0;
+    Acc a = reduce_parts<BLOCK>(f.nparts, f.parts, acc_identity());
+    if (threadIdx.x == 0) *f.dst = (float)(a.sum / f.n);
+    return 1;
+}
+
 /* stage_delta: one Jacobi Δp pass into out; omega != 1 is the Chebyshev step */
 template <int TPP>
 __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *S, Nb nb,
@@ -408,7 +425,8 @@ __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *
                                                  const float *__restrict__ p_prev,
                                                  float *__restrict__ out, float omega,
                                                  float gamma, int scorr,
-                                                 float *__restrict__ tool_dx) {
+                                                 float *__restrict__ tool_dx, ErrFinish fin) {
+    if (finish_error(fin)) return; /* the λ pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     pbf_params P = S->params;
     if (!scorr) P.scorr_scale = 0.0f; /* s_corr in the first scorr_iterations passes only */
@@ -493,7 +511,9 @@ __global__ void __launch_bounds__(BLOCK) k_conf(int n, const pbf_cuda_substep *S
                                                 float *__restrict__ v,
                                                 const float *__restrict__ dv,
                                                 const float *__restrict__ omega,
-                                                const float *__restrict__ omega_len) {
+                                                const float *__restrict__ omega_len,
+                                                ErrFinish fin) {
+    if (finish_error(fin)) return; /* the vorticity pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     const pbf_params P = S->params;
     pbf_conf_lanes L = {};
@@ -724,6 +744,7 @@ struct pbf_cuda {
     int timed;              /* events are recorded */
     int tpp_config;         /* threads per particle of the neighbour passes: 1, 4, 0 = by count */
     int tpp;                /* ... for the current particle count */
+    ErrFinish pending;      /* a λ pass's error for the next Δp pass to reduce (dst NULL: none) */
     double *stage_acc;      /* where flushes add the intervals */
 };
 
@@ -1057,7 +1078,8 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
 }
 
 /* stage_lambda plus average_density_error into d_hist[k] */
-cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int k) {
+cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int k,
+                           int host_checks) {
     const int n = c->count, nb = blocks_for(n * c->tpp);
     const Nb nbs = neighbors(c, in->neighbor_mode);
     float *p = buf(c, R_P);
@@ -1068,9 +1090,19 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
         k_lambda<PBF_LANES><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
                                                          c->density, c->counts, c->parts);
     CK(cudaGetLastError());
-    k_error_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k);
-    CK(cudaGetLastError());
+    if (host_checks) { /* error control reads it now */
+        k_error_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k);
+        CK(cudaGetLastError());
+    } else { /* the Δp pass that follows reduces it */
+        c->pending = ErrFinish{c->parts, nb, n, c->d_hist + k};
+    }
     return mark(c, PBF_STAGE_LAMBDA);
+}
+
+ErrFinish take_pending(pbf_cuda *c) {
+    ErrFinish f = c->pending;
+    c->pending = ErrFinish{nullptr, 0, 0, nullptr};
+    return f;
 }
 
 /* stage_delta (pass k of the substep) and its rotation: out = p_tmp; p_tmp ← p_prev,
@@ -1081,14 +1113,16 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     const Nb nbs = neighbors(c, in->neighbor_mode);
     const float gamma = in->chebyshev_gamma;
     float *p = buf(c, R_P), *prev = buf(c, R_P_PREV), *out_p = buf(c, R_P_TMP);
+    const ErrFinish fin = take_pending(c);
+    const int blocks = blocks_for(n * c->tpp) + (fin.dst != nullptr);
     if (c->tpp == 1)
-        k_delta<1><<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                           c->density, prev, out_p, omega, gamma,
-                                                           scorr, c->tool_dx);
+        k_delta<1><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
+                                                    c->density, prev, out_p, omega, gamma, scorr,
+                                                    c->tool_dx, fin);
     else
-        k_delta<PBF_LANES><<<blocks_for(n * PBF_LANES), BLOCK, 0, c->stream>>>(
-            n, c->d_sub + sub, nbs, p, c->lambda, c->density, prev, out_p, omega, gamma, scorr,
-            c->tool_dx);
+        k_delta<PBF_LANES><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
+                                                            c->density, prev, out_p, omega, gamma,
+                                                            scorr, c->tool_dx, fin);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];
     c->role[R_P_TMP] = c->role[R_P_PREV];
@@ -1119,7 +1153,7 @@ cudaError_t enqueue_solve(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     int k = 0;
     for (;; ++k) {
         if (!controlled && k == max_it) break;
-        CK(enqueue_lambda(c, in, sub, k));
+        CK(enqueue_lambda(c, in, sub, k, host_checks));
         if (!host_checks) {
             CK(enqueue_delta(c, in, sub, k, 1.0f));
             continue;
@@ -1156,14 +1190,15 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
         k_vort<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len,
                                                 c->density, c->parts);
     CK(cudaGetLastError());
-    if (hist_slot >= 0) { /* fixed count: the error after the last pass */
-        k_error_final<<<1, FINAL, 0, s>>>(nbt, c->parts, n, c->d_hist + hist_slot);
-        CK(cudaGetLastError());
-    }
+    /* fixed count: the error after the last pass, reduced by confinement's extra block */
+    const ErrFinish fin = hist_slot >= 0 ? ErrFinish{c->parts, nbt, n, c->d_hist + hist_slot}
+                                         : ErrFinish{nullptr, 0, 0, nullptr};
+    const int blocks = nbt + (fin.dst != nullptr);
     if (c->tpp == 1)
-        k_conf<1><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len);
+        k_conf<1><<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len, fin);
     else
-        k_conf<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len);
+        k_conf<PBF_LANES><<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega,
+                                                   c->omega_len, fin);
     CK(cudaGetLastError());
     CK(mark(c, PBF_STAGE_VORTICITY));
     if (in->tool_sums) { /* tool.c: pbf__tool_substep_end (the CPU files it under velocity) */

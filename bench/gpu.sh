@@ -7,18 +7,22 @@
 #   test       test_cuda (CPU/CUDA parity, determinism, error control, watchdog: a skip is a
 #              failure here) and test_cuda_api; a short `pbf run --backend cuda`
 #   bench      `pbf bench --backend cuda` from 10k to 10M particles (4 iterations, 1 substep,
-#              the dam break resized), stages timed with CUDA events; the other grid sort and
-#              neighbour scheme at 10k and 1M; the device memory the 10M run held; the CPU of
-#              the same machine for scale
-#   profile    Nsight Compute on one 1M-particle step: time, DRAM bytes and throughput of each
-#              kernel (where ncu is installed)
+#              the dam break resized), stages timed with CUDA events; variants (threads per
+#              particle, no stage events, the other grid sort and neighbour scheme); the device
+#              memory the 10M run held; the device's copy bandwidth; the CPU for scale
+#   tool       `pbf bench --tool` on the GPU and the CPU (10k-80k particles, steps of 1 ms) and
+#              `pbf haptic --backend cuda` at 40k particles for HAPTIC_S (60) seconds
+#   render     `pbf bench --render` of 1M particles at 1280x720 from a CUDA and a CPU world,
+#              with a renderer build (RENDER_BUILD_DIR, default build-gpu-render) where present
+#   profile    Nsight Compute on one step of 1M and of 10k particles: time, DRAM and L2 bytes
+#              and throughput of each kernel (where ncu is installed)
 #   sanitize   compute-sanitizer memcheck on test_cuda; memcheck, racecheck, initcheck and
 #              synccheck on a 100-step dam break (where compute-sanitizer is installed)
 #   table      one markdown table (ready for docs/performance.md) with the device name, and
 #              the bars of an H100: 10k particles <= 0.25 ms per step, 1M <= 5 ms
 #
 # Usage: bash bench/gpu.sh [OUT_DIR]        (default out/gpu; logs, CSV files, table.md)
-# Environment: STAGES (default "build test bench tool profile sanitize"), SMALL (default
+# Environment: STAGES (default "build test bench tool render profile sanitize"), SMALL (default
 #              10000, timed over STEPS_SMALL = 100 steps), PARTICLES (100000,1000000,4000000)
 #              and LARGE (10000000, run apart) over STEPS (10), WARMUP (3),
 #              JOBS (build jobs, default nproc), BUILD_DIR (build-gpu), BENCH_ARGS,
@@ -27,7 +31,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-out/gpu}
 build=${BUILD_DIR:-build-gpu}
-stages=${STAGES:-build test bench tool profile sanitize}
+stages=${STAGES:-build test bench tool render profile sanitize}
 small=${SMALL:-10000}
 particles=${PARTICLES:-100000,1000000,4000000}
 large=${LARGE:-10000000}
@@ -147,6 +151,23 @@ if has_stage tool; then
         --backend cuda --set fluid.particle_radius=0.006 --duration "${HAPTIC_S:-60}" \
         --out "$out/haptic_cuda.csv"
     gzip -f "$out/haptic_cuda.csv" 2>/dev/null
+fi
+
+if has_stage render; then
+    # the renderer (EGL) drawing the state of a CUDA world: pbf bench --render reads the device
+    # state back and uploads it (docs/cuda.md, "Viewer interop"); a build with the renderer
+    # (RENDER_BUILD_DIR, default build-gpu-render) and a working EGL are needed
+    rpbf=${RENDER_BUILD_DIR:-build-gpu-render}/pbf
+    if [ -x "$rpbf" ]; then
+        echo "== render: pbf bench --render at 1280x720"
+        for backend in cuda cpu; do
+            TAIL=6 run "render_$backend" 180 "$rpbf" bench --backend "$backend" --render \
+                --resolution 1280x720 --particles "${RENDER_PARTICLES:-1000000}" --steps 3 \
+                --warmup 1 --csv "$out/render_$backend.csv"
+        done
+    else
+        echo "== render: no $rpbf, skipped"
+    fi
 fi
 
 if has_stage profile; then

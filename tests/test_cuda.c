@@ -304,7 +304,7 @@ static pbf_world *mid_air_world(pbf_backend backend, pbf_neighbor_mode mode) {
 }
 
 /* The neighbour passes with one thread per particle and with four (one per lane: the default
- * below 1M particles) sum the same lanes in the same order: both give the CPU's bits. */
+ * below 500k particles) sum the same lanes in the same order: both give the CPU's bits. */
 static int bitwise_away_from_wall_edges(void) {
     for (int run = 0; run < 4; ++run) {
         const int m = run % 2, tpp = run < 2 ? 4 : 1;

@@ -34,7 +34,13 @@ namespace {
 
 constexpr int BLOCK = 128;      /* threads per block of the per-particle kernels */
 constexpr int FINAL = 1024;     /* threads of the one block that combines the blocks' partials */
-constexpr int TPP_AUTO_LIMIT = 1 << 20; /* four threads per particle below this many particles */
+/* Four threads per particle below this many particles (H200, bench/gpu.sh: 22 % faster steps at
+ * 100k, 10 % slower at 1M and 4M than one thread per particle). */
+constexpr int TPP_AUTO_LIMIT = 500000;
+/* An extra block of the next pass reduces at most this many partials (8 per thread); more go to
+ * a kernel of FINAL threads (one block of 128 threads over the 31k partials of 1M particles at
+ * four threads per particle made each Δp pass 115 µs longer). */
+constexpr int FUSE_MAX_PARTS = 8 * BLOCK;
 constexpr int TOOL_FINAL = 256; /* threads of the tool sums' final block (80-byte partials) */
 constexpr int MAX_GRAPHS = 8;   /* cached graph executables (one per buffer rotation state) */
 constexpr int MAX_EVENTS = 4096;/* stage-timing events per step before the timings are flushed */
@@ -1090,7 +1096,7 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
         k_lambda<PBF_LANES><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
                                                          c->density, c->counts, c->parts);
     CK(cudaGetLastError());
-    if (host_checks) { /* error control reads it now */
+    if (host_checks || nb > FUSE_MAX_PARTS) { /* error control reads it now; or too many */
         k_error_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k);
         CK(cudaGetLastError());
     } else { /* the Δp pass that follows reduces it */
@@ -1190,9 +1196,15 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
         k_vort<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len,
                                                 c->density, c->parts);
     CK(cudaGetLastError());
-    /* fixed count: the error after the last pass, reduced by confinement's extra block */
-    const ErrFinish fin = hist_slot >= 0 ? ErrFinish{c->parts, nbt, n, c->d_hist + hist_slot}
-                                         : ErrFinish{nullptr, 0, 0, nullptr};
+    /* fixed count: the error after the last pass, reduced by confinement's extra block (or by
+     * a kernel of its own when there are too many partials) */
+    ErrFinish fin = ErrFinish{nullptr, 0, 0, nullptr};
+    if (hist_slot >= 0 && nbt <= FUSE_MAX_PARTS) {
+        fin = ErrFinish{c->parts, nbt, n, c->d_hist + hist_slot};
+    } else if (hist_slot >= 0) {
+        k_error_final<<<1, FINAL, 0, s>>>(nbt, c->parts, n, c->d_hist + hist_slot);
+        CK(cudaGetLastError());
+    }
     const int blocks = nbt + (fin.dst != nullptr);
     if (c->tpp == 1)
         k_conf<1><<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len, fin);

@@ -170,10 +170,11 @@ static void sleep_until(double t) {
 }
 
 /* Waits until t: sleeps until SPIN_S before it, then spins on the clock. A sleeping thread
- * wakes up to a millisecond late on a loaded machine or a VM (seen: 11 of 60,000 steps of 1 ms
- * missed with a 0.34 ms step), which a 1 kHz loop cannot afford; spinning the last half
- * millisecond costs half a core. */
-#define SPIN_S 0.0005
+ * wakes up a millisecond late now and then on a loaded machine or a VM (seen on a GPU VM: 11
+ * of 60,000 steps of 1 ms missed with 0.34 ms steps when the loop slept, 7 when it spun only
+ * the last half millisecond), which a 1 kHz loop cannot afford: at rates above 500 Hz the
+ * loop spins through the whole wait and keeps one core busy, as haptic servo loops do. */
+#define SPIN_S 0.002
 static void wait_until(double t) {
     if (now_s() < t - SPIN_S) sleep_until(t - SPIN_S);
     while (now_s() < t && !interrupt_pending()) {

@@ -444,7 +444,8 @@ __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *
         li = lambda[i];
         const float wi = pbf_scorr_weight(density[i], &P);
         for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
-            pbf_v3 d = v3_sub(xi, v3_load(p, j)); /* g recomputed: the CPU's cached g has its bits */
+            /* g recomputed: the CPU's cached g has the same bits */
+            pbf_v3 d = v3_sub(xi, v3_load(p, j));
             float gm, g = pbf_spiky_factor(v3_dot(d, d), &P, &gm);
             pbf_delta_lane(&L, l, d.x, d.y, d.z, li, lambda[j], wi, density[j], g, P.scorr_n, &P);
         });

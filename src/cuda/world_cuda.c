@@ -209,7 +209,8 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
     in.chebyshev_delay = sd->chebyshev_delay;
     in.scorr_iterations = sd->scorr_iterations;
     in.iteration_error = w->iteration_error;
-    in.history_size = (sd->iterations > sd->max_iterations ? sd->iterations : sd->max_iterations) + 2;
+    in.history_size =
+        (sd->iterations > sd->max_iterations ? sd->iterations : sd->max_iterations) + 2;
     in.tool_sums = w->tool != NULL ? c->tool_sums : NULL;
     pbf_cuda_step_out out;
     char why[PBF_ERROR_SIZE];
@@ -298,7 +299,8 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
             pbf_cuda_tool_sums *ts = realloc(c->tool_sums, (size_t)substeps * sizeof *ts);
             if (s != NULL) c->sub = s;
             if (ts != NULL) c->tool_sums = ts;
-            if (s == NULL || ts == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
+            if (s == NULL || ts == NULL)
+                return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
             c->sub_capacity = substeps;
         }
         /* A free tool moves by the force of the substep before: the device runs one substep

@@ -284,6 +284,21 @@ static float patch_plane(const pbf_patch *q, const pbf_params *P) {
     return (q->wall & 1) ? comp(hi, q->axis) : comp(lo, q->axis);
 }
 
+void pbf__probes_reach(const pbf_probes *set, const pbf_params *P, float margin, float *plane,
+                       float box_lo[3], float box_hi[3]) {
+    for (int t = 0; t < 3; ++t) box_lo[t] = FLT_MAX, box_hi[t] = -FLT_MAX;
+    for (int k = 0; k < set->patch_count; ++k) {
+        const pbf_patch *q = &set->patches[k];
+        plane[k] = patch_plane(q, P);
+        for (int t = 0; t < 3; ++t) { /* the box around every patch's reach: one test below */
+            float lo = (t == q->axis ? plane[k] - P->h : q->lo[t] - P->radius) - margin;
+            float hi = (t == q->axis ? plane[k] + P->h : q->hi[t] + P->radius) + margin;
+            box_lo[t] = lo < box_lo[t] ? lo : box_lo[t];
+            box_hi[t] = hi > box_hi[t] ? hi : box_hi[t];
+        }
+    }
+}
+
 void pbf__probes_force_pass(pbf_world *w, const pbf_params *P, float omega) {
     pbf_probes *set = w->probes;
     const int n = w->count;
@@ -305,18 +320,11 @@ void pbf__probes_force_pass(pbf_world *w, const pbf_params *P, float omega) {
     ++set->pass;
     if (accelerated && !carry_reserve(set, n)) set->degraded = 1;
     const int carry = accelerated && !set->degraded;
-    float box_lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, box_hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+    float box_lo[3], box_hi[3];
+    pbf__probes_reach(set, P, margin, plane, box_lo, box_hi);
     for (int k = 0; k < set->patch_count; ++k) {
-        const pbf_patch *q = &set->patches[k];
-        plane[k] = patch_plane(q, P);
         count[k] = 0;
         sum[k] = 0.0;
-        for (int t = 0; t < 3; ++t) { /* the box around every patch's reach: one test below */
-            float lo = (t == q->axis ? plane[k] - P->h : q->lo[t] - P->radius) - margin;
-            float hi = (t == q->axis ? plane[k] + P->h : q->hi[t] + P->radius) + margin;
-            box_lo[t] = lo < box_lo[t] ? lo : box_lo[t];
-            box_hi[t] = hi > box_hi[t] ? hi : box_hi[t];
-        }
     }
     const uint8_t *ghost = w->halo_ghost; /* split over processes: their owners count them */
     for (int i = 0; i < n; ++i) {
@@ -378,6 +386,14 @@ void pbf__probes_force_pass(pbf_world *w, const pbf_params *P, float omega) {
     for (int k = 0; k < set->patch_count; ++k) {
         set->patches[k].sum += scale * sum[k];
         set->patches[k].last_count = count[k];
+    }
+}
+
+void pbf__probes_add_sums(pbf_world *w, const double *sum, const int *last_count) {
+    pbf_probes *set = w->probes;
+    for (int k = 0; k < set->patch_count; ++k) {
+        set->patches[k].sum += sum[k];
+        set->patches[k].last_count = last_count[k];
     }
 }
 
@@ -553,7 +569,7 @@ static pbf_status sample_one(const pbf_world *w, const pbf_probe_def *p, pbf_pro
     return PBF_OK;
 }
 
-pbf_status pbf_world_sample_probes(const pbf_world *w, pbf_probe_sample *out) {
+pbf_status pbf__probes_sample(const pbf_world *w, pbf_probe_sample *out) {
     if (w->probes == NULL) return PBF_OK;
     for (int i = 0; i < w->probes->count; ++i) {
         pbf_status st = sample_one(w, &w->probes->defs[i], &out[i]);

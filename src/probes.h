@@ -46,5 +46,15 @@ static inline void pbf__probes_after_delta(pbf_world *w, const pbf_params *P, fl
 /* At the end of a successful pbf_world_step: the step's mean forces. */
 void pbf__probes_step_end(pbf_world *w);
 void pbf__probes_free(pbf_world *w);
+/* pbf_world_sample_probes, with the positions current on the host (world.c). */
+pbf_status pbf__probes_sample(const pbf_world *w, pbf_probe_sample *out);
+
+/* For a world whose Δp passes run on the GPU (cuda/world_cuda.c): the patches' planes at the
+ * walls of P (one per patch) and the box around their reach widened by margin, which the force
+ * pass tests first; and a step's sums from the device, Σ (m/dt²) Δx·n per patch added to the
+ * step's and the last pass's particle count, before pbf__probes_step_end. */
+void pbf__probes_reach(const pbf_probes *set, const pbf_params *P, float margin, float *plane,
+                       float box_lo[3], float box_hi[3]);
+void pbf__probes_add_sums(pbf_world *w, const double *sum, const int *last_count);
 
 #endif

@@ -578,6 +578,12 @@ pbf_status pbf_world_set_tool(pbf_world *w, const pbf_tool_def *def) {
     return pbf__tool_set(w, def);
 }
 
+/* Probes (probes.c) read heights and fronts from the positions: current on the host first. */
+pbf_status pbf_world_sample_probes(const pbf_world *w, pbf_probe_sample *out) {
+    pbf__cuda_pull(w); /* cuda */
+    return pbf__probes_sample(w, out);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Changing the solver of a live world (to compare solvers on the same state). */
 

@@ -13,7 +13,8 @@
  *    and particles added between steps;
  *  - the device is deterministic: the same hash on every run and for both sorts;
  *  - the watchdog's report is the CPU's, word for word;
- *  - the tool (kinematic and free) gives the CPU's forces and motion. */
+ *  - the tool (kinematic and free) gives the CPU's forces and motion;
+ *  - force probes read the CPU's forces (fixed count and error control). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "cuda/backend.h"
 #include "grid.h"
 #include "pbf/pbf.h"
+#include "pbf/probes.h"
 #include "pbf/scene.h"
 #include "test.h"
 
@@ -520,6 +522,93 @@ static int free_tool_matches_cpu(void) {
     return 0;
 }
 
+/* ---- probes ------------------------------------------------------------------------------ */
+
+/* The coarse Lobovský tank of `pbf validate` with its probes, plus two force patches the
+ * water presses on from the first step: the floor under the reservoir and the wall behind it. */
+static pbf_world *probe_world(pbf_backend backend, float target_error, int *count) {
+    const char *dir = getenv("PBF_SOURCE_DIR") ? getenv("PBF_SOURCE_DIR") : ".";
+    char path[1024], err[PBF_ERROR_SIZE];
+    snprintf(path, sizeof path, "%s/scenes/validation/lobovsky_h300.json", dir);
+    pbf_scene *scene = malloc(sizeof *scene);
+    if (scene == NULL || pbf_scene_load(path, NULL, 0, scene, err, sizeof err) != PBF_OK) {
+        fprintf(stderr, "  %s\n", scene ? err : "out of memory");
+        free(scene);
+        return NULL;
+    }
+    pbf_world *w = make_world(scene, backend, PBF_NEIGHBOR_LIST, target_error);
+    pbf_probe_def defs[PBF_MAX_PROBES];
+    int n = scene->probe_count;
+    memcpy(defs, scene->probes, (size_t)n * sizeof *defs);
+    free(scene);
+    if (w == NULL) return NULL;
+    pbf_probe_def floor = pbf_default_probe_def(), back = pbf_default_probe_def();
+    floor.type = back.type = PBF_PROBE_FORCE;
+    snprintf(floor.name, sizeof floor.name, "floor");
+    floor.position = (pbf_vec3){0.3f, 0.0f, 0.075f};
+    floor.direction = PBF_DIR_Y_POS;
+    floor.size = (pbf_vec3){0.2f, 0.0f, 0.15f};
+    snprintf(back.name, sizeof back.name, "back");
+    back.position = (pbf_vec3){0.0f, 0.1f, 0.075f};
+    back.direction = PBF_DIR_X_POS;
+    back.size = (pbf_vec3){0.0f, 0.2f, 0.15f};
+    defs[n++] = floor;
+    defs[n++] = back;
+    if (pbf_world_set_probes(w, defs, n) != PBF_OK) {
+        fprintf(stderr, "  %s\n", pbf_world_error(w));
+        pbf_world_destroy(w);
+        return NULL;
+    }
+    *count = n;
+    return w;
+}
+
+/* Force probes on the device (their pass after every Δp pass, with Chebyshev's carry under
+ * error control) read what the CPU's read: the floor and back-wall patches within 1e-3 after
+ * one step and on average over 12 steps within 2 %; heights within a millimetre. */
+static int probes_match_cpu(void) {
+    setenv("PBF_CUDA_FORCE_PROBES", "1", 1); /* off by default until this test has passed */
+    for (int m = 0; m < 2; ++m) {
+        const float target = m ? 0.1f : 0.0f; /* 4 iterations; error control with Chebyshev */
+        int nc = 0, ng = 0;
+        pbf_world *cpu = probe_world(PBF_BACKEND_CPU, target, &nc);
+        pbf_world *gpu = probe_world(PBF_BACKEND_CUDA, target, &ng);
+        ENSURE(cpu && gpu && nc == ng);
+        pbf_probe_sample sc[PBF_MAX_PROBES], sg[PBF_MAX_PROBES];
+        const int steps = 12, floor = nc - 2, back = nc - 1;
+        double mc[2] = {0.0, 0.0}, mg[2] = {0.0, 0.0};
+        for (int i = 0; i < steps; ++i) {
+            ENSURE(pbf_world_step(cpu, 1.0f / 120.0f) == PBF_OK);
+            ENSURE(pbf_world_step(gpu, 1.0f / 120.0f) == PBF_OK);
+            ENSURE(pbf_world_sample_probes(cpu, sc) == PBF_OK);
+            ENSURE(pbf_world_sample_probes(gpu, sg) == PBF_OK);
+            for (int k = 0; k < 2; ++k) {
+                mc[k] += sc[floor + k].value / steps;
+                mg[k] += sg[floor + k].value / steps;
+            }
+            if (i == 0) {
+                printf("  %s, step 1: floor %.6g/%.6g N (%d/%d particles), back wall %.6g/%.6g "
+                       "N\n",
+                       m ? "error control" : "4 iterations", sc[floor].value, sg[floor].value,
+                       sc[floor].particles, sg[floor].particles, sc[back].value, sg[back].value);
+                ENSURE(sc[floor].value > 10.0 && sc[back].value > 3.0);
+                ENSURE_NEAR(sg[floor].value, sc[floor].value, 1e-3 * sc[floor].value);
+                ENSURE_NEAR(sg[back].value, sc[back].value, 1e-3 * sc[back].value);
+            }
+        }
+        printf("  %s, %d steps: mean floor %.5g/%.5g N, back wall %.5g/%.5g N; H1 %.5f/%.5f m\n",
+               m ? "error control" : "4 iterations", steps, mc[0], mg[0], mc[1], mg[1],
+               sc[0].value, sg[0].value);
+        ENSURE_NEAR(mg[0], mc[0], 0.02 * mc[0]);
+        ENSURE_NEAR(mg[1], mc[1], 0.02 * mc[1]);
+        ENSURE_NEAR(sg[0].value, sc[0].value, 1e-3);
+        pbf_world_destroy(cpu);
+        pbf_world_destroy(gpu);
+    }
+    unsetenv("PBF_CUDA_FORCE_PROBES");
+    return 0;
+}
+
 TEST_MAIN_BEGIN
 if (!cuda_available()) return 77; /* CTest: skipped */
 RUN_TEST(grid_sort_matches_cpu);
@@ -529,6 +618,7 @@ RUN_TEST(deterministic_on_the_device);
 RUN_TEST(watchdog_reports_like_the_cpu);
 RUN_TEST(tool_matches_cpu);
 RUN_TEST(free_tool_matches_cpu);
+RUN_TEST(probes_match_cpu);
 RUN_TEST(dam_break_50_steps_matches_cpu);
 RUN_TEST(error_control_iterations_match_cpu);
 TEST_MAIN_END

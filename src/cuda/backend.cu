@@ -42,10 +42,12 @@ constexpr int TPP_AUTO_LIMIT = 500000;
  * four threads per particle made each Δp pass 115 µs longer). */
 constexpr int FUSE_MAX_PARTS = 8 * BLOCK;
 constexpr int TOOL_FINAL = 256; /* threads of the tool sums' final block (80-byte partials) */
+constexpr int PROBE_FINAL = 256; /* threads of a force probe's final block */
 constexpr int MAX_GRAPHS = 8;   /* cached graph executables (one per buffer rotation state) */
 constexpr int MAX_EVENTS = 4096;/* stage-timing events per step before the timings are flushed */
 
 __constant__ pbf_solid c_solids[PBF_MAX_SOLIDS];
+__constant__ pbf_cuda_patch c_patches[PBF_MAX_PROBES];
 
 /* ---------------------------------------------------------------------------------------------
  * Deterministic reductions: one accumulator type for every reduction of the step. */
@@ -107,6 +109,19 @@ __device__ __forceinline__ ToolAcc combine(const ToolAcc &a, const ToolAcc &b) {
     r.min_dist = b.min_dist < a.min_dist ? b.min_dist : a.min_dist;
     r.contacts = a.contacts + b.contacts;
     return r;
+}
+
+/* A force probe's sum over a pass (probes.c: pbf__probes_force_pass). */
+struct ProbeAcc {
+    double sum; /* Σ share · n·Δx of the particles facing the patch */
+    int count;  /* how many */
+    int pad_;
+};
+
+__device__ __forceinline__ ProbeAcc probe_identity() { return ProbeAcc{0.0, 0, 0}; }
+
+__device__ __forceinline__ ProbeAcc combine(const ProbeAcc &a, const ProbeAcc &b) {
+    return ProbeAcc{a.sum + b.sum, a.count + b.count, 0};
 }
 
 /* Fixed-shape tree over a block of NT threads; every thread of the block must call it. Thread 0
@@ -581,6 +596,92 @@ __global__ void __launch_bounds__(TOOL_FINAL) k_tool_final(int nparts, const Too
     out->contacts = a.contacts;
 }
 
+/* probes.c: pbf__probes_force_pass, per particle, after a Δp pass (x_new its result, x_old what
+ * it read, x_back the iterate one further back): for a particle in the patches' box, the
+ * displacement the solids gave it beyond its fluid correction (recomputed as the pass summed
+ * it), with Chebyshev's carry of the solids' earlier share when carry is set; valid[i] 0 outside
+ * the box. */
+__global__ void __launch_bounds__(BLOCK) k_probe_pass(
+    int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ x_old,
+    const float *__restrict__ x_new, const float *__restrict__ x_back,
+    const float *__restrict__ lambda, const float *__restrict__ density, float omega,
+    float gamma, int scorr, int carry, int pass, float *__restrict__ moved,
+    int *__restrict__ valid, float *__restrict__ carry_dx, int *__restrict__ carry_pass) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    pbf_params P = S->params;
+    if (!scorr) P.scorr_scale = 0.0f;
+    const pbf_v3 xi = v3_load(x_old, i);
+    if (!(xi.x >= S->probe_lo[0] && xi.x <= S->probe_hi[0] && xi.y >= S->probe_lo[1] &&
+          xi.y <= S->probe_hi[1] && xi.z >= S->probe_lo[2] && xi.z <= S->probe_hi[2])) {
+        valid[i] = 0;
+        return;
+    }
+    const float li = lambda[i], wi = pbf_scorr_weight(density[i], &P);
+    pbf_delta_lanes L = {};
+    for_each_neighbor<1>(nb, x_old, i, 0, xi, P.h2, [&](int j, int l) {
+        pbf_v3 d = v3_sub(xi, v3_load(x_old, j));
+        float gm, g = pbf_spiky_factor(v3_dot(d, d), &P, &gm);
+        pbf_delta_lane(&L, l, d.x, d.y, d.z, li, lambda[j], wi, density[j], g, P.scorr_n, &P);
+    });
+    pbf_delta_acc a = pbf_delta_lanes_end(&L);
+    pbf_v3 fluid = v3_add(xi, v3_scale(a.dp, P.volume));
+    if (omega != 1.0f) fluid = pbf_chebyshev(fluid, xi, v3_load(x_back, i), omega, gamma);
+    pbf_v3 m = v3_sub(v3_load(x_new, i), fluid);
+    if (carry) { /* tracked in the pass before: its share carried by the (ω − 1) term */
+        if (omega != 1.0f && carry_pass[i] == pass - 1)
+            m = v3_madd(m, v3_load(carry_dx, i), omega - 1.0f);
+        v3_store(carry_dx, i, m);
+        carry_pass[i] = pass;
+    }
+    v3_store(moved, i, m);
+    valid[i] = 1;
+}
+
+/* The sum over the particles of one patch (blockIdx.y), as the CPU's loop adds it: each facing
+ * particle's share of its footprint on the patch times its move along the normal. */
+__global__ void __launch_bounds__(BLOCK) k_probe_sum(int n, const pbf_cuda_substep *S,
+                                                     const float *__restrict__ x_old,
+                                                     const float *__restrict__ moved,
+                                                     const int *__restrict__ valid,
+                                                     ProbeAcc *parts) {
+    const int k = (int)blockIdx.y, i = blockIdx.x * blockDim.x + threadIdx.x;
+    ProbeAcc acc = probe_identity();
+    if (i < n && valid[i]) {
+        const pbf_cuda_patch &q = c_patches[k];
+        const float h = S->params.h, r = S->params.radius;
+        const float xs[3] = {x_old[3 * i], x_old[3 * i + 1], x_old[3 * i + 2]};
+        const float d = q.sign * (xs[q.axis] - S->probe_plane[k]); /* into the fluid */
+        if (d < h && d > -h) {
+            float share = 1.0f;
+            for (int t = 0; t < 3; ++t) {
+                if (t == q.axis) continue;
+                float a = xs[t] - r, b = xs[t] + r;
+                float lo = a > q.lo[t] ? a : q.lo[t], hi = b < q.hi[t] ? b : q.hi[t];
+                share *= hi > lo ? (hi - lo) / (b - a) : 0.0f;
+            }
+            if (share > 0.0f) {
+                acc.sum = (double)(share * q.sign * moved[3 * i + q.axis]);
+                acc.count = 1;
+            }
+        }
+    }
+    block_store(acc, parts + (size_t)k * gridDim.x);
+}
+
+/* One block per patch: the pass's sum times m/dt² added to the step's, the pass's count kept. */
+__global__ void __launch_bounds__(PROBE_FINAL) k_probe_final(int nparts, const ProbeAcc *parts,
+                                                             const pbf_cuda_substep *S,
+                                                             double *sums, int *counts) {
+    const int k = (int)blockIdx.x;
+    ProbeAcc a = reduce_parts<PROBE_FINAL>(nparts, parts + (size_t)k * nparts, probe_identity());
+    if (threadIdx.x != 0) return;
+    const pbf_params &P = S->params;
+    const double scale = (double)P.mass * (double)P.inv_dt * (double)P.inv_dt;
+    sums[k] += scale * a.sum;
+    counts[k] = a.count;
+}
+
 /* solver.c: watchdog, first level: the lowest slot with a non-finite value, and the fastest
  * particle (lowest slot among equals, as the serial loop's strict comparison picks it). */
 __global__ void __launch_bounds__(BLOCK) k_watch(int n, const pbf_cuda_substep *S,
@@ -683,7 +784,7 @@ inline int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }
 enum { R_X, R_P, R_P_TMP, R_P_PREV, R_V, R_V_TMP, R_COUNT };
 
 struct GraphKey {
-    int n, substeps, iterations, scorr_iterations, mode, sort, timed, tpp, tool;
+    int n, substeps, iterations, scorr_iterations, mode, sort, timed, tpp, tool, patches;
     unsigned generation;
     int role[R_COUNT];
     int ids_role;
@@ -730,6 +831,16 @@ struct pbf_cuda {
     float *tool_dx;         /* with a tool: its displacement of each particle (3 floats) */
     ToolAcc *tool_parts;    /* ... and the per-block partials of its sums */
     pbf_cuda_tool_sums *d_tool, *h_tool; /* one per substep */
+    /* Force probes: each particle's move by the solids in the last pass (3 floats) and whether
+     * it was in the patches' box; Chebyshev's carry and the pass that wrote it; the per-block
+     * partials of probe_capacity patches; the step's sums and counts per patch. */
+    float *probe_moved, *probe_carry;
+    int *probe_valid, *probe_carry_pass;
+    ProbeAcc *probe_parts;
+    int probe_capacity, probe_pass;
+    double *d_patch_sums, *h_patch_sums;
+    pbf_cuda_patch *h_patches; /* pinned: the patches' copy to c_patches */
+    int *d_patch_counts, *h_patch_counts;
 
     pbf_cuda_substep *d_sub, *h_sub;
     int sub_capacity;
@@ -843,6 +954,12 @@ void free_particles(pbf_cuda *c) {
     dfree(&c->parts);
     dfree(&c->tool_dx);
     dfree(&c->tool_parts);
+    dfree(&c->probe_moved);
+    dfree(&c->probe_carry);
+    dfree(&c->probe_valid);
+    dfree(&c->probe_carry_pass);
+    dfree(&c->probe_parts);
+    c->probe_capacity = 0;
     dfree(&c->cub_temp);
     c->capacity = 0;
     c->nb_capacity = 0;
@@ -916,6 +1033,33 @@ cudaError_t grow_list(pbf_cuda *c, size_t needed) {
     size_t cap = needed + needed / 4 + 1024;
     CK(dalloc(c, &c->nb_index, cap));
     c->nb_capacity = cap;
+    return cudaSuccess;
+}
+
+/* The force probes' arrays, for the current capacity and `patches` patches. */
+cudaError_t reserve_probes(pbf_cuda *c, int patches) {
+    if (!c->d_patch_sums) {
+        CK(dalloc(c, &c->d_patch_sums, PBF_MAX_PROBES));
+        CK(dalloc(c, &c->d_patch_counts, PBF_MAX_PROBES));
+        CK(cudaMallocHost((void **)&c->h_patch_sums, PBF_MAX_PROBES * sizeof(double)));
+        CK(cudaMallocHost((void **)&c->h_patch_counts, PBF_MAX_PROBES * sizeof(int)));
+        CK(cudaMallocHost((void **)&c->h_patches, PBF_MAX_PROBES * sizeof(pbf_cuda_patch)));
+    }
+    if (c->probe_moved && patches <= c->probe_capacity) return cudaSuccess;
+    invalidate(c);
+    const size_t cap = (size_t)c->capacity;
+    dfree(&c->probe_moved);
+    dfree(&c->probe_carry);
+    dfree(&c->probe_valid);
+    dfree(&c->probe_carry_pass);
+    dfree(&c->probe_parts);
+    CK(dalloc(c, &c->probe_moved, 3 * cap));
+    CK(dalloc(c, &c->probe_carry, 3 * cap));
+    CK(dalloc(c, &c->probe_valid, cap));
+    CK(dalloc(c, &c->probe_carry_pass, cap));
+    CK(dalloc(c, &c->probe_parts, (size_t)patches * (size_t)blocks_for(c->capacity)));
+    CK(cudaMemsetAsync(c->probe_carry_pass, 0xff, cap * sizeof(int), c->stream)); /* none: −1 */
+    c->probe_capacity = patches;
     return cudaSuccess;
 }
 
@@ -1106,6 +1250,27 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
     return mark(c, PBF_STAGE_LAMBDA);
 }
 
+/* probes.c: pbf__probes_force_pass after a Δp pass (the roles already rotated: p the pass's
+ * result, p_prev what it read, p_tmp the iterate one further back). */
+cudaError_t enqueue_probes(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, float omega,
+                           int scorr) {
+    const int n = c->count, nb = blocks_for(n);
+    const pbf_cuda_substep *S = c->d_sub + sub;
+    const float *x_old = buf(c, R_P_PREV);
+    k_probe_pass<<<nb, BLOCK, 0, c->stream>>>(
+        n, S, neighbors(c, in->neighbor_mode), x_old, buf(c, R_P), buf(c, R_P_TMP), c->lambda,
+        c->density, omega, in->chebyshev_gamma, scorr, in->probe_carry, ++c->probe_pass,
+        c->probe_moved, c->probe_valid, c->probe_carry, c->probe_carry_pass);
+    CK(cudaGetLastError());
+    k_probe_sum<<<dim3((unsigned)nb, (unsigned)in->patch_count), BLOCK, 0, c->stream>>>(
+        n, S, x_old, c->probe_moved, c->probe_valid, c->probe_parts);
+    CK(cudaGetLastError());
+    k_probe_final<<<in->patch_count, PROBE_FINAL, 0, c->stream>>>(nb, c->probe_parts, S,
+                                                                  c->d_patch_sums,
+                                                                  c->d_patch_counts);
+    return cudaGetLastError();
+}
+
 ErrFinish take_pending(pbf_cuda *c) {
     ErrFinish f = c->pending;
     c->pending = ErrFinish{nullptr, 0, 0, nullptr};
@@ -1135,6 +1300,7 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     c->role[R_P_TMP] = c->role[R_P_PREV];
     c->role[R_P_PREV] = c->role[R_P];
     c->role[R_P] = out;
+    if (in->patch_count > 0) CK(enqueue_probes(c, in, sub, omega, scorr));
     return mark(c, PBF_STAGE_DELTA);
 }
 
@@ -1244,6 +1410,8 @@ cudaError_t enqueue_profile(pbf_cuda *c, float inv_rest_density) {
 cudaError_t enqueue_step(pbf_cuda *c, const pbf_cuda_step_in *in, int host_checks,
                          pbf_cuda_step_out *out) {
     CK(cudaMemsetAsync(&c->d_res->watch, 0, sizeof(Watch), c->stream));
+    if (in->patch_count > 0)
+        CK(cudaMemsetAsync(c->d_patch_sums, 0, PBF_MAX_PROBES * sizeof(double), c->stream));
     c->mark_count = 0;
     if (c->timed) {
         CK(ensure_events(c, 2));
@@ -1274,6 +1442,7 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.timed = c->timed;
     k.tpp = c->tpp;
     k.tool = in->tool_sums != nullptr;
+    k.patches = in->patch_count;
     k.generation = c->generation;
     for (int r = 0; r < R_COUNT; ++r) k.role[r] = c->role[r];
     k.ids_role = c->ids_role;
@@ -1462,6 +1631,11 @@ extern "C" void pbf_cuda_destroy(pbf_cuda *c) {
     if (c->h_solids) cudaFreeHost(c->h_solids);
     dfree(&c->d_tool);
     if (c->h_tool) cudaFreeHost(c->h_tool);
+    dfree(&c->d_patch_sums);
+    dfree(&c->d_patch_counts);
+    if (c->h_patch_sums) cudaFreeHost(c->h_patch_sums);
+    if (c->h_patch_counts) cudaFreeHost(c->h_patch_counts);
+    if (c->h_patches) cudaFreeHost(c->h_patches);
     for (int k = 0; k < c->event_capacity; ++k) cudaEventDestroy(c->events[k]);
     free(c->events);
     free(c->marks);
@@ -1482,6 +1656,9 @@ extern "C" size_t pbf_cuda_memory_bytes(const pbf_cuda *c) {
            ((size_t)blocks_for(c->capacity * PBF_LANES) + 1) * sizeof(Acc) +
            c->cub_temp_bytes +
            (c->tool_dx ? cap * 12 + ((size_t)blocks_for(c->capacity) + 1) * sizeof(ToolAcc) : 0) +
+           (c->probe_moved ? cap * 32 + (size_t)c->probe_capacity *
+                                            (size_t)blocks_for(c->capacity) * sizeof(ProbeAcc)
+                           : 0) +
            (size_t)c->sub_capacity * (sizeof(pbf_cuda_substep) + sizeof(pbf_cuda_tool_sums)) +
            (size_t)c->hist_capacity * sizeof(float) + sizeof(Results);
 }
@@ -1542,6 +1719,7 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
     if (e == cudaSuccess)
         e = reserve_step(c, in->substeps, in->history_size > 2 ? in->history_size : 2);
     if (e == cudaSuccess && in->tool_sums) e = reserve_tool(c);
+    if (e == cudaSuccess && in->patch_count > 0) e = reserve_probes(c, in->patch_count);
     if (e != cudaSuccess) return fail(e, "preparing the step", err, err_size);
 
     /* inputs: the substeps' constants and the solids */
@@ -1555,6 +1733,12 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
     if (e == cudaSuccess && solids > 0)
         e = cudaMemcpyToSymbolAsync(c_solids, c->h_solids, (size_t)solids * sizeof(pbf_solid), 0,
                                     cudaMemcpyHostToDevice, c->stream);
+    if (e == cudaSuccess && in->patch_count > 0) {
+        memcpy(c->h_patches, in->patches, (size_t)in->patch_count * sizeof(pbf_cuda_patch));
+        e = cudaMemcpyToSymbolAsync(c_patches, c->h_patches,
+                                    (size_t)in->patch_count * sizeof(pbf_cuda_patch), 0,
+                                    cudaMemcpyHostToDevice, c->stream);
+    }
     if (e != cudaSuccess) return fail(e, "copying the step's parameters", err, err_size);
 
     /* Below TPP_AUTO_LIMIT particles the GPU is not full with one thread per particle: four
@@ -1598,11 +1782,23 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
     if (e == cudaSuccess && in->tool_sums)
         e = cudaMemcpyAsync(c->h_tool, c->d_tool, (size_t)in->substeps * sizeof *c->h_tool,
                             cudaMemcpyDeviceToHost, c->stream);
+    if (e == cudaSuccess && in->patch_count > 0)
+        e = cudaMemcpyAsync(c->h_patch_sums, c->d_patch_sums,
+                            (size_t)in->patch_count * sizeof(double), cudaMemcpyDeviceToHost,
+                            c->stream);
+    if (e == cudaSuccess && in->patch_count > 0)
+        e = cudaMemcpyAsync(c->h_patch_counts, c->d_patch_counts,
+                            (size_t)in->patch_count * sizeof(int), cudaMemcpyDeviceToHost,
+                            c->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess) return fail(e, "running the step", err, err_size);
 
     if (in->tool_sums)
         memcpy(in->tool_sums, c->h_tool, (size_t)in->substeps * sizeof *in->tool_sums);
+    if (in->patch_count > 0) {
+        memcpy(in->patch_sums, c->h_patch_sums, (size_t)in->patch_count * sizeof(double));
+        memcpy(in->patch_counts, c->h_patch_counts, (size_t)in->patch_count * sizeof(int));
+    }
     if (g) add_intervals(g->events, g->marks, g->mark_count, stage);
     else if (c->timed) add_intervals(c->events, c->marks, c->mark_count, stage);
     memcpy(out->stage_ms, stage, sizeof stage);

@@ -15,6 +15,7 @@
 
 #include "grid.h"    /* pbf_grid (its layout), pbf_grid_cell, pbf_grid_ranges */
 #include "kernels.h" /* pbf_params, pbf_solid, PBF_MAX_SOLIDS */
+#include "pbf/probes.h" /* PBF_MAX_PROBES */
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,7 +72,19 @@ typedef struct pbf_cuda_substep {
     pbf_params params;
     float watchdog_speed2; /* (10 · max(cfl, 0.5) · h / dt)²: see solver.c, watchdog() */
     pbf_tool_params tool;  /* the tool at the end of this substep (tool.c); active 0: none */
+    /* Force probes (probes.c, pbf__probes_reach): each patch's plane at this substep's walls,
+     * and the box around their reach that a particle must be in to count. */
+    float probe_plane[PBF_MAX_PROBES];
+    float probe_lo[3], probe_hi[3];
 } pbf_cuda_substep;
+
+/* A force probe's patch on a wall (probes.c: pbf_patch): the particles within h of its plane
+ * whose 2r-wide footprint overlaps [lo, hi) on the two other axes. */
+typedef struct pbf_cuda_patch {
+    int axis;       /* the normal's axis */
+    float sign;     /* +1: the normal along +axis */
+    float lo[3], hi[3];
+} pbf_cuda_patch;
 
 /* What a substep's passes give the tool (tool.c: pbf__tool_substep_end): sums over the
  * particles in a fixed order (deterministic; not the CPU's serial order, so the last bits of
@@ -104,6 +117,15 @@ typedef struct pbf_cuda_step_in {
     int history_size;
     /* With a tool (sub[].tool.active): its sums, one entry per substep; NULL without. */
     pbf_cuda_tool_sums *tool_sums;
+    /* Force probes: patch_count patches (0: none). After every Δp pass the device measures
+     * what the solids moved each particle facing a patch by (probes.c: pbf__probes_force_pass,
+     * with Chebyshev's carry when probe_carry) and adds (m/dt²) Σ Δx·n per patch to
+     * patch_sums; patch_counts gets the particles of the last pass. */
+    int patch_count;
+    const pbf_cuda_patch *patches;
+    int probe_carry;
+    double *patch_sums;
+    int *patch_counts;
 } pbf_cuda_step_in;
 
 /* Watchdog findings (solver.c: watchdog), in the order it checks a particle. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "probes.h"   /* force probes' patches and sums; their pass runs on the device */
 #include "tool.h"     /* the tool's motion and forces; its passes run on the device */
 #include "watchdog.h" /* the watchdog's limits and report, shared with solver.c */
 #include "world_internal.h"
@@ -25,6 +26,9 @@ struct pbf_cuda_world {
     pbf_cuda_substep *sub;
     pbf_cuda_tool_sums *tool_sums;
     int sub_capacity;
+    pbf_cuda_patch patches[PBF_MAX_PROBES]; /* the force probes' patches */
+    double patch_sums[PBF_MAX_PROBES];
+    int patch_counts[PBF_MAX_PROBES];
 };
 
 /* An integer setting from the environment, def when unset; -1 when it is not one of the
@@ -174,6 +178,10 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
     struct pbf_cuda_world *c = w->cuda;
     pbf_params *P = &w->params;
     const float cfl = w->def.solver.cfl > WATCHDOG_MIN_CFL ? w->def.solver.cfl : WATCHDOG_MIN_CFL;
+    const pbf_solver_def *sd = &w->def.solver;
+    /* force probes: with Chebyshev the solids' share is carried, tracked an h further out */
+    const int patches = w->probes != NULL ? w->probes->patch_count : 0;
+    const int carry = sd->chebyshev && sd->target_error > 0.0f;
     double t = w->time;
     for (int s = 0; s < count; ++s) {
         P->dt = dt_sub;
@@ -189,9 +197,18 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
             pbf__tool_move(w, dt_sub, t + dt_sub, s0 + s);
             c->sub[s].tool = w->tool->k;
         }
+        if (patches > 0) /* probes: the patches' planes at this substep's walls */
+            pbf__probes_reach(w->probes, P, carry ? P->h : 0.0f, c->sub[s].probe_plane,
+                              c->sub[s].probe_lo, c->sub[s].probe_hi);
         t += dt_sub;
     }
-    const pbf_solver_def *sd = &w->def.solver;
+    for (int k = 0; k < patches; ++k) {
+        const pbf_patch *q = &w->probes->patches[k];
+        c->patches[k].axis = q->axis;
+        c->patches[k].sign = q->sign;
+        memcpy(c->patches[k].lo, q->lo, sizeof q->lo);
+        memcpy(c->patches[k].hi, q->hi, sizeof q->hi);
+    }
     pbf_cuda_step_in in;
     memset(&in, 0, sizeof in);
     in.substeps = count;
@@ -212,6 +229,11 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
     in.history_size =
         (sd->iterations > sd->max_iterations ? sd->iterations : sd->max_iterations) + 2;
     in.tool_sums = w->tool != NULL ? c->tool_sums : NULL;
+    in.patch_count = patches;
+    in.patches = c->patches;
+    in.probe_carry = carry;
+    in.patch_sums = c->patch_sums;
+    in.patch_counts = c->patch_counts;
     pbf_cuda_step_out out;
     char why[PBF_ERROR_SIZE];
     pbf_status st = pbf_cuda_step(c->dev, &in, &out, why, sizeof why);
@@ -236,6 +258,7 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
         pbf__tool_add_forces(w, dt_sub, ts->dx, ts->adhesion, ts->damping, ts->min_distance,
                              ts->contacts);
     }
+    if (patches > 0) pbf__probes_add_sums(w, c->patch_sums, c->patch_counts); /* probes */
     /* finish_profile (the last call of the step has the step's end) */
     if (out.bad_density)
         return unstable(w, out.bad_density_id, out.bad_density_x, w->time,
@@ -250,10 +273,15 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
  * step in one call or, with a free tool, one substep at a time. */
 pbf_status pbf__cuda_step(pbf_world *w, float dt) {
     struct pbf_cuda_world *c = w->cuda;
-    if (w->probes != NULL)
+    /* Heights and fronts are read from the positions; force probes have a pass on the device,
+     * written after the last GPU run: it stays off until test_cuda has passed on a GPU. */
+    const char *try_probes = getenv("PBF_CUDA_FORCE_PROBES");
+    if (w->probes != NULL && w->probes->patch_count > 0 &&
+        !(try_probes != NULL && strcmp(try_probes, "1") == 0))
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "the CUDA backend does not measure probes yet; run scenes "
-                         "with probes on the CPU (--backend cpu)");
+                         "the CUDA backend's force probes have not run on a GPU yet "
+                         "(docs/cuda.md); run scenes with force probes on the CPU (--backend "
+                         "cpu), or set PBF_CUDA_FORCE_PROBES=1 to try them");
     if (w->params.surface_tension_on || w->params.adhesion_on || w->params.friction_on)
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
                          "the CUDA backend does not simulate surface tension, adhesion or wall "
@@ -313,7 +341,8 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
             if (st != PBF_OK) return st;
         }
     }
-    pbf__tool_step_end(w); /* tool: the step's mean forces */
+    pbf__tool_step_end(w);   /* tool: the step's mean forces */
+    pbf__probes_step_end(w); /* probes: the step's mean patch forces */
     w->profile.iterations = (w->substep_iterations + substeps - 1) / substeps;
     w->profile.substeps = substeps;
     w->profile.steps++;

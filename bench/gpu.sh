@@ -14,6 +14,8 @@
 #              `pbf haptic --backend cuda` at 40k particles for HAPTIC_S (60) seconds
 #   render     `pbf bench --render` of 1M particles at 1280x720 from a CUDA and a CPU world,
 #              with a renderer build (RENDER_BUILD_DIR, default build-gpu-render) where present
+#   validate   `pbf validate lobovsky` with the world on the GPU (coarse and fine) and on the
+#              CPU (coarse), with the data of PBF_VALIDATION_DATA (default ../shared/validation)
 #   profile    Nsight Compute on one step of 1M and of 10k particles: time, DRAM and L2 bytes
 #              and throughput of each kernel (where ncu is installed)
 #   sanitize   compute-sanitizer memcheck on test_cuda; memcheck, racecheck, initcheck and
@@ -22,16 +24,17 @@
 #              the bars of an H100: 10k particles <= 0.25 ms per step, 1M <= 5 ms
 #
 # Usage: bash bench/gpu.sh [OUT_DIR]        (default out/gpu; logs, CSV files, table.md)
-# Environment: STAGES (default "build test bench tool render profile sanitize"), SMALL (default
-#              10000, timed over STEPS_SMALL = 100 steps), PARTICLES (100000,1000000,4000000)
-#              and LARGE (10000000, run apart) over STEPS (10), WARMUP (3),
+# Environment: STAGES (default "build test bench tool render validate profile sanitize"),
+#              SMALL (default 10000, timed over STEPS_SMALL = 100 steps), PARTICLES
+#              (100000,1000000,4000000) and LARGE (10000000, run apart) over STEPS (10),
+#              WARMUP (3),
 #              JOBS (build jobs, default nproc), BUILD_DIR (build-gpu), BENCH_ARGS,
 #              SAN_TOOLS (default "memcheck racecheck initcheck synccheck"), SAN_TEST (1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-out/gpu}
 build=${BUILD_DIR:-build-gpu}
-stages=${STAGES:-build test bench tool render profile sanitize}
+stages=${STAGES:-build test bench tool render validate profile sanitize}
 small=${SMALL:-10000}
 particles=${PARTICLES:-100000,1000000,4000000}
 large=${LARGE:-10000000}
@@ -167,6 +170,28 @@ if has_stage render; then
         done
     else
         echo "== render: no $rpbf, skipped"
+    fi
+fi
+
+if has_stage validate; then
+    # `pbf validate` with the world on the GPU and on the CPU: the coarse and fine Lobovský runs
+    # (force probes on the device: PBF_CUDA_FORCE_PROBES=1 until test_cuda passes on a GPU).
+    # The measured data: PBF_VALIDATION_DATA, else ../shared/validation (carry a copy in the
+    # repository to a machine that has no ../shared).
+    data=${PBF_VALIDATION_DATA:-../shared/validation}
+    if [ -d "$data" ]; then
+        echo "== validate: lobovsky, coarse and fine, on the GPU and the CPU"
+        for backend in cuda cpu; do
+            for res in coarse fine; do
+                flag=; [ "$res" = fine ] && flag=--fine
+                [ "$backend/$res" = cpu/fine ] && continue # minutes on the CPU: see validation.md
+                TAIL=12 run "validate_${backend}_$res" 600 env PBF_CUDA_FORCE_PROBES=1 \
+                    "$pbf" validate lobovsky $flag --data "$data" --out "$out/validate-$backend" \
+                    --quiet --set "solver.backend=\"$backend\""
+            done
+        done
+    else
+        echo "== validate: no data in $data, skipped"
     fi
 fi
 

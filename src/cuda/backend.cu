@@ -862,6 +862,7 @@ struct pbf_cuda {
     int timed;              /* events are recorded */
     int tpp_config;         /* threads per particle of the neighbour passes: 1, 4, 0 = by count */
     int tpp;                /* ... for the current particle count */
+    const char *stage;      /* the stage being enqueued, for error messages */
     ErrFinish pending;      /* a λ pass's error for the next Δp pass to reduce (dst NULL: none) */
     double *stage_acc;      /* where flushes add the intervals */
 };
@@ -1196,12 +1197,14 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
     const int n = c->count, nb = blocks_for(n);
     cudaStream_t s = c->stream;
     const pbf_cuda_substep *S = c->d_sub + sub;
+    c->stage = "prediction";
     k_predict<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V));
     CK(cudaGetLastError());
     if (in->tool_sums) /* the tool's displacement of each particle, summed over the substep */
         CK(cudaMemsetAsync(c->tool_dx, 0, 3 * (size_t)n * sizeof(float), s));
     CK(mark(c, PBF_STAGE_PREDICT));
 
+    c->stage = "grid sort";
     CK(enqueue_sort(c, buf(c, R_P)));
     /* gather3 for x, p, v and the ids, then the swaps (the scratch buffers become current) */
     k_gather<<<nb, BLOCK, 0, s>>>(n, c->grid.order, buf(c, R_X), buf(c, R_P), buf(c, R_V), ids(c),
@@ -1214,6 +1217,7 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
     CK(mark(c, PBF_STAGE_GRID));
 
     if (in->neighbor_mode == PBF_NEIGHBOR_LIST) {
+        c->stage = "neighbour list";
         k_nb_count<<<blocks_for(n + 1), BLOCK, 0, s>>>(n, c->grid, buf(c, R_P), S, c->nb_count);
         CK(cudaGetLastError());
         size_t tb = c->cub_temp_bytes;
@@ -1234,6 +1238,7 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
     const int n = c->count, nb = blocks_for(n * c->tpp);
     const Nb nbs = neighbors(c, in->neighbor_mode);
     float *p = buf(c, R_P);
+    c->stage = "density (λ) pass";
     if (c->tpp == 1)
         k_lambda<1><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda, c->density,
                                                  c->counts, c->parts);
@@ -1257,6 +1262,7 @@ cudaError_t enqueue_probes(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, flo
     const int n = c->count, nb = blocks_for(n);
     const pbf_cuda_substep *S = c->d_sub + sub;
     const float *x_old = buf(c, R_P_PREV);
+    c->stage = "force probes";
     k_probe_pass<<<nb, BLOCK, 0, c->stream>>>(
         n, S, neighbors(c, in->neighbor_mode), x_old, buf(c, R_P), buf(c, R_P_TMP), c->lambda,
         c->density, omega, in->chebyshev_gamma, scorr, in->probe_carry, ++c->probe_pass,
@@ -1287,6 +1293,7 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     float *p = buf(c, R_P), *prev = buf(c, R_P_PREV), *out_p = buf(c, R_P_TMP);
     const ErrFinish fin = take_pending(c);
     const int blocks = blocks_for(n * c->tpp) + (fin.dst != nullptr);
+    c->stage = "position (Δp) pass";
     if (c->tpp == 1)
         k_delta<1><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
                                                     c->density, prev, out_p, omega, gamma, scorr,
@@ -1350,11 +1357,13 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
     cudaStream_t s = c->stream;
     const pbf_cuda_substep *S = c->d_sub + sub;
     Nb nbv = neighbors(c, in->neighbor_mode);
+    c->stage = "velocity update";
     k_velocity<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V));
     CK(cudaGetLastError());
     CK(mark(c, PBF_STAGE_VELOCITY));
 
     const int nbt = blocks_for(n * c->tpp); /* the neighbour passes' launch */
+    c->stage = "vorticity and XSPH";
     float *p = buf(c, R_P), *v = buf(c, R_V);
     if (c->tpp == 1)
         k_vort<1><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len,
@@ -1381,6 +1390,7 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
     CK(cudaGetLastError());
     CK(mark(c, PBF_STAGE_VORTICITY));
     if (in->tool_sums) { /* tool.c: pbf__tool_substep_end (the CPU files it under velocity) */
+        c->stage = "tool";
         k_tool<<<nb, BLOCK, 0, s>>>(n, S, p, v, c->density, c->tool_dx, c->tool_parts);
         CK(cudaGetLastError());
         k_tool_final<<<1, TOOL_FINAL, 0, s>>>(nb, c->tool_parts, c->d_tool + sub);
@@ -1388,6 +1398,7 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
         CK(mark(c, PBF_STAGE_VELOCITY));
     }
 
+    c->stage = "watchdog";
     k_watch<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V), c->lambda, c->parts);
     CK(cudaGetLastError());
     k_watch_final<<<1, FINAL, 0, s>>>(nb, c->parts, S, sub, buf(c, R_P), buf(c, R_V), c->lambda,
@@ -1399,6 +1410,7 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
 
 cudaError_t enqueue_profile(pbf_cuda *c, float inv_rest_density) {
     const int n = c->count, nb = blocks_for(n);
+    c->stage = "end-of-step statistics";
     k_profile<<<nb, BLOCK, 0, c->stream>>>(n, inv_rest_density, c->density, c->counts, c->parts);
     CK(cudaGetLastError());
     k_profile_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, buf(c, R_X), ids(c), c->d_res);
@@ -1720,7 +1732,11 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
         e = reserve_step(c, in->substeps, in->history_size > 2 ? in->history_size : 2);
     if (e == cudaSuccess && in->tool_sums) e = reserve_tool(c);
     if (e == cudaSuccess && in->patch_count > 0) e = reserve_probes(c, in->patch_count);
-    if (e != cudaSuccess) return fail(e, "preparing the step", err, err_size);
+    char what[192];
+    if (e != cudaSuccess) {
+        format(what, sizeof what, "preparing a step of %d particles", n);
+        return fail(e, what, err, err_size);
+    }
 
     /* inputs: the substeps' constants and the solids */
     memcpy(c->h_sub, in->sub, (size_t)in->substeps * sizeof(pbf_cuda_substep));
@@ -1762,9 +1778,11 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
             g = nullptr;
         }
     }
+    const char *where = nullptr; /* where a launch failed; an error in a kernel shows at the end */
     if (g) {
         g->last_use = ++c->use_clock;
         e = cudaGraphLaunch(g->exec, c->stream);
+        if (e != cudaSuccess) where = "launch of the step's CUDA graph";
         memcpy(c->role, g->end_role, sizeof c->role);
         c->ids_role = g->end_ids_role;
         out->graph = 1;
@@ -1773,6 +1791,7 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
         out->iteration_error_count = in->iterations + 1;
     } else {
         e = enqueue_step(c, in, in->controlled, out);
+        if (e != cudaSuccess) where = c->stage;
     }
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(c->h_res, c->d_res, sizeof(Results), cudaMemcpyDeviceToHost, c->stream);
@@ -1791,7 +1810,16 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
                             (size_t)in->patch_count * sizeof(int), cudaMemcpyDeviceToHost,
                             c->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
-    if (e != cudaSuccess) return fail(e, "running the step", err, err_size);
+    if (e != cudaSuccess) {
+        if (where)
+            format(what, sizeof what, "a step of %d particles, at or before its %s", n, where);
+        else
+            format(what, sizeof what,
+                   "a step of %d particles (a kernel failed; it showed when the step finished: "
+                   "CUDA_LAUNCH_BLOCKING=1 stops at the kernel)",
+                   n);
+        return fail(e, what, err, err_size);
+    }
 
     if (in->tool_sums)
         memcpy(in->tool_sums, c->h_tool, (size_t)in->substeps * sizeof *in->tool_sums);
@@ -1832,7 +1860,11 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
         e = grow_list(c, r.needed);
         if (e == cudaSuccess) e = cudaMemsetAsync(c->d_res, 0, sizeof(Results), c->stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
-        if (e != cudaSuccess) return fail(e, "growing the neighbour list", err, err_size);
+        if (e != cudaSuccess) {
+            format(what, sizeof what, "growing the neighbour list of %d particles to %u entries",
+                   n, r.needed);
+            return fail(e, what, err, err_size);
+        }
     }
     return PBF_OK;
 }

@@ -3,7 +3,7 @@
 # stage runs under a time limit and the script goes on past a failing one, so that one call
 # on a lent machine brings back everything it can; the exit status says whether all passed.
 #   build      the project with the backend (build-gpu/, Release, -DPBF_CUDA=ON), unless
-#              PBF_PREBUILT=1 (build-gpu/ was built elsewhere and carried here)
+#              PBF_PREBUILT=1 (built elsewhere by bench/gpu_prepare.sh and carried here)
 #   test       test_cuda (CPU/CUDA parity, determinism, error control, watchdog: a skip is a
 #              failure here) and test_cuda_api; a short `pbf run --backend cuda`
 #   bench      `pbf bench --backend cuda` from 10k to 10M particles (4 iterations, 1 substep,

@@ -31,7 +31,7 @@
 #              JOBS (build jobs, default nproc), BUILD_DIR (build-gpu), BENCH_ARGS,
 #              SAN_TOOLS (default "memcheck racecheck initcheck synccheck"), SAN_TEST (1).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 out=${1:-out/gpu}
 build=${BUILD_DIR:-build-gpu}
 stages=${STAGES:-build test bench tool render validate profile sanitize}

@@ -311,6 +311,10 @@ static int test_out_of_range(void) {
                  "'camera.fov' must be in (0, 180) deg, got 180");
     ENSURE_ERROR("{\"camera\": {\"position\": [1, 2, 3], \"target\": [1, 2, 3]}}",
                  PBF_ERR_INVALID_ARG, "'camera.position' must differ from 'camera.target'");
+    /* found by fuzz_scene: the default position of a far target overflowed to infinity, and the
+     * scene written back did not load */
+    ENSURE_ERROR("{\"camera\": {\"target\": [161, 0.251e38, 0.5], \"fov\": 5}}",
+                 PBF_ERR_INVALID_ARG, "the default 'camera.position'");
     ENSURE_ERROR("{\"output\": {\"format\": [\"ply\", \"obj\"]}}", PBF_ERR_INVALID_ARG,
                  "'output.format[1]' must be one of 'ply', 'vtk' or 'vtu', got 'obj'");
     ENSURE_ERROR("{\"output\": {\"format\": [\"vtk\", \"vtk\"]}}", PBF_ERR_INVALID_ARG,

@@ -253,6 +253,13 @@ pbf_status scene_camera_check(const scene_ctx *c, const cJSON *object, const cha
     default_camera(&s->camera, &s->world, scene_member(object, "position") != NULL,
                    scene_member(object, "target") != NULL);
     pbf_vec3 p = s->camera.position, t = s->camera.target;
+    if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z))) /* far target, narrow fov */
+        return scene_fail(c, PBF_ERR_INVALID_ARG, "camera",
+                          "the default 'camera.position', far enough from 'camera.target' (%.9g, "
+                          "%.9g, %.9g) to see the whole domain at fov %.9g, is beyond the float "
+                          "range; give 'camera.position', or a target nearer the domain",
+                          short_float(t.x), short_float(t.y), short_float(t.z),
+                          short_float(s->camera.fov));
     if (p.x == t.x && p.y == t.y && p.z == t.z)
         return scene_fail(c, PBF_ERR_INVALID_ARG, "camera",
                           "'camera.position' must differ from 'camera.target' (%.9g, %.9g, %.9g)",

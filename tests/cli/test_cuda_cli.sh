@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `pbf run/bench --backend cuda` and the scene's solver.backend (docs/cuda.md).
+# `pbf run/bench/haptic --backend cuda` and the scene's solver.backend (docs/cuda.md).
 # Usage: test_cuda_cli.sh PBF_BINARY SOURCE_DIR CASE
 #
 # Where a GPU is usable (nvidia-smi lists one and the backend is built) the runs must succeed.
@@ -72,6 +72,19 @@ case_bench_backend() {
     "$PBF" bench --backend cpu --particles 800 --steps 1 --warmup 0 >"$TMP/out" 2>"$TMP/err" \
         || fail "bench --backend cpu failed: $(cat "$TMP/err")"
     grep -q '^device: CPU' "$TMP/out" || fail "no CPU device line"
+}
+
+case_haptic_backend() {
+    # the tool's real-time loop on the GPU: 20 steps of 1 ms, the force every step
+    if expect_cuda_outcome "$PBF" haptic "$SRC/scenes/tool_sphere.json" --backend cuda \
+        --duration 0.02 --out "$TMP/h.csv" --quiet --set fluid.particle_radius=0.02; then
+        [ "$(wc -l <"$TMP/h.csv")" -eq 21 ] || fail "expected a header and 20 rows"
+    else
+        [ ! -s "$TMP/h.csv" ] || fail "rows were written without a device"
+    fi
+    "$PBF" haptic "$SRC/scenes/tool_sphere.json" --backend gpu >"$TMP/out" 2>"$TMP/err"
+    [ $? -eq 2 ] || fail "haptic --backend gpu: expected a usage error (2)"
+    grep -q "expects cpu or cuda" "$TMP/err" || fail "haptic usage message"
 }
 
 case_backend_usage() {

@@ -18,6 +18,8 @@ struct pbf_viscosity {
     int capacity;
     float *r, *z, *d, *q; /* residual, preconditioned residual, direction, A·direction */
     pbf_sym3 *inv_diag;   /* each particle's inverse diagonal block */
+    pbf_sym3 *wall;       /* no-slip walls: each particle's wall block (pbf_visc_wall), kept
+                             for the products: the positions do not move in the solve */
     float *pair_s;        /* list mode: s_ij of each list entry (the positions do not move) */
     size_t pair_capacity;
     double *dots;         /* two per-particle products, summed in slot order */
@@ -67,6 +69,7 @@ void pbf__viscosity_free(pbf_world *w) {
     free(s->d);
     free(s->q);
     free(s->inv_diag);
+    free(s->wall);
     free(s->dots);
     free(s->pair_s);
     free(s);
@@ -91,9 +94,11 @@ static int reserve(pbf_world *w, int n) {
     if (q) s->q = q;
     pbf_sym3 *m = realloc(s->inv_diag, (size_t)n * sizeof *m);
     if (m) s->inv_diag = m;
+    pbf_sym3 *wall = realloc(s->wall, (size_t)n * sizeof *wall);
+    if (wall) s->wall = wall;
     double *dots = realloc(s->dots, 2 * (size_t)n * sizeof *dots);
     if (dots) s->dots = dots;
-    if (!r || !z || !d || !q || !m || !dots) return 0;
+    if (!r || !z || !d || !q || !m || !wall || !dots) return 0;
     s->capacity = n;
     return 1;
 }
@@ -110,9 +115,9 @@ static int reserve_pairs(struct pbf_viscosity *s, size_t pairs) {
 }
 
 /* (A u)_i: over the neighbour list (with the entries' s_ij in pair_s), or the 27 cells, at
- * the positions p. */
+ * the positions p; with no-slip walls, wall[i] from inv_diag_one. */
 static pbf_v3 apply_one(const pbf_world *w, const float *p, const float *u, int i,
-                        const float *pair_s) {
+                        const float *pair_s, const pbf_sym3 *wall) {
     const pbf_params *P = &w->params;
     pbf_v3 xi = v3_load(p, i), ui = v3_load(u, i);
     pbf_visc_lanes L = {{0.0f}, {0.0f}, {0.0f}};
@@ -131,13 +136,13 @@ static pbf_v3 apply_one(const pbf_world *w, const float *p, const float *u, int 
         });
     }
     pbf_v3 a = pbf_visc_apply_end(&L, ui, P);
-    return P->visc_wall_k != 0.0f ? v3_madd(a, pbf_sym3_apply(pbf_visc_wall(xi, P), ui), P->dt)
-                                  : a;
+    return P->visc_wall_k != 0.0f ? v3_madd(a, pbf_sym3_apply(wall[i], ui), P->dt) : a;
 }
 
 /* The inverse diagonal block of particle i; in list mode it also keeps each entry's s_ij in
- * pair_s. */
-static pbf_sym3 inv_diag_one(const pbf_world *w, const float *p, int i, float *pair_s) {
+ * pair_s, and with no-slip walls its wall block in wall[i]. */
+static pbf_sym3 inv_diag_one(const pbf_world *w, const float *p, int i, float *pair_s,
+                             pbf_sym3 *wall) {
     const pbf_params *P = &w->params;
     pbf_v3 xi = v3_load(p, i);
     pbf_visc_diag_lanes L;
@@ -157,7 +162,7 @@ static pbf_sym3 inv_diag_one(const pbf_world *w, const float *p, int i, float *p
         });
     }
     if (P->visc_wall_k != 0.0f) { /* the walls' block, diagonal (pbf_visc_wall) */
-        pbf_sym3 m = pbf_visc_wall(xi, P);
+        pbf_sym3 m = wall[i] = pbf_visc_wall(xi, P);
         L.xx[0] += m.xx;
         L.yy[0] += m.yy;
         L.zz[0] += m.zz;
@@ -192,8 +197,8 @@ static int solve_viscosity(pbf_world *w, int nt) {
     /* r = v − A v, z = M r, d = z; the products r·z and v·v */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
-        M[i] = inv_diag_one(w, p, i, pair_s);
-        pbf_v3 vi = v3_load(v, i), ri = v3_sub(vi, apply_one(w, p, v, i, pair_s));
+        M[i] = inv_diag_one(w, p, i, pair_s, s->wall);
+        pbf_v3 vi = v3_load(v, i), ri = v3_sub(vi, apply_one(w, p, v, i, pair_s, s->wall));
         pbf_v3 zi = pbf_sym3_apply(M[i], ri);
         v3_store(r, i, ri);
         v3_store(z, i, zi);
@@ -209,7 +214,7 @@ static int solve_viscosity(pbf_world *w, int nt) {
     while (k < w->def.material.viscosity_iterations && rr > tol_rr) {
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (int i = 0; i < n; ++i) {
-            pbf_v3 qi = apply_one(w, p, d, i, pair_s);
+            pbf_v3 qi = apply_one(w, p, d, i, pair_s, s->wall);
             v3_store(q, i, qi);
             dots[2 * i] = v3_dot_d(v3_load(d, i), qi);
             dots[2 * i + 1] = 0.0;

@@ -123,17 +123,21 @@ static int grid_sort_matches_cpu(void) {
 /* ---- worlds ------------------------------------------------------------------------------ */
 
 /* The shipped dam break with a coarser radius (fast on the CPU side) unless full is set. */
-static int load_dam_break(pbf_scene *scene, int full) {
+/* A shipped scene (a path below the source folder) with `count` overrides; 0 on success. */
+static int load_scene(const char *name, const char **sets, int count, pbf_scene *scene) {
     const char *dir = getenv("PBF_SOURCE_DIR") ? getenv("PBF_SOURCE_DIR") : ".";
     char path[1024], err[PBF_ERROR_SIZE];
-    snprintf(path, sizeof path, "%s/scenes/dam_break.json", dir);
-    const char *coarse[] = {"fluid.particle_radius=0.0125"};
-    if (pbf_scene_load(path, full ? NULL : coarse, full ? 0 : 1, scene, err, sizeof err) !=
-        PBF_OK) {
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (pbf_scene_load(path, sets, count, scene, err, sizeof err) != PBF_OK) {
         fprintf(stderr, "  %s\n", err);
         return 1;
     }
     return 0;
+}
+
+static int load_dam_break(pbf_scene *scene, int full) {
+    const char *coarse[] = {"fluid.particle_radius=0.0125"};
+    return load_scene("scenes/dam_break.json", full ? NULL : coarse, full ? 0 : 1, scene);
 }
 
 static pbf_world *make_world(const pbf_scene *scene, pbf_backend backend,
@@ -413,13 +417,9 @@ static int watchdog_reports_like_the_cpu(void) {
 /* The tank of scenes/tool_sphere.json, coarser, with the sphere half in the water: moved along a
  * path (kinematic), or free and buoyant (500 kg/m³). */
 static pbf_world *tool_world(pbf_backend backend, pbf_tool_motion motion) {
-    const char *dir = getenv("PBF_SOURCE_DIR") ? getenv("PBF_SOURCE_DIR") : ".";
-    char path[1024], err[PBF_ERROR_SIZE];
-    snprintf(path, sizeof path, "%s/scenes/tool_sphere.json", dir);
     const char *sets[] = {"fluid.particle_radius=0.01"};
     pbf_scene *scene = malloc(sizeof *scene);
-    if (scene == NULL || pbf_scene_load(path, sets, 1, scene, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "  %s\n", scene ? err : "out of memory");
+    if (scene == NULL || load_scene("scenes/tool_sphere.json", sets, 1, scene) != 0) {
         free(scene);
         return NULL;
     }
@@ -527,12 +527,8 @@ static int free_tool_matches_cpu(void) {
 /* The coarse Lobovský tank of `pbf validate` with its probes, plus two force patches the
  * water presses on from the first step: the floor under the reservoir and the wall behind it. */
 static pbf_world *probe_world(pbf_backend backend, float target_error, int *count) {
-    const char *dir = getenv("PBF_SOURCE_DIR") ? getenv("PBF_SOURCE_DIR") : ".";
-    char path[1024], err[PBF_ERROR_SIZE];
-    snprintf(path, sizeof path, "%s/scenes/validation/lobovsky_h300.json", dir);
     pbf_scene *scene = malloc(sizeof *scene);
-    if (scene == NULL || pbf_scene_load(path, NULL, 0, scene, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "  %s\n", scene ? err : "out of memory");
+    if (scene == NULL || load_scene("scenes/validation/lobovsky_h300.json", NULL, 0, scene) != 0) {
         free(scene);
         return NULL;
     }

@@ -48,6 +48,7 @@
 #define glDepthMask pbf_glDepthMask
 #define glDisable pbf_glDisable
 #define glDrawArrays pbf_glDrawArrays
+#define glDisableVertexAttribArray pbf_glDisableVertexAttribArray
 #define glDrawArraysInstanced pbf_glDrawArraysInstanced
 #define glDrawBuffer pbf_glDrawBuffer
 #define glDrawBuffers pbf_glDrawBuffers
@@ -88,6 +89,7 @@
 #define glUniform4f pbf_glUniform4f
 #define glUniformMatrix4fv pbf_glUniformMatrix4fv
 #define glUseProgram pbf_glUseProgram
+#define glVertexAttrib1f pbf_glVertexAttrib1f
 #define glVertexAttribDivisor pbf_glVertexAttribDivisor
 #define glVertexAttribPointer pbf_glVertexAttribPointer
 #define glViewport pbf_glViewport

@@ -516,7 +516,7 @@ pbf_status pbf_renderer_create(const pbf_render_def *def, pbf_renderer **out, ch
     glVertexAttribDivisor(0, 1);
     glBindBuffer(GL_ARRAY_BUFFER, r->vbo_axes);
     for (int k = 0; k < 3; ++k) {
-        /* per instance the three axes one after the other (see upload_anisotropy) */
+        /* per instance the three rows of the axes' matrix (see bind_particle_buffers) */
         glEnableVertexAttribArray((GLuint)(2 + k));
         glVertexAttribPointer((GLuint)(2 + k), 3, GL_FLOAT, GL_FALSE, 9 * sizeof(float),
                               (const void *)(uintptr_t)(3 * k * sizeof(float)));
@@ -657,14 +657,14 @@ static float nice_length(float x) {
     return e * (m < 1.5f ? 1.0f : (m < 3.5f ? 2.0f : (m < 7.5f ? 5.0f : 10.0f)));
 }
 
-/* Fills r->scalars with the colour value of each particle; returns the range to map. */
 static void upload(GLuint buffer, size_t *capacity, const void *data, size_t bytes);
 
 /* Ellipsoid splats: the particles' anisotropic kernels (pbf_surface_anisotropy with the
- * mesher's defaults: the same ellipsoids as `pbf mesh`), scaled from the kernel's support to the
- * drawn radius, uploaded as centres and axes (axis after axis per particle). */
-static pbf_status upload_anisotropy(pbf_renderer *r, const pbf_render_scene *s, float drawn_radius,
-                                    char *err, size_t n) {
+ * mesher's defaults: the same ellipsoids as `pbf mesh`), uploaded as centres and axes in its
+ * layout; the shader scales them from the kernel's support to the drawn radius
+ * (ellipsoid_scale). */
+static pbf_status upload_anisotropy(pbf_renderer *r, const pbf_render_scene *s, char *err,
+                                    size_t n) {
     const int count = s->particle_count;
     if (count > r->anisotropy_count) {
         float *c = realloc(r->centers, 3 * (size_t)count * sizeof *c);
@@ -686,18 +686,44 @@ static pbf_status upload_anisotropy(pbf_renderer *r, const pbf_render_scene *s, 
         pbf_render_set_error(err, n, "render: ellipsoid splats: %s", why);
         return st;
     }
-    const float scale = drawn_radius / (sd.kernel_radius * sd.particle_radius);
-    for (int i = 0; i < count; ++i) {
-        float *a = r->axes + 9 * (size_t)i, t[9];
-        for (int k = 0; k < 3; ++k)
-            for (int row = 0; row < 3; ++row) t[3 * k + row] = scale * a[3 * row + k];
-        memcpy(a, t, sizeof t);
-    }
     upload(r->vbo_centers, &r->centers_capacity, r->centers, 3 * (size_t)count * sizeof(float));
     upload(r->vbo_axes, &r->axes_capacity, r->axes, 9 * (size_t)count * sizeof(float));
     return PBF_OK;
 }
 
+/* From the support of pbf_surface_anisotropy's ellipsoids (its default kernel radius, as
+ * upload_anisotropy and interop compute them) to the drawn radius. */
+static float ellipsoid_scale(float drawn_radius, float particle_radius) {
+    return drawn_radius / (pbf_default_surface_def().kernel_radius * particle_radius);
+}
+
+/* Points the particles' vertex arrays at the buffers to draw from: the renderer's own (the
+ * arrays uploaded) or the caller's (pbf_render_scene.gl_*). A scalar buffer 0 reads 0. */
+static void bind_particle_buffers(const pbf_renderer *r, GLuint positions, GLuint scalars,
+                                  GLuint centers, GLuint axes) {
+    glBindVertexArray(r->vao_particles);
+    glBindBuffer(GL_ARRAY_BUFFER, positions);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
+    if (scalars != 0) {
+        glEnableVertexAttribArray(1);
+        glBindBuffer(GL_ARRAY_BUFFER, scalars);
+        glVertexAttribPointer(1, 1, GL_FLOAT, GL_FALSE, 0, NULL);
+    } else {
+        glDisableVertexAttribArray(1);
+        glVertexAttrib1f(1, 0.0f);
+    }
+    glBindVertexArray(r->vao_ellipsoids);
+    glBindBuffer(GL_ARRAY_BUFFER, centers);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
+    glBindBuffer(GL_ARRAY_BUFFER, axes);
+    for (int k = 0; k < 3; ++k) /* the three rows of each particle's 3x3, one after the other */
+        glVertexAttribPointer((GLuint)(2 + k), 3, GL_FLOAT, GL_FALSE, 9 * sizeof(float),
+                              (const void *)(uintptr_t)(3 * k * sizeof(float)));
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    glBindVertexArray(r->vao_empty);
+}
+
+/* Fills r->scalars with the colour value of each particle; returns the range to map. */
 static pbf_status compute_scalars(pbf_renderer *r, const pbf_render_scene *s, float range[2],
                                   char *err, size_t n) {
     int count = s->particle_count;
@@ -743,8 +769,6 @@ static pbf_status compute_scalars(pbf_renderer *r, const pbf_render_scene *s, fl
     range[1] = hi;
     return PBF_OK;
 }
-
-static void upload(GLuint buffer, size_t *capacity, const void *data, size_t bytes);
 
 /* Diffuse particles (spray, foam, bubbles) as points over the composited frame, depth-tested
  * against the fluid and the solids (diffuse.vert lifts foam and spray off the surface). */
@@ -847,8 +871,17 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
         pbf_render_set_error(err, n, "pbf_renderer_draw: NULL argument");
         return PBF_ERR_INVALID_ARG;
     }
-    if (s->particle_count < 0 || (s->particle_count > 0 && s->positions == NULL)) {
+    const int external = s->gl_positions != 0; /* particles in the caller's GL buffers */
+    if (s->particle_count < 0 ||
+        (s->particle_count > 0 && s->positions == NULL && !external)) {
         pbf_render_set_error(err, n, "render: %d particles but no positions", s->particle_count);
+        return PBF_ERR_INVALID_ARG;
+    }
+    if (external && r->def.look == PBF_LOOK_FLUID && r->def.fluid_splats == PBF_SPLAT_ELLIPSOID &&
+        (s->gl_centers == 0 || s->gl_axes == 0)) {
+        pbf_render_set_error(err, n,
+                             "render: particles in GL buffers (gl_positions) with ellipsoid "
+                             "splats need gl_centers and gl_axes too");
         return PBF_ERR_INVALID_ARG;
     }
     if (!(s->particle_radius > 0.0f)) {
@@ -908,11 +941,23 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
 
     /* Particles. */
     float range[2];
-    pbf_status st = compute_scalars(r, s, range, err, n);
-    if (st != PBF_OK) return st;
+    pbf_status st = PBF_OK;
     size_t count = (size_t)s->particle_count;
-    upload(r->vbo_positions, &r->positions_capacity, s->positions, count * 3 * sizeof(float));
-    upload(r->vbo_scalars, &r->scalars_capacity, r->scalars, count * sizeof(float));
+    if (external) {
+        range[0] = s->gl_scalar_range[0];
+        range[1] = s->gl_scalar_range[1];
+        if (d->color_min != d->color_max) {
+            range[0] = d->color_min;
+            range[1] = d->color_max;
+        }
+        bind_particle_buffers(r, s->gl_positions, s->gl_scalars, s->gl_centers, s->gl_axes);
+    } else {
+        st = compute_scalars(r, s, range, err, n);
+        if (st != PBF_OK) return st;
+        upload(r->vbo_positions, &r->positions_capacity, s->positions, count * 3 * sizeof(float));
+        upload(r->vbo_scalars, &r->scalars_capacity, r->scalars, count * sizeof(float));
+        bind_particle_buffers(r, r->vbo_positions, r->vbo_scalars, r->vbo_centers, r->vbo_axes);
+    }
 
     glDisable(GL_BLEND);
     glDisable(GL_CULL_FACE);
@@ -971,8 +1016,8 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
         glClearBufferfv(GL_COLOR, 0, zero);
         if (d->fluid_splats == PBF_SPLAT_ELLIPSOID) {
             /* flat where the fluid is calm, thin along sheets: as FleX does (Macklin) */
-            if (count > 0) {
-                st = upload_anisotropy(r, s, pr, err, n);
+            if (count > 0 && !external) {
+                st = upload_anisotropy(r, s, err, n);
                 if (st != PBF_OK) {
                     end_stage();
                     return st;
@@ -981,6 +1026,8 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
             glBindVertexArray(r->vao_ellipsoids);
             glUseProgram(r->prog_ellipsoid);
             set_common(r, r->prog_ellipsoid, s, sun, checker, fog);
+            uniform1f(r->prog_ellipsoid, "u_axes_scale",
+                      ellipsoid_scale(pr, s->particle_radius));
             if (count > 0) glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, (GLsizei)count);
             glBindVertexArray(r->vao_particles);
         } else {

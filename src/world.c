@@ -565,6 +565,23 @@ pbf_particle_view pbf_world_view(const pbf_world *w) {
     return v;
 }
 
+pbf_status pbf_world_device_view(const pbf_world *w, pbf_device_view *out, char *err,
+                                 size_t err_size) {
+    if (w == NULL || out == NULL) {
+        pbf__format(err, err_size, "pbf_world_device_view: NULL argument");
+        return PBF_ERR_INVALID_ARG;
+    }
+    memset(out, 0, sizeof *out);
+    out->device = -1;
+    if (w->def.backend != PBF_BACKEND_CUDA) {
+        pbf__format(err, err_size,
+                    "pbf_world_device_view: the world runs on the CPU backend; its particles "
+                    "are in host memory (pbf_world_view)");
+        return PBF_ERR_UNSUPPORTED;
+    }
+    return pbf__cuda_device_view(w, out, err, err_size); /* cuda */
+}
+
 void pbf_world_get_phases(const pbf_world *w, uint8_t *out) {
     pbf__cuda_pull(w); /* cuda */
     const int32_t *slot = pbf__slots_by_id(w);

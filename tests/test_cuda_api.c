@@ -45,6 +45,25 @@ static int cuda_world_runs_or_fails_at_creation(void) {
     ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
     ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
     ENSURE(pbf_world_get_profile(w).steps == 1);
+    pbf_device_view dv; /* the arrays where they live, for interop */
+    ENSURE(pbf_world_device_view(w, &dv, err, sizeof err) == PBF_OK);
+    ENSURE(dv.count == pbf_world_particle_count(w) && dv.device >= 0);
+    ENSURE(dv.positions != NULL && dv.velocities != NULL && dv.densities != NULL);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+/* A CPU world has no device arrays: a clear refusal that points at pbf_world_view. */
+static int device_view_of_a_cpu_world(void) {
+    pbf_world_def d = pbf_default_world_def();
+    pbf_world *w = NULL;
+    char err[PBF_ERROR_SIZE];
+    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_OK);
+    pbf_device_view dv;
+    ENSURE(pbf_world_device_view(w, &dv, err, sizeof err) == PBF_ERR_UNSUPPORTED);
+    ENSURE(strstr(err, "CPU backend") != NULL && strstr(err, "pbf_world_view") != NULL);
+    ENSURE(dv.count == 0 && dv.positions == NULL && dv.device == -1);
+    ENSURE(pbf_world_device_view(NULL, &dv, err, sizeof err) == PBF_ERR_INVALID_ARG);
     pbf_world_destroy(w);
     return 0;
 }
@@ -86,6 +105,7 @@ static int scene_backend_reaches_the_world(void) {
 TEST_MAIN_BEGIN
 RUN_TEST(cpu_backend_is_described);
 RUN_TEST(cuda_world_runs_or_fails_at_creation);
+RUN_TEST(device_view_of_a_cpu_world);
 RUN_TEST(def_errors_come_first);
 RUN_TEST(scene_backend_reaches_the_world);
 TEST_MAIN_END

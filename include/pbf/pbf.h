@@ -393,6 +393,21 @@ typedef struct pbf_particle_view {
 } pbf_particle_view;
 PBF_API pbf_particle_view pbf_world_view(const pbf_world *world);
 
+/* The same arrays of a CUDA world where they live, in device memory: for CUDA–OpenGL interop
+ * (render/include/pbf/render_cuda.h) and CUDA code of the caller's, with no trip through host
+ * memory. Layout and order as pbf_world_view; valid until the next call that changes the world
+ * (a step rotates the buffers). The step that wrote them has finished. device is the CUDA
+ * device ordinal; the pointers are NULL when count is 0. A CPU world: PBF_ERR_UNSUPPORTED. */
+typedef struct pbf_device_view {
+    int device;
+    int count;
+    const float *positions;  /* xyz interleaved, 3*count, device memory */
+    const float *velocities; /* xyz interleaved, 3*count, device memory */
+    const float *densities;  /* count, device memory */
+} pbf_device_view;
+PBF_API pbf_status pbf_world_device_view(const pbf_world *world, pbf_device_view *out,
+                                         char *err, size_t err_size);
+
 /* ---------------------------------------------------------------------------------------------
  * Tool (docs/tool.md): one rigid sphere in the fluid, two-way coupled, with the force
  * on it in newtons every step (the haptic loop of seed 004).

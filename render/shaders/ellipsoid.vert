@@ -3,16 +3,17 @@
 // size. The quad covers the projection of the bounding sphere (the longest axis); the fragment
 // shader ray-casts the ellipsoid exactly.
 layout(location = 0) in vec3 a_center; // world, smoothed centre, per instance
-layout(location = 2) in vec3 a_axis0;  // world, principal axes scaled to their lengths (m)
-layout(location = 3) in vec3 a_axis1;
-layout(location = 4) in vec3 a_axis2;
+layout(location = 2) in vec3 a_row0;   // world, the rows of the matrix whose columns are the
+layout(location = 3) in vec3 a_row1;   // principal axes at the kernel's support (m), as
+layout(location = 4) in vec3 a_row2;   // pbf_surface_anisotropy lays them out
+uniform float u_axes_scale;            // support -> drawn size
 out vec3 v_view;             // view-space point on the quad
 flat out vec3 v_center;      // view-space centre
 flat out mat3 v_to_unit;     // view space -> the ellipsoid's unit-sphere space
 void main() {
     mat3 rot = mat3(u_view);
     vec3 c = (u_view * vec4(a_center, 1.0)).xyz;
-    mat3 axes = rot * mat3(a_axis0, a_axis1, a_axis2);
+    mat3 axes = rot * (transpose(mat3(a_row0, a_row1, a_row2)) * u_axes_scale);
     float r = max(length(axes[0]), max(length(axes[1]), length(axes[2])));
     float d = length(c);
     v_center = c;

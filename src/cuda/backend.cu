@@ -1722,6 +1722,14 @@ extern "C" pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *
     return e == cudaSuccess ? PBF_OK : fail(e, "reading the particles back", err, err_size);
 }
 
+extern "C" void pbf_cuda_device_arrays(const pbf_cuda *c, int *device, const float **x,
+                                       const float **v, const float **density) {
+    *device = c->device;
+    *x = c->vec[c->role[R_X]];
+    *v = c->vec[c->role[R_V]];
+    *density = c->density;
+}
+
 extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
                                     pbf_cuda_step_out *out, char *err, size_t err_size) {
     memset(out, 0, sizeof *out);

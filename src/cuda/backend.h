@@ -66,6 +66,12 @@ pbf_status pbf_cuda_upload(pbf_cuda *c, int count, const float *x, const float *
 pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *density, int32_t *ids,
                              char *err, size_t err_size);
 
+/* The device arrays of the state after the last step (or upload), in the device's slot order:
+ * x and v xyz-interleaved, density one per particle; the CUDA device ordinal in *device. Valid
+ * until the next step or upload (the step rotates its buffers). */
+void pbf_cuda_device_arrays(const pbf_cuda *c, int *device, const float **x, const float **v,
+                            const float **density);
+
 /* What one substep needs from the host: the kernels' constants with this substep's dt and
  * walls, and the watchdog's speed limit. Copied to the device once per step. */
 typedef struct pbf_cuda_substep {

@@ -141,6 +141,29 @@ size_t pbf__cuda_memory_bytes(const pbf_world *w) {
 
 pbf_status pbf__cuda_info(char *buf, size_t size) { return pbf_cuda_probe(buf, size); }
 
+pbf_status pbf__cuda_device_view(const pbf_world *world, pbf_device_view *out, char *err,
+                                 size_t err_size) {
+    /* Like pbf__cuda_pull the other way: the device copy is brought up to date, which changes
+     * no observable state. */
+    pbf_world *w = (pbf_world *)world;
+    struct pbf_cuda_world *c = w->cuda;
+    if (!c->device_current && w->count > 0) {
+        char why[PBF_ERROR_SIZE];
+        pbf_status st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, why,
+                                        sizeof why);
+        if (st != PBF_OK) {
+            pbf__format(err, err_size, "%s", why);
+            return st;
+        }
+        c->device_current = 1;
+    }
+    out->count = w->count;
+    pbf_cuda_device_arrays(c->dev, &out->device, &out->positions, &out->velocities,
+                           &out->densities);
+    if (w->count == 0) out->positions = out->velocities = out->densities = NULL;
+    return PBF_OK;
+}
+
 /* the watchdog's report (watchdog.h), word for word the CPU's */
 static pbf_status unstable(pbf_world *w, int32_t id, const float *x, double t, const char *what) {
     return pbf__unstable(w, id, v3(x[0], x[1], x[2]), t, what);

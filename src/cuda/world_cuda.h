@@ -29,6 +29,9 @@ void pbf__cuda_pull(const pbf_world *w);
 void pbf__cuda_touch(pbf_world *w);
 /* Device bytes of a CUDA world (0 on the CPU). */
 size_t pbf__cuda_memory_bytes(const pbf_world *w);
+/* pbf_world_device_view of a CUDA world: sends host changes to the device first. */
+pbf_status pbf__cuda_device_view(const pbf_world *w, pbf_device_view *out, char *err,
+                                 size_t err_size);
 /* pbf_backend_info for PBF_BACKEND_CUDA. */
 pbf_status pbf__cuda_info(char *buf, size_t size);
 
@@ -52,6 +55,13 @@ static inline void pbf__cuda_touch(pbf_world *w) { (void)w; }
 static inline size_t pbf__cuda_memory_bytes(const pbf_world *w) {
     (void)w;
     return 0;
+}
+static inline pbf_status pbf__cuda_device_view(const pbf_world *w, pbf_device_view *out,
+                                               char *err, size_t err_size) {
+    (void)w;
+    (void)out;
+    if (err && err_size) snprintf(err, err_size, "the CUDA backend is not built in");
+    return PBF_ERR_UNSUPPORTED;
 }
 static inline pbf_status pbf__cuda_info(char *buf, size_t size) {
     if (buf && size)

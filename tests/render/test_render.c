@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gl.h" /* the renderer's GL loader: the GL-buffer test makes buffers of its own */
 #include "pbf/render.h"
 #include "pbf/surface.h"
 #include "render_fixture.h"
@@ -471,6 +472,91 @@ static int test_spheres_look(void) {
     return 0;
 }
 
+/* A GL buffer of the renderer's context holding bytes (the stand-in for a buffer that CUDA
+ * interop fills). */
+static GLuint gl_buffer(const void *data, size_t bytes) {
+    GLuint b = 0;
+    glGenBuffers(1, &b);
+    glBindBuffer(GL_ARRAY_BUFFER, b);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)bytes, data, GL_STATIC_DRAW);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    return b;
+}
+
+/* Particles in the caller's GL buffers (pbf_render_scene.gl_*, the path of CUDA interop) draw
+ * the same image as the same particles uploaded from arrays: the fluid look with ellipsoid
+ * splats, and the spheres coloured by speed; the array path still works after it; ellipsoids
+ * without their buffers are refused. */
+static int test_gl_buffers(void) {
+    const int n = fx.count;
+    float *centers = malloc(3 * (size_t)n * sizeof *centers);
+    float *axes = malloc(9 * (size_t)n * sizeof *axes);
+    float *speed = malloc((size_t)n * sizeof *speed);
+    ENSURE(centers && axes && speed);
+    pbf_surface_def sd = pbf_default_surface_def();
+    sd.particle_radius = fx.radius;
+    ENSURE(pbf_surface_anisotropy(&sd, fx.positions, n, centers, axes, err, sizeof err) ==
+           PBF_OK);
+    float top = 0.0f;
+    for (int i = 0; i < n; ++i) {
+        const float *v = fx.velocities + 3 * (size_t)i;
+        speed[i] = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        if (speed[i] > top) top = speed[i];
+    }
+    GLuint bp = gl_buffer(fx.positions, 3 * (size_t)n * sizeof(float));
+    GLuint bs = gl_buffer(speed, (size_t)n * sizeof(float));
+    GLuint bc = gl_buffer(centers, 3 * (size_t)n * sizeof(float));
+    GLuint ba = gl_buffer(axes, 9 * (size_t)n * sizeof(float));
+    uint8_t *a = malloc(W * H * 4), *b = malloc(W * H * 4), *c = malloc(W * H * 4);
+    ENSURE(a && b && c);
+    for (int look = 0; look < 2; ++look) {
+        pbf_render_def def = pbf_default_render_def();
+        def.width = W;
+        def.height = H;
+        def.look = look == 0 ? PBF_LOOK_FLUID : PBF_LOOK_SPHERES;
+        def.color = PBF_COLOR_SPEED;
+        pbf_renderer *r = NULL;
+        ENSURE(pbf_renderer_create(&def, &r, err, sizeof err) == PBF_OK);
+        pbf_render_scene s = fixture_scene(&fx);
+        ENSURE(render_rgba(r, &s, a) == 0);
+        pbf_render_scene g = s;
+        g.positions = NULL;
+        g.velocities = NULL;
+        g.densities = NULL;
+        g.gl_positions = bp;
+        g.gl_scalars = look == 1 ? bs : 0;
+        g.gl_scalar_range[0] = 0.0f;
+        g.gl_scalar_range[1] = top;
+        g.gl_centers = bc;
+        g.gl_axes = ba;
+        ENSURE(render_rgba(r, &g, b) == 0);
+        ENSURE(render_rgba(r, &s, c) == 0);
+        int differ = 0, again = 0;
+        for (int i = 0; i < W * H * 4; ++i) {
+            differ += a[i] != b[i];
+            again += a[i] != c[i];
+        }
+        printf("  %s: %d bytes differ between arrays and GL buffers, %d after\n",
+               look == 0 ? "fluid, ellipsoids" : "spheres by speed", differ, again);
+        ENSURE(differ == 0 && again == 0);
+        if (look == 0) {
+            g.gl_axes = 0;
+            ENSURE(pbf_renderer_draw(r, &g, err, sizeof err) == PBF_ERR_INVALID_ARG);
+            ENSURE(strstr(err, "gl_axes") != NULL);
+        }
+        pbf_renderer_destroy(r);
+    }
+    GLuint all[] = {bp, bs, bc, ba};
+    glDeleteBuffers(4, all);
+    free(a);
+    free(b);
+    free(c);
+    free(centers);
+    free(axes);
+    free(speed);
+    return 0;
+}
+
 /* Per-pixel comparison: mean of the largest channel difference, and the share of pixels whose
  * largest channel difference exceeds 48 levels. */
 static void compare(const uint8_t *a, const uint8_t *b, double *mean, double *share) {
@@ -736,6 +822,7 @@ int main(void) {
     RUN_TEST(test_smoothing);
     RUN_TEST(test_spheres_look);
     RUN_TEST(test_ellipsoid_splats);
+    RUN_TEST(test_gl_buffers);
     RUN_TEST(test_reference_image);
     RUN_TEST(test_phase_tint);
     RUN_TEST(test_cubemap_sky);

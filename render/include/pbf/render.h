@@ -226,6 +226,19 @@ typedef struct pbf_render_scene {
     int diffuse_count;
     const float *diffuse_positions; /* 3*diffuse_count, xyz, m */
     const uint8_t *diffuse_kinds;
+    /* Particles already in OpenGL buffers of this renderer's context, for instance filled
+     * from a CUDA world through interop (pbf/render_cuda.h: pbf_render_cuda_fill sets these).
+     * With gl_positions not 0 the renderer draws particle_count particles from the buffers and
+     * reads none of positions, velocities, densities and phases:
+     *   gl_positions  3 floats per particle, xyz, m;
+     *   gl_scalars    1 float per particle, the colour value (speed, density or phase as the
+     *                 def asks), mapped through gl_scalar_range (unless def.color_min and
+     *                 color_max set it); 0: every value 0;
+     *   gl_centers, gl_axes  the ellipsoid splats: smoothed centres (3 floats) and axes (9,
+     *                 pbf_surface_anisotropy's layout) per particle; required for
+     *                 PBF_SPLAT_ELLIPSOID in the fluid look. */
+    unsigned gl_positions, gl_scalars, gl_centers, gl_axes;
+    float gl_scalar_range[2];
 } pbf_render_scene;
 
 PBF_API pbf_render_scene pbf_default_render_scene(void);

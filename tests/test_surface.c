@@ -1,6 +1,7 @@
 /* Surface reconstruction (include/pbf/surface.h, docs/surface.md): the case table's
  * consistency, watertight and manifold meshes from random and adversarial clouds, the volume
- * and area of a ball, flat faces on a block, bad input, determinism, files. */
+ * and area of a ball, flat faces on a block, bad input, determinism, files, and the GPU
+ * anisotropy's clean failure where no GPU can run it. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -462,6 +463,36 @@ static int test_anisotropy(void) {
     return 0;
 }
 
+/* pbf_surface_gpu where it cannot run (the sanitizer build has no CUDA backend; most test
+ * machines have no GPU): create fails cleanly, with a reason, and leaks nothing; the anisotropy
+ * call says why too. Where a GPU is usable, test_surface_gpu checks the results. */
+static int test_gpu_unavailable(void) {
+    char err[PBF_ERROR_SIZE] = "";
+    pbf_surface_gpu *g = NULL;
+    ENSURE(pbf_surface_gpu_create(NULL, err, sizeof err) == PBF_ERR_INVALID_ARG);
+    err[0] = '\0';
+    pbf_status st = pbf_surface_gpu_create(&g, err, sizeof err);
+    if (st == PBF_OK) {
+        ENSURE(g != NULL);
+        printf("  a GPU is usable here: test_surface_gpu checks its results\n");
+        pbf_surface_gpu_destroy(g);
+        return 0;
+    }
+    printf("  pbf_surface_gpu_create: %s\n", err);
+    ENSURE(st == PBF_ERR_NO_DEVICE || st == PBF_ERR_UNSUPPORTED);
+    ENSURE(g == NULL && err[0] != '\0');
+    if (st == PBF_ERR_UNSUPPORTED) ENSURE(strstr(err, "without the CUDA backend") != NULL);
+    pbf_surface_gpu_destroy(NULL);
+    /* no scratch: unsupported without the backend, an invalid argument with it */
+    pbf_surface_def def = def_for(0.01f);
+    float p[3] = {0, 0, 0}, c[3], a[9];
+    err[0] = '\0';
+    pbf_status an = pbf_surface_gpu_anisotropy(NULL, &def, p, 1, c, a, err, sizeof err);
+    ENSURE(an == (st == PBF_ERR_UNSUPPORTED ? PBF_ERR_UNSUPPORTED : PBF_ERR_INVALID_ARG));
+    ENSURE(err[0] != '\0');
+    return 0;
+}
+
 /* PLY round trip, OBJ text, errors naming the file. */
 static int test_files(void) {
     const float r = 0.01f, centre[3] = {0, 0, 0};
@@ -533,4 +564,5 @@ RUN_TEST(test_bad_input);
 RUN_TEST(test_determinism);
 RUN_TEST(test_anisotropy);
 RUN_TEST(test_files);
+RUN_TEST(test_gpu_unavailable);
 TEST_MAIN_END

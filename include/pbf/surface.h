@@ -99,6 +99,44 @@ PBF_API pbf_status pbf_surface_anisotropy(const pbf_surface_def *def, const floa
                                           int count, float *centers, float *axes, char *err,
                                           size_t err_size);
 
+/* The same anisotropy on an NVIDIA GPU, for particles already in device memory (a CUDA world's
+ * pbf_world_device_view; a renderer's buffers mapped through CUDA-OpenGL interop).
+ *
+ * A pbf_surface_gpu holds the scratch of the computation on the CUDA device that was current
+ * when it was created: arrays that grow with the particle count and are kept between calls, so
+ * a call per frame allocates nothing once the count stops growing. The calls switch to that
+ * device and back. One pbf_surface_gpu serves one thread at a time; several may be used from
+ * several threads.
+ *
+ * Without the CUDA backend built in (machines without nvcc, the sanitizer build),
+ * pbf_surface_gpu_create fails with PBF_ERR_UNSUPPORTED; with it but no usable device, with
+ * PBF_ERR_NO_DEVICE and the reason. *out is NULL on failure. */
+typedef struct pbf_surface_gpu pbf_surface_gpu;
+PBF_API pbf_status pbf_surface_gpu_create(pbf_surface_gpu **out, char *err, size_t err_size);
+/* Frees the scratch. Safe on NULL. */
+PBF_API void pbf_surface_gpu_destroy(pbf_surface_gpu *g);
+
+/* pbf_surface_anisotropy with positions (3 floats a particle, m), centers (3) and axes (9) in
+ * device memory: the same layouts and the same math (src/surface/anisotropy_math.h), computed
+ * on the device (a sort by cell and one thread per particle). Either output may be NULL.
+ * Returns when the results are written; the positions must be complete when it is called (work
+ * that writes them on another stream finished). Deterministic: two calls give the same bits.
+ * The CPU's results agree to rounding, not bit for bit (the CPU adds a row of neighbours in
+ * vector lanes, the GPU one by one): centres within a few float roundings of their coordinates,
+ * ellipsoids (A Aᵀ) within about 1e-5 h²; the axes' signs may differ. Without smoothing the
+ * centres are the positions, and the isotropic kernel gives the CPU's bits.
+ *
+ * Errors: PBF_ERR_INVALID_ARG for a bad def (the message names the field, as
+ * pbf_surface_check_def), a NULL g, count < 0, NULL or host positions (pointers the device
+ * cannot read), a non-finite position (checked on the device; the message names the lowest
+ * such particle and nothing is written), or particles spread over 2^20 cells of the anisotropy
+ * radius along an axis; PBF_ERR_OUT_OF_MEMORY when the device runs out of memory; other CUDA
+ * failures PBF_ERR_NO_DEVICE, naming the stage and the particle count. Built without the CUDA
+ * backend: PBF_ERR_UNSUPPORTED. count 0 is fine (nothing is read or written). */
+PBF_API pbf_status pbf_surface_gpu_anisotropy(pbf_surface_gpu *g, const pbf_surface_def *def,
+                                              const float *positions, int count, float *centers,
+                                              float *axes, char *err, size_t err_size);
+
 /* A triangle mesh. Triangles are counter-clockwise seen from outside the fluid (normals point
  * out of the fluid). */
 typedef struct pbf_mesh {

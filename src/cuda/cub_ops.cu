@@ -17,3 +17,10 @@ cudaError_t pbf_cub_sort_pairs(void *temp, size_t *temp_bytes, const uint32_t *k
     return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, keys_in, keys_out, values_in,
                                            values_out, n, 0, bits, stream);
 }
+
+cudaError_t pbf_cub_sort_pairs64(void *temp, size_t *temp_bytes, const uint64_t *keys_in,
+                                 uint64_t *keys_out, const int32_t *values_in,
+                                 int32_t *values_out, int n, int bits, cudaStream_t stream) {
+    return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, keys_in, keys_out, values_in,
+                                           values_out, n, 0, bits, stream);
+}

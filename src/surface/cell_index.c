@@ -108,13 +108,7 @@ void cell_index_free(cell_index *ci) {
 }
 
 int cell_index_lower_bound(const cell_index *ci, uint64_t key) {
-    int lo = 0, hi = ci->cell_count;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (ci->cell_keys[mid] < key) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
+    return cell_keys_lower_bound(ci->cell_keys, ci->cell_count, key);
 }
 
 int cell_index_find(const cell_index *ci, uint64_t key) {
@@ -137,9 +131,6 @@ void cell_index_row(const cell_index *ci, int64_t x0, int64_t x1, int64_t y, int
         *end = first < 0 ? 0 : ci->cell_start[last + 1];
         return;
     }
-    const uint64_t hi = cell_key(ci, x1, y, z);
-    int a = cell_index_lower_bound(ci, cell_key(ci, x0, y, z)), b = a;
-    while (b < ci->cell_count && ci->cell_keys[b] <= hi) ++b;
-    *begin = ci->cell_start[a];
-    *end = ci->cell_start[b];
+    cell_keys_row(ci->cell_keys, ci->cell_start, ci->cell_count, cell_key(ci, x0, y, z),
+                  cell_key(ci, x1, y, z), begin, end);
 }

@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pbf/base.h" /* PBF_HD: the key and search functions below also run in CUDA kernels
+                       * (src/cuda/anisotropy.cu) */
+
 typedef struct cell_index {
     int bits[3];          /* bits of each coordinate in a key */
     int count;            /* items (particles) */
@@ -26,8 +29,43 @@ typedef struct cell_index {
 /* Bits needed for coordinates 0..max. */
 int cell_index_bits(int64_t max);
 
+/* The key of cell (x, y, z), each coordinate in 0 .. 2^bits[d] − 1. */
+PBF_HD static inline uint64_t cell_key_bits(const int bits[3], int64_t x, int64_t y, int64_t z) {
+    return (uint64_t)x | (uint64_t)y << bits[0] | (uint64_t)z << (bits[0] + bits[1]);
+}
+
 static inline uint64_t cell_key(const cell_index *ci, int64_t x, int64_t y, int64_t z) {
-    return (uint64_t)x | (uint64_t)y << ci->bits[0] | (uint64_t)z << (ci->bits[0] + ci->bits[1]);
+    return cell_key_bits(ci->bits, x, y, z);
+}
+
+/* The coordinates of the cell with this key (cell_key_bits backwards). */
+PBF_HD static inline void cell_key_coords(const int bits[3], uint64_t key, int32_t c[3]) {
+    c[0] = (int32_t)(key & (((uint64_t)1 << bits[0]) - 1));
+    c[1] = (int32_t)(key >> bits[0] & (((uint64_t)1 << bits[1]) - 1));
+    c[2] = (int32_t)(key >> (bits[0] + bits[1]) & (((uint64_t)1 << bits[2]) - 1));
+}
+
+/* The position of the first of the n sorted keys that is >= key (n when none). */
+PBF_HD static inline int cell_keys_lower_bound(const uint64_t *keys, int n, uint64_t key) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (keys[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The items of the cells first..last of a row ([first, last] the keys of its cells x0 and x1,
+ * consecutive keys): [*begin, *end) in the sorted order, by binary search among the n sorted
+ * unique keys of the occupied cells (start: their n + 1 offsets). */
+PBF_HD static inline void cell_keys_row(const uint64_t *keys, const int32_t *start, int n,
+                                        uint64_t first, uint64_t last, int32_t *begin,
+                                        int32_t *end) {
+    int a = cell_keys_lower_bound(keys, n, first), b = a;
+    while (b < n && keys[b] <= last) ++b;
+    *begin = start[a];
+    *end = start[b];
 }
 
 /* Sorts count items by keys[i] (made with cell_key). Returns 0, or -1 when out of memory. */

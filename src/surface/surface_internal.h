@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "anisotropy_math.h" /* surface_aniso_params */
 #include "pbf/surface.h"
 
 /* Threads for the OpenMP loops: def->threads, or OpenMP's default when 0. */
@@ -20,9 +21,17 @@ int surface_find_nonfinite(const float *positions, int count, int threads);
  * outputs required. */
 pbf_status surface_anisotropy_run(const pbf_surface_def *def, const float *positions, int count,
                                   float *centers, float *axes, char *err, size_t err_size);
+/* The parameters of the anisotropy's passes for a checked def and the particles' bounding box
+ * [lo, hi] (m): the one place that derives them, for the CPU (surface_anisotropy_run) and the
+ * GPU (anisotropy_gpu.c). For the isotropic kernel only h is set. Fails with
+ * PBF_ERR_INVALID_ARG and a message when the particles spread over 2^20 cells or more along an
+ * axis (a particle far away from the others). */
+pbf_status surface_anisotropy_setup(const pbf_surface_def *def, const double lo[3],
+                                    const double hi[3], surface_aniso_params *p, char *err,
+                                    size_t err_size);
 /* Largest eigenvalues first: symmetric 3x3 m (row-major, double) -> values[3] and unit
- * eigenvectors as the columns of vectors (row-major). Cyclic Jacobi: deterministic, accurate
- * for the small, well-conditioned covariance matrices of particle neighbourhoods. */
+ * eigenvectors as the columns of vectors (row-major): surface_aniso_eigen_sym3 of
+ * anisotropy_math.h (cyclic Jacobi), as a function for the C callers. */
 void surface_eigen_sym3(const double m[9], double values[3], double vectors[9]);
 
 #endif

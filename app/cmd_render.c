@@ -15,6 +15,7 @@
 #include "pbf/export.h"
 #include "pbf/geometry.h"
 #include "pbf/render.h"
+#include "pbf/render_cuda.h"
 #include "pbf/surface.h"
 #include "progress.h"
 #include "render_meshes.h"
@@ -255,12 +256,16 @@ static int run_on_start(const pbf_world *world, const pbf_scene *scene, void *us
     return sink_open(&rr->sink, &rr->set, scene->fps);
 }
 
-/* What the renderer needs from a world, straight from its read-only view (no copy). */
-static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *scene,
-                                    const pbf_collider_def *colliders, int collider_count,
-                                    pbf_collider_def *tool, pbf_render_mesh *meshes) {
+/* What the renderer needs from a world, straight from its read-only view (no copy); with
+ * particles 0, all but the particles (CUDA interop fills them). */
+static pbf_render_scene world_scene_of(const pbf_world *world, const pbf_scene *scene,
+                                       const pbf_collider_def *colliders, int collider_count,
+                                       pbf_collider_def *tool, pbf_render_mesh *meshes,
+                                       int particles) {
     pbf_render_scene s = pbf_default_render_scene();
-    pbf_particle_view v = pbf_world_view(world);
+    pbf_particle_view v;
+    memset(&v, 0, sizeof v);
+    if (particles) v = pbf_world_view(world);
     const pbf_world_def *def = pbf_world_get_def(world);
     s.particle_count = v.count;
     s.positions = v.positions;
@@ -282,9 +287,15 @@ static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *sce
     s.mesh_count = render_meshes_from_world(world, meshes);
     s.meshes = meshes;
     s.camera = scene->camera;
-    if (render_phases_from_scene(scene, &s) > 0) /* several fluids: each its own tint */
+    if (particles && render_phases_from_scene(scene, &s) > 0) /* several fluids: own tints */
         s.phases = v.phases;
     return s;
+}
+
+static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *scene,
+                                    const pbf_collider_def *colliders, int collider_count,
+                                    pbf_collider_def *tool, pbf_render_mesh *meshes) {
+    return world_scene_of(world, scene, colliders, collider_count, tool, meshes, 1);
 }
 
 static int run_on_frame(const pbf_world *world, int frame, void *user) {
@@ -329,6 +340,8 @@ int render_bench_world(const pbf_world *world, const pbf_scene *scene, int width
                        char *err, size_t err_size) {
     pbf_gl_context *ctx = NULL;
     pbf_renderer *r = NULL;
+    pbf_render_cuda *interop = NULL;
+    char why[PBF_ERROR_SIZE] = "";
     uint8_t *rgba = malloc((size_t)width * (size_t)height * 4);
     int rc = rgba == NULL;
     if (rc) snprintf(err, err_size, "out of memory");
@@ -339,23 +352,39 @@ int render_bench_world(const pbf_world *world, const pbf_scene *scene, int width
         def.height = height;
         rc = pbf_renderer_create(&def, &r, err, err_size) != PBF_OK;
     }
+    /* A CUDA world: every frame takes the particles from device memory through interop, as
+     * the viewer does, where the context runs on that GPU; else from host memory (why says
+     * why). */
+    const int cuda = pbf_world_get_def(world)->backend == PBF_BACKEND_CUDA;
+    if (!rc && cuda && pbf_render_cuda_create(&interop, why, sizeof why) != PBF_OK)
+        interop = NULL;
     int nc = pbf_world_collider_count(world);
     pbf_collider_def colliders[64];
     if (nc > 64) nc = 64;
     for (int i = 0; i < nc; ++i) colliders[i] = pbf_world_get_collider(world, i);
     pbf_collider_def tool;
     pbf_render_mesh meshes[PBF_MAX_MESHES];
-    pbf_render_scene s = world_scene(world, scene, colliders, nc, &tool, meshes);
+    pbf_render_scene s =
+        world_scene_of(world, scene, colliders, nc, &tool, meshes, interop == NULL);
     double t0 = 0.0;
     for (int f = -1; !rc && f < frames; ++f) {
         if (f == 0) t0 = cli_now(); /* frame -1 warms up (shader compilation, allocations) */
+        if (interop != NULL) {
+            pbf_device_view dv;
+            rc = pbf_world_device_view(world, &dv, err, err_size) != PBF_OK ||
+                 pbf_render_cuda_fill(interop, r, &dv, &s, err, err_size) != PBF_OK;
+            if (rc) break;
+        }
         rc = pbf_renderer_draw(r, &s, err, err_size) != PBF_OK ||
              pbf_renderer_read_rgba(r, rgba, err, err_size) != PBF_OK;
     }
     if (!rc) {
         *ms_per_frame = 1000.0 * (cli_now() - t0) / (frames > 0 ? frames : 1);
-        snprintf(renderer, renderer_size, "%s", pbf_gl_context_description(ctx));
+        snprintf(renderer, renderer_size, "%s; particles %s%s%s", pbf_gl_context_description(ctx),
+                 interop != NULL ? "through CUDA-OpenGL interop" : "from host memory",
+                 cuda && interop == NULL ? ": " : "", cuda && interop == NULL ? why : "");
     }
+    pbf_render_cuda_destroy(interop);
     pbf_renderer_destroy(r);
     pbf_gl_context_destroy(ctx);
     free(rgba);

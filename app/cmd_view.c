@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "pbf/render.h"
+#include "pbf/render_cuda.h"
 #include "pbf/scene.h"
 #include "render_meshes.h"
 #include "render_diffuse.h"
@@ -28,7 +29,7 @@
 static const char view_synopsis[] =
     "usage: pbf view [SCENE] [--resolution WxH] [--look fluid|spheres] [--color MODE]\n"
     "                [--threads N] [--set key=value ...] [--paused] [--no-hud]\n"
-    "                [--screenshot FILE.png --frames N]\n";
+    "                [--screenshot FILE.png --frames N] [--offscreen --frames N]\n";
 
 static const char view_help[] =
     "Opens a window on SCENE (a JSON file; without it the built-in dam break) and simulates it\n"
@@ -57,14 +58,21 @@ static const char view_help[] =
     "  --paused            start paused\n"
     "  --no-hud            start with the HUD hidden (H shows it)\n"
     "  --screenshot FILE   save the window's image as PNG after --frames frames, then exit\n"
-    "  --frames N          frames of the simulation to draw before the screenshot (default\n"
-    "                      60; counted from its first state)\n"
+    "  --frames N          frames of the simulation to draw before the screenshot or the end\n"
+    "                      of --offscreen (default 60; counted from its first state)\n"
+    "  --offscreen         no window: draw --frames frames into an off-screen image (EGL, as\n"
+    "                      `pbf run --video` does), then print the frame rate drawn and how\n"
+    "                      fast the simulation kept up; for machines without a display\n"
     "  --help, -h          this help\n"
     "\n"
     "Dragging with the right button carries the scene's tool (a scene with a \"tool\" section,\n"
     "e.g. scenes/tool_sphere.json) across the plane through its centre that faces you; the HUD\n"
     "shows the force on it. Without a display (e.g. over ssh), use `pbf run SCENE --video\n"
-    "out.mp4`, or run under `xvfb-run -a pbf view ...` for a screenshot.\n";
+    "out.mp4`, or run under `xvfb-run -a pbf view ...` for a screenshot.\n"
+    "\n"
+    "A scene on the CUDA backend (--set solver.backend=\"cuda\") is drawn straight from device\n"
+    "memory through CUDA-OpenGL interop when the window's OpenGL runs on that GPU; otherwise\n"
+    "the particles are read back to host memory each frame (the message says why).\n";
 
 #ifndef PBF_WITH_GLFW
 
@@ -110,6 +118,9 @@ typedef struct sim_shared {
     char error[PBF_ERROR_SIZE];
     /* Set before the thread starts, read-only after. */
     const pbf_scene *scene;
+    /* A CUDA world drawn through interop: publish() snapshots the device arrays into it (under
+     * lock) instead of copying them to host memory; NULL: the host copy. */
+    pbf_render_cuda *interop;
 } sim_shared;
 
 static double now_s(void) {
@@ -126,11 +137,30 @@ static void sleep_s(double s) {
     nanosleep(&ts, NULL);
 }
 
-/* Copies the world's state for the window (under lock). 0, or 1 when out of memory. */
-static int publish(sim_shared *sh, const pbf_world *w) {
-    pbf_particle_view v = pbf_world_view(w);
+/* A snapshot of a CUDA world's particles on the device (under lock), for the window's
+ * pbf_render_cuda_fill. 0, or 1 with the reason in err. */
+static int publish_device(sim_shared *sh, const pbf_world *w, char *err, size_t err_size) {
+    pbf_device_view dv;
+    if (pbf_world_device_view(w, &dv, err, err_size) != PBF_OK ||
+        pbf_render_cuda_snapshot(sh->interop, &dv, err, err_size) != PBF_OK)
+        return 1;
+    sh->count = dv.count;
+    return 0;
+}
+
+/* Copies the world's state for the window (under lock). 0, or 1 with the reason in err. */
+static int publish(sim_shared *sh, const pbf_world *w, char *err, size_t err_size) {
+    snprintf(err, err_size, "out of memory");
+    pbf_particle_view v;
+    memset(&v, 0, sizeof v);
+    if (sh->interop == NULL) v = pbf_world_view(w);
     pthread_mutex_lock(&sh->lock);
-    if (v.count > sh->capacity) {
+    if (sh->interop != NULL) {
+        if (publish_device(sh, w, err, err_size) != 0) {
+            pthread_mutex_unlock(&sh->lock);
+            return 1;
+        }
+    } else if (v.count > sh->capacity) {
         float *p = realloc(sh->positions, (size_t)v.count * 3 * sizeof *p);
         if (p != NULL) sh->positions = p;
         float *q = realloc(sh->velocities, (size_t)v.count * 3 * sizeof *q);
@@ -145,12 +175,14 @@ static int publish(sim_shared *sh, const pbf_world *w) {
         }
         sh->capacity = v.count;
     }
-    memcpy(sh->positions, v.positions, (size_t)v.count * 3 * sizeof(float));
-    memcpy(sh->velocities, v.velocities, (size_t)v.count * 3 * sizeof(float));
-    memcpy(sh->densities, v.densities, (size_t)v.count * sizeof(float));
-    if (v.phases != NULL) memcpy(sh->phases, v.phases, (size_t)v.count);
-    else memset(sh->phases, 0, (size_t)v.count);
-    sh->count = v.count;
+    if (sh->interop == NULL) {
+        memcpy(sh->positions, v.positions, (size_t)v.count * 3 * sizeof(float));
+        memcpy(sh->velocities, v.velocities, (size_t)v.count * 3 * sizeof(float));
+        memcpy(sh->densities, v.densities, (size_t)v.count * sizeof(float));
+        if (v.phases != NULL) memcpy(sh->phases, v.phases, (size_t)v.count);
+        else memset(sh->phases, 0, (size_t)v.count);
+        sh->count = v.count;
+    }
     pbf_render_scene ds = pbf_default_render_scene(); /* spray, foam and bubbles */
     if (render_diffuse_from_world(&sh->diffuse, w, &ds) != 0) {
         pthread_mutex_unlock(&sh->lock);
@@ -204,7 +236,7 @@ static void *sim_main(void *arg) {
         sim_fail(sh, err);
         return NULL;
     }
-    if (publish(sh, w) != 0) sim_fail(sh, "out of memory");
+    if (publish(sh, w, err, sizeof err) != 0) sim_fail(sh, err);
     /* Real-time pacing: simulated time may not run ahead of the wall clock since `start`. */
     double start = now_s(), sim_since_start = 0.0;
     for (;;) {
@@ -223,7 +255,7 @@ static void *sim_main(void *arg) {
                 sim_fail(sh, err);
                 continue;
             }
-            publish(sh, w);
+            if (publish(sh, w, err, sizeof err) != 0) sim_fail(sh, err);
             start = now_s();
             sim_since_start = 0.0;
             continue;
@@ -249,7 +281,7 @@ static void *sim_main(void *arg) {
             start = now_s();
             sim_since_start = 0.0;
         }
-        if (publish(sh, w) != 0) sim_fail(sh, "out of memory");
+        if (publish(sh, w, err, sizeof err) != 0) sim_fail(sh, err);
     }
     pbf_world_destroy(w);
     return NULL;
@@ -430,6 +462,15 @@ static void glfw_error(int code, const char *message) {
     fprintf(stderr, "pbf view: GLFW error 0x%x: %s\n", (unsigned)code, message);
 }
 
+/* The window and GLFW, or the headless context (--offscreen). */
+static void close_display(GLFWwindow *win, pbf_gl_context *headless) {
+    if (win != NULL) {
+        glfwDestroyWindow(win);
+        glfwTerminate();
+    }
+    pbf_gl_context_destroy(headless);
+}
+
 static int parse_resolution(cli_parser *p, const char *v, int *w, int *h) {
     int n = 0;
     if (sscanf(v, "%dx%d%n", w, h, &n) != 2 || v[n] != '\0' || *w < 16 || *h < 16 || *w > 8192 ||
@@ -446,7 +487,7 @@ int cmd_view(int argc, char **argv) {
     cli_overrides sets = {NULL, 0, 0};
     const char *scene_path = NULL, *screenshot = NULL, *a, *v;
     int width = 1280, height = 720, frames = 60, threads = -1, help = 0, start_paused = 0,
-        show_hud = 1;
+        show_hud = 1, offscreen = 0;
     pbf_render_look look = PBF_LOOK_FLUID;
     pbf_render_color color = PBF_COLOR_UNIFORM;
     int rc = CLI_EXIT_OK;
@@ -457,6 +498,8 @@ int cmd_view(int argc, char **argv) {
             start_paused = 1;
         } else if (cli_flag(&p, "--no-hud", NULL)) {
             show_hud = 0;
+        } else if (cli_flag(&p, "--offscreen", NULL)) {
+            offscreen = 1;
         } else if (cli_option(&p, "--resolution", &v)) {
             parse_resolution(&p, v, &width, &height);
         } else if (cli_option(&p, "--look", &v)) {
@@ -504,30 +547,41 @@ int cmd_view(int argc, char **argv) {
     }
     if (threads >= 0) scene->world.threads = threads;
 
-    glfwSetErrorCallback(glfw_error);
-    if (!glfwInit()) {
-        free(scene);
-        return cli_error("view: cannot open a window (no display?). Use `pbf run SCENE --video "
-                         "out.mp4`, or `xvfb-run -a pbf view ...`");
-    }
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-    char title[256];
-    snprintf(title, sizeof title, "pbf view - %s", scene->name);
-    GLFWwindow *win = glfwCreateWindow(width, height, title, NULL, NULL);
-    if (win == NULL) {
-        glfwTerminate();
-        free(scene);
-        return cli_error("view: cannot create an OpenGL 3.3 core window");
-    }
-    glfwMakeContextCurrent(win);
-    glfwSwapInterval(screenshot != NULL ? 0 : 1);
+    /* A window, or with --offscreen a headless context and no input. */
+    GLFWwindow *win = NULL;
+    pbf_gl_context *headless = NULL;
     char err[PBF_ERROR_SIZE];
+    int fb_w = width, fb_h = height;
+    if (offscreen) {
+        if (pbf_gl_context_create_headless(&headless, err, sizeof err) != PBF_OK) {
+            free(scene);
+            return cli_error("view: %s", err);
+        }
+    } else {
+        glfwSetErrorCallback(glfw_error);
+        if (!glfwInit()) {
+            free(scene);
+            return cli_error("view: cannot open a window (no display?). Use `pbf run SCENE "
+                             "--video out.mp4`, `pbf view --offscreen`, or `xvfb-run -a pbf "
+                             "view ...`");
+        }
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+        glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+        glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+        char title[256];
+        snprintf(title, sizeof title, "pbf view - %s", scene->name);
+        win = glfwCreateWindow(width, height, title, NULL, NULL);
+        if (win == NULL) {
+            glfwTerminate();
+            free(scene);
+            return cli_error("view: cannot create an OpenGL 3.3 core window");
+        }
+        glfwMakeContextCurrent(win);
+        glfwSwapInterval(screenshot != NULL ? 0 : 1);
+        glfwGetFramebufferSize(win, &fb_w, &fb_h);
+    }
     pbf_renderer *renderer = NULL;
-    int fb_w = 0, fb_h = 0;
-    glfwGetFramebufferSize(win, &fb_w, &fb_h);
     if (fb_w < 16) fb_w = 16;
     if (fb_h < 16) fb_h = 16;
     view_state vs;
@@ -538,13 +592,20 @@ int cmd_view(int argc, char **argv) {
     vs.def.look = look;
     vs.def.color = color;
     vs.hud = show_hud;
-    if (pbf_render_load_gl(glfwGetProcAddress, err, sizeof err) != PBF_OK ||
+    if ((win != NULL && pbf_render_load_gl(glfwGetProcAddress, err, sizeof err) != PBF_OK) ||
         pbf_renderer_create(&vs.def, &renderer, err, sizeof err) != PBF_OK) {
-        glfwDestroyWindow(win);
-        glfwTerminate();
+        close_display(win, headless);
         free(scene);
         return cli_error("view: %s", err);
     }
+    /* A CUDA world: its particles go from device memory into the vertex buffers where this
+     * context runs on that GPU; otherwise through host memory, and the reason is shown. */
+    pbf_render_cuda *interop = NULL;
+    if (scene->world.backend == PBF_BACKEND_CUDA &&
+        pbf_render_cuda_create(&interop, err, sizeof err) != PBF_OK)
+        fprintf(stderr, "pbf view: particles through host memory: %s\n", err);
+    else if (interop != NULL)
+        fprintf(stderr, "pbf view: particles through CUDA-OpenGL interop\n");
 
     /* The orbit camera starts where the scene's camera is. */
     const pbf_camera_def *cam = &scene->camera;
@@ -564,15 +625,18 @@ int cmd_view(int argc, char **argv) {
     pthread_cond_init(&sh.wake, NULL);
     sh.scene = scene;
     sh.paused = start_paused;
+    sh.interop = interop;
     vs.sim = &sh;
-    glfwSetWindowUserPointer(win, &vs);
-    glfwSetKeyCallback(win, on_key);
-    glfwSetScrollCallback(win, on_scroll);
+    if (win != NULL) {
+        glfwSetWindowUserPointer(win, &vs);
+        glfwSetKeyCallback(win, on_key);
+        glfwSetScrollCallback(win, on_scroll);
+    }
     pthread_t thread;
     if (pthread_create(&thread, NULL, sim_main, &sh) != 0) {
+        pbf_render_cuda_destroy(interop);
         pbf_renderer_destroy(renderer);
-        glfwDestroyWindow(win);
-        glfwTerminate();
+        close_display(win, headless);
         free(scene);
         return cli_error("view: cannot start the simulation thread");
     }
@@ -597,16 +661,27 @@ int cmd_view(int argc, char **argv) {
     pbf_render_mesh meshes[PBF_MAX_MESHES];
     char hud[1024], sim_error[PBF_ERROR_SIZE] = "";
     uint8_t *shot = NULL;
-    while (!glfwWindowShouldClose(win)) {
-        glfwPollEvents();
+    /* interop: the GL buffers of the latest snapshot */
+    pbf_render_scene gpu = pbf_default_render_scene();
+    gpu.particle_radius = scene->world.particle_radius;
+    gpu.rest_density = scene->world.rest_density;
+    /* --offscreen: the rates from the first counted frame on */
+    double off_t0 = 0.0, off_sim0 = 0.0, off_render_ms = 0.0;
+    int64_t off_steps0 = 0;
+    while (win == NULL || !glfwWindowShouldClose(win)) {
         double t = now_s();
-        update_camera(win, &vs, t - last);
-        update_tool_drag(win, &vs); /* tool */
+        if (win != NULL) {
+            glfwPollEvents();
+            update_camera(win, &vs, t - last);
+            update_tool_drag(win, &vs); /* tool */
+        }
         last = t;
 
         pthread_mutex_lock(&sh.lock);
         if (sh.version != seen) {
-            if (sh.count > capacity) {
+            if (interop != NULL) {
+                count = sh.count; /* the particles stay on the device */
+            } else if (sh.count > capacity) {
                 float *np = realloc(pos, (size_t)sh.count * 3 * sizeof *np);
                 if (np) pos = np;
                 float *nv = realloc(vel, (size_t)sh.count * 3 * sizeof *nv);
@@ -617,7 +692,7 @@ int cmd_view(int argc, char **argv) {
                 if (nk) phase = nk;
                 if (np && nv && nr && nk) capacity = sh.count;
             }
-            if (sh.count <= capacity) {
+            if (interop == NULL && sh.count <= capacity) {
                 memcpy(pos, sh.positions, (size_t)sh.count * 3 * sizeof(float));
                 memcpy(vel, sh.velocities, (size_t)sh.count * 3 * sizeof(float));
                 memcpy(rho, sh.densities, (size_t)sh.count * sizeof(float));
@@ -645,7 +720,7 @@ int cmd_view(int argc, char **argv) {
         }
         pthread_mutex_unlock(&sh.lock);
 
-        glfwGetFramebufferSize(win, &fb_w, &fb_h);
+        if (win != NULL) glfwGetFramebufferSize(win, &fb_w, &fb_h);
         if (fb_w >= 16 && fb_h >= 16 && (fb_w != vs.def.width || fb_h != vs.def.height)) {
             vs.def.width = fb_w;
             vs.def.height = fb_h;
@@ -658,13 +733,31 @@ int cmd_view(int argc, char **argv) {
             }
             vs.look_changed = 0;
         }
+        if (interop != NULL && seen != 0) { /* the snapshot into the vertex buffers */
+            pthread_mutex_lock(&sh.lock);
+            pbf_status fst = pbf_render_cuda_fill(interop, renderer, NULL, &gpu, err, sizeof err);
+            pthread_mutex_unlock(&sh.lock);
+            if (fst != PBF_OK) {
+                rc = cli_error("view: %s", err);
+                break;
+            }
+        }
         pbf_render_scene s = pbf_default_render_scene();
         s.particle_count = count;
         s.positions = pos;
         s.velocities = vel;
         s.densities = rho;
-        if (render_phases_from_scene(scene, &s) > 0) /* several fluids: each its own tint */
+        if (interop != NULL) {
+            s.particle_count = seen != 0 ? gpu.particle_count : 0;
+            s.gl_positions = gpu.gl_positions;
+            s.gl_scalars = gpu.gl_scalars;
+            s.gl_centers = gpu.gl_centers;
+            s.gl_axes = gpu.gl_axes;
+            s.gl_scalar_range[0] = gpu.gl_scalar_range[0];
+            s.gl_scalar_range[1] = gpu.gl_scalar_range[1];
+        } else if (render_phases_from_scene(scene, &s) > 0) { /* several fluids: own tints */
             s.phases = phase;
+        }
         s.particle_radius = scene->world.particle_radius;
         s.rest_density = scene->world.rest_density;
         s.domain_min = dmin;
@@ -728,6 +821,32 @@ int cmd_view(int argc, char **argv) {
         /* Frames count from the first state the simulation published (or its failure): a
          * screenshot never shows the empty scene of a window faster than world creation. */
         if (seen != 0 || failed) ++drawn;
+        if (drawn == 1) { /* --offscreen's rates count from here */
+            off_t0 = now_s();
+            off_sim0 = sim_time;
+            off_steps0 = prof.steps;
+            off_render_ms = 0.0;
+        } else if (drawn > 1) {
+            off_render_ms += render_ms;
+        }
+        if (offscreen && screenshot == NULL && drawn >= frames) {
+            double wall = now_s() - off_t0;
+            int n = drawn - 1;
+            char particles[32];
+            printf("pbf view --offscreen: %dx%d, %s particles, %s\n"
+                   "  %d frames in %.3f s: %.1f fps drawn, %.2f ms per frame in the renderer\n"
+                   "  simulation: %lld steps, %.3f s simulated per s of wall time (1 = real "
+                   "time)%s\n",
+                   vs.def.width, vs.def.height,
+                   cli_format_count(count, particles, sizeof particles),
+                   interop != NULL ? "through CUDA-OpenGL interop" : "through host memory", n,
+                   wall, wall > 0.0 ? n / wall : 0.0, n > 0 ? off_render_ms / n : 0.0,
+                   (long long)(prof.steps - off_steps0),
+                   wall > 0.0 ? (sim_time - off_sim0) / wall : 0.0,
+                   failed ? " (STOPPED: see above)" : "");
+            if (failed) rc = CLI_EXIT_ERROR;
+            break;
+        }
         if (screenshot != NULL && drawn >= frames) {
             shot = malloc((size_t)vs.def.width * (size_t)vs.def.height * 4);
             if (shot == NULL) {
@@ -743,8 +862,10 @@ int cmd_view(int argc, char **argv) {
             free(shot);
             break;
         }
-        pbf_renderer_present(renderer, fb_w, fb_h);
-        glfwSwapBuffers(win);
+        if (win != NULL) {
+            pbf_renderer_present(renderer, fb_w, fb_h);
+            glfwSwapBuffers(win);
+        }
     }
 
     command(&vs, &sh.quit, 1);
@@ -765,9 +886,9 @@ int cmd_view(int argc, char **argv) {
     free(vel);
     free(rho);
     free(phase);
+    pbf_render_cuda_destroy(interop);
     pbf_renderer_destroy(renderer);
-    glfwDestroyWindow(win);
-    glfwTerminate();
+    close_display(win, headless);
     free(scene);
     return rc;
 }

@@ -5,21 +5,24 @@
 #   build      the project with the backend (build-gpu/, Release, -DPBF_CUDA=ON), unless
 #              PBF_PREBUILT=1 (built elsewhere by bench/gpu_prepare.sh and carried here)
 #   test       test_cuda (CPU/CUDA parity, determinism, error control, watchdog: a skip is a
-#              failure here) and test_cuda_api; a short `pbf run --backend cuda`
+#              failure here), test_cuda_api, test_surface_gpu (the ellipsoids on the GPU); a
+#              short `pbf run --backend cuda`
 #   bench      `pbf bench --backend cuda` from 10k to 10M particles (4 iterations, 1 substep,
 #              the dam break resized), stages timed with CUDA events; variants (threads per
 #              particle, no stage events, the other grid sort and neighbour scheme); the device
 #              memory the 10M run held; the device's copy bandwidth; the CPU for scale
 #   tool       `pbf bench --tool` on the GPU and the CPU (10k-80k particles, steps of 1 ms) and
 #              `pbf haptic --backend cuda` at 40k particles for HAPTIC_S (60) seconds
-#   render     `pbf bench --render` of 1M particles at 1280x720 from a CUDA and a CPU world,
+#   render     test_render_cuda (CUDA-OpenGL interop against the host path), `pbf bench
+#              --render` of 1M particles at 1280x720 from a CUDA and a CPU world, and `pbf view
+#              --offscreen` of the double dam break on the GPU (fps drawn, simulation speed),
 #              with a renderer build (RENDER_BUILD_DIR, default build-gpu-render) where present
 #   validate   `pbf validate lobovsky` with the world on the GPU (coarse and fine) and on the
 #              CPU (coarse), with the data of PBF_VALIDATION_DATA (default ../shared/validation)
 #   profile    Nsight Compute on one step of 1M and of 10k particles: time, DRAM and L2 bytes
 #              and throughput of each kernel (where ncu is installed)
-#   sanitize   compute-sanitizer memcheck on test_cuda; memcheck, racecheck, initcheck and
-#              synccheck on a 100-step dam break (where compute-sanitizer is installed)
+#   sanitize   compute-sanitizer's memcheck (with leak check), racecheck, initcheck and
+#              synccheck on test_cuda and on a 100-step dam break (where it is installed)
 #   table      one markdown table (ready for docs/performance.md) with the device name, and
 #              the bars of an H100: 10k particles <= 0.25 ms per step, 1M <= 5 ms
 #
@@ -95,6 +98,8 @@ if has_stage test; then
     # test_cuda exits 77 (a skip) without a usable device: on this machine that is a failure.
     TAIL=40 run test_cuda 300 "$build/tests/test_cuda"
     run test_cuda_api 60 "$build/tests/test_cuda_api"
+    # the particles' anisotropy (the fluid look's ellipsoids) on the GPU against the CPU's
+    TAIL=20 run test_surface_gpu 120 "$build/tests/test_surface_gpu"
     run run_dam_break 120 "$pbf" run scenes/dam_break.json --backend cuda --frames 30 \
         --out "$out/run_dam_break" --format none
 fi
@@ -157,16 +162,33 @@ if has_stage tool; then
 fi
 
 if has_stage render; then
-    # the renderer (EGL) drawing the state of a CUDA world: pbf bench --render reads the device
-    # state back and uploads it (docs/cuda.md, "Viewer interop"); a build with the renderer
-    # (RENDER_BUILD_DIR, default build-gpu-render) and a working EGL are needed
-    rpbf=${RENDER_BUILD_DIR:-build-gpu-render}/pbf
+    # the renderer (EGL) drawing a CUDA world from device memory through CUDA-OpenGL interop
+    # (docs/cuda.md, "Drawing from device memory"): test_render_cuda (interop against the host
+    # path, image by image), pbf bench --render from a CUDA and a CPU world, and the viewer's
+    # loop off screen on the double dam break (127k particles; the bar: >= 60 fps drawn while
+    # the simulation keeps real time); a build with the renderer (RENDER_BUILD_DIR, default
+    # build-gpu-render) and a working EGL on the NVIDIA driver are needed
+    rdir=${RENDER_BUILD_DIR:-build-gpu-render}
+    rpbf=$rdir/pbf
     if [ -x "$rpbf" ]; then
+        rtest=$(find "$rdir" -name test_render_cuda -type f | head -1)
+        if [ -n "$rtest" ]; then
+            TAIL=12 run render_interop_test 120 "$rtest"
+        else
+            echo "== render: no test_render_cuda in $rdir, skipped"
+        fi
         echo "== render: pbf bench --render at 1280x720"
         for backend in cuda cpu; do
             TAIL=6 run "render_$backend" 180 "$rpbf" bench --backend "$backend" --render \
                 --resolution 1280x720 --particles "${RENDER_PARTICLES:-1000000}" --steps 3 \
                 --warmup 1 --csv "$out/render_$backend.csv"
+        done
+        echo "== render: pbf view --offscreen, double dam break on the GPU"
+        for look in "fluid" "spheres --color speed"; do
+            # shellcheck disable=SC2086
+            TAIL=6 run "view_${look%% *}" 120 "$rpbf" view scenes/double_dam_break.json \
+                --offscreen --frames "${VIEW_FRAMES:-600}" --resolution 1280x720 \
+                --look $look --set 'solver.backend="cuda"'
         done
     else
         echo "== render: no $rpbf, skipped"
@@ -218,12 +240,15 @@ fi
 if has_stage sanitize; then
     if command -v compute-sanitizer >/dev/null 2>&1; then
         echo "== compute-sanitizer"
-        # memcheck on the parity tests (PBF_TEST_FILTER=NAME: one of them; SAN_TEST=0: none),
-        # then each tool of SAN_TOOLS on a 100-step dam break (25k particles)
-        if [ "${SAN_TEST:-1}" = 1 ]; then
-            TAIL=8 run memcheck_test_cuda 300 compute-sanitizer --error-exitcode 3 \
-                --tool memcheck --leak-check full "$build/tests/test_cuda"
-        fi
+        # each tool of SAN_TOOLS on the parity tests (PBF_TEST_FILTER=NAME: one of them;
+        # SAN_TEST=0: none), then on a 100-step dam break (25k particles)
+        for tool in ${SAN_TOOLS:-memcheck racecheck initcheck synccheck}; do
+            [ "${SAN_TEST:-1}" = 1 ] || break
+            leak=()
+            [ "$tool" = memcheck ] && leak=(--leak-check full)
+            TAIL=8 run "${tool}_test_cuda" 300 compute-sanitizer --error-exitcode 3 \
+                --tool "$tool" "${leak[@]}" "$build/tests/test_cuda"
+        done
         for tool in ${SAN_TOOLS:-memcheck racecheck initcheck synccheck}; do
             TAIL=6 run "${tool}_dam_break" 180 compute-sanitizer --error-exitcode 3 \
                 --tool "$tool" "$pbf" bench --backend cuda --particles 25000 --steps 100 \

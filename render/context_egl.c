@@ -3,7 +3,10 @@
  * Display order: the device platform first (EGL_EXT_platform_device: how NVIDIA's driver runs
  * without X, and Mesa lists its software device there too), then Mesa's surfaceless platform,
  * then the default display (which honours EGL_PLATFORM=surfaceless). The first display that
- * initialises and gives a desktop OpenGL core context of version 3.3 or later wins. */
+ * initialises and gives a desktop OpenGL core context of version 3.3 or later wins. Among the
+ * devices, those of CUDA GPUs come first (EGL_NV_device_cuda), CUDA device 0 (the CUDA
+ * backend's) before the others, so that CUDA–OpenGL interop finds the world's GPU under the
+ * context; then the rest in the driver's order. */
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <stdio.h>
@@ -57,6 +60,20 @@ static EGLContext create_core_context(EGLDisplay dpy) {
     return EGL_NO_CONTEXT;
 }
 
+/* 0: the EGL device of CUDA device 0; 1: of another CUDA device; 2: not a CUDA device (Mesa's
+ * software device, or no way to ask). */
+static int cuda_device_rank(EGLDeviceEXT device) {
+    PFNEGLQUERYDEVICESTRINGEXTPROC query_string =
+        (PFNEGLQUERYDEVICESTRINGEXTPROC)eglGetProcAddress("eglQueryDeviceStringEXT");
+    PFNEGLQUERYDEVICEATTRIBEXTPROC query_attrib =
+        (PFNEGLQUERYDEVICEATTRIBEXTPROC)eglGetProcAddress("eglQueryDeviceAttribEXT");
+    if (query_string == NULL || query_attrib == NULL) return 2;
+    if (!has_extension(query_string(device, EGL_EXTENSIONS), "EGL_NV_device_cuda")) return 2;
+    EGLAttrib ordinal = -1;
+    if (!query_attrib(device, EGL_CUDA_DEVICE_NV, &ordinal)) return 2;
+    return ordinal == 0 ? 0 : 1;
+}
+
 static pbf_gl_proc egl_get_proc(const char *name) { return (pbf_gl_proc)eglGetProcAddress(name); }
 
 /* Tries one display: initialise, create, make current. Leaves nothing behind on failure. */
@@ -101,9 +118,19 @@ pbf_status pbf_gl_context_create_headless(pbf_gl_context **out, char *err, size_
         EGLDeviceEXT devices[16];
         EGLint n = 0;
         if (query_devices != NULL && query_devices(16, devices, &n)) {
-            for (EGLint i = 0; i < n && !ok; ++i) {
-                EGLDisplay dpy = get_platform_display(EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
-                ok = try_display(dpy, "EGL device", ctx);
+            int rank[16], order[16];
+            for (EGLint i = 0; i < n; ++i) rank[i] = cuda_device_rank(devices[i]);
+            int m = 0; /* a stable order by rank */
+            for (int r = 0; r < 3; ++r)
+                for (EGLint i = 0; i < n; ++i)
+                    if (rank[i] == r) order[m++] = (int)i;
+            for (int k = 0; k < m && !ok; ++k) {
+                EGLDisplay dpy =
+                    get_platform_display(EGL_PLATFORM_DEVICE_EXT, devices[order[k]], NULL);
+                ok = try_display(dpy, rank[order[k]] == 0   ? "EGL device (CUDA device 0)"
+                                      : rank[order[k]] == 1 ? "EGL device (a CUDA device)"
+                                                            : "EGL device",
+                                 ctx);
             }
         }
     }

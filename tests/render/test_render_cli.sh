@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Command-line tests of rendering: test_render_cli.sh PBF SOURCE_DIR PNG_CHECK CASE
 #   view        `pbf view --screenshot` under Xvfb (skips, exit 77, without xvfb-run)
+#   view_offscreen  `pbf view --offscreen` without a display: the frame rate report, a
+#               screenshot, and a CUDA scene where none can run fails cleanly
 #   view_fluids `pbf view` of a two-fluid scene tints each fluid as `pbf run --png` does
 #   run_video   `pbf run --video --png` writes a video with every frame and the PNGs
 #   render      `pbf render EXPORT_DIR` renders a run's files afterwards; bad input fails
@@ -36,6 +38,22 @@ view)
         --screenshot "$tmp/none.png" 2>&1) && fail "pbf view without a display succeeded"
   grep -q "no display" <<< "$out" || fail "unexpected message: $out"
   [ ! -e "$tmp/none.png" ] || fail "a screenshot without a display"
+  ;;
+view_offscreen)
+  # The viewer's loop drawing into an EGL image: no window, no display needed.
+  out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$pbf" view "${small[@]}" --offscreen --frames 6 \
+        --resolution 160x120 2>&1) || fail "pbf view --offscreen exited with $?: $out"
+  grep -q "5 frames in .* fps drawn" <<< "$out" || fail "no frame rate in: $out"
+  grep -q "s simulated per s of wall time" <<< "$out" || fail "no simulation rate in: $out"
+  env -u DISPLAY "$pbf" view "${small[@]}" --offscreen --frames 3 --resolution 160x120 \
+    --screenshot "$tmp/off.png" 2> /dev/null || fail "pbf view --offscreen --screenshot failed"
+  "$png_check" "$tmp/off.png" 160 120 || fail "bad off-screen screenshot"
+  # A CUDA world where none can run (or, on a GPU, through interop): a clear message.
+  if ! "$pbf" bench --backend cuda --particles 1000 --steps 1 > /dev/null 2>&1; then
+    out=$("$pbf" view "${small[@]}" --offscreen --frames 2 --resolution 160x120 \
+          --set 'solver.backend="cuda"' 2>&1) && fail "a CUDA view without a GPU succeeded"
+    grep -q "backend 'cuda' cannot run here" <<< "$out" || fail "unexpected message: $out"
+  fi
   ;;
 view_fluids)
   # Oil and water (scenes/oil_water.json, ~1100 particles), the viewer paused on its first

@@ -6,12 +6,14 @@
 // After cuda_runtime.h; it includes the legacy <GL/gl.h> for GLuint, which is why this file
 // holds all the CUDA side and cuda_interop.c all the GL side.
 #include <cuda_gl_interop.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_interop_device.h"
+extern "C" {
+#include "util.h" /* pbf_render_set_error */
+}
 
 struct rc_device {
     int device;
@@ -28,24 +30,15 @@ namespace {
 
 const int BLOCK = 256;
 
-void format(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void format(char *err, size_t size, const char *fmt, ...) {
-    if (!err || size == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
-
 /* A CUDA error as a status, with what failed and for how many particles. */
 pbf_status fail(cudaError_t e, const char *what, int count, char *err, size_t size) {
     if (e == cudaErrorMemoryAllocation) {
-        format(err, size, "CUDA–OpenGL interop: out of device memory %s (%d particles)", what,
-               count);
+        pbf_render_set_error(
+            err, size, "CUDA–OpenGL interop: out of device memory %s (%d particles)", what, count);
         return PBF_ERR_OUT_OF_MEMORY;
     }
-    format(err, size, "CUDA–OpenGL interop: %s (%d particles) failed: %s (%s)", what, count,
-           cudaGetErrorString(e), cudaGetErrorName(e));
+    pbf_render_set_error(err, size, "CUDA–OpenGL interop: %s (%d particles) failed: %s (%s)", what,
+                         count, cudaGetErrorString(e), cudaGetErrorName(e));
     return PBF_ERR_NO_DEVICE;
 }
 
@@ -76,16 +69,17 @@ extern "C" pbf_status rc_device_create(const char *gl_renderer, rc_device **out,
     int devices[8];
     cudaError_t e = cudaGLGetDevices(&count, devices, 8, cudaGLDeviceListAll);
     if (e != cudaSuccess || count == 0) {
-        format(err, err_size,
-               "CUDA–OpenGL interop: the OpenGL context (%s) does not run on a CUDA device%s%s%s",
-               gl_renderer, e != cudaSuccess ? " (" : "",
-               e != cudaSuccess ? cudaGetErrorString(e) : "", e != cudaSuccess ? ")" : "");
+        pbf_render_set_error(
+            err, err_size,
+            "CUDA–OpenGL interop: the OpenGL context (%s) does not run on a CUDA device%s%s%s",
+            gl_renderer, e != cudaSuccess ? " (" : "",
+            e != cudaSuccess ? cudaGetErrorString(e) : "", e != cudaSuccess ? ")" : "");
         cudaGetLastError(); /* clear it */
         return PBF_ERR_NO_DEVICE;
     }
     rc_device *d = (rc_device *)calloc(1, sizeof *d);
     if (!d) {
-        format(err, err_size, "out of memory");
+        pbf_render_set_error(err, err_size, "out of memory");
         return PBF_ERR_OUT_OF_MEMORY;
     }
     d->device = devices[0];
@@ -101,7 +95,7 @@ extern "C" pbf_status rc_device_create(const char *gl_renderer, rc_device **out,
     char why[PBF_ERROR_SIZE];
     pbf_status st = pbf_surface_gpu_create(&d->surface, why, sizeof why);
     if (st != PBF_OK) {
-        format(err, err_size, "CUDA–OpenGL interop: %s", why);
+        pbf_render_set_error(err, err_size, "CUDA–OpenGL interop: %s", why);
         rc_device_destroy(d);
         return st;
     }
@@ -140,10 +134,11 @@ extern "C" pbf_status rc_device_register(rc_device *d, int slot, unsigned buffer
 static pbf_status check_device(const rc_device *d, const pbf_device_view *v, char *err,
                                size_t err_size) {
     if (v->count > 0 && v->device != d->device) {
-        format(err, err_size,
-               "CUDA–OpenGL interop: the particles are on CUDA device %d, the OpenGL context "
-               "on device %d",
-               v->device, d->device);
+        pbf_render_set_error(
+            err, err_size,
+            "CUDA–OpenGL interop: the particles are on CUDA device %d, the OpenGL context "
+            "on device %d",
+            v->device, d->device);
         return PBF_ERR_INVALID_ARG;
     }
     return PBF_OK;
@@ -216,7 +211,8 @@ extern "C" pbf_status rc_device_fill(rc_device *d, const pbf_device_view *v, int
     for (int k = 0; k < RC_SLOTS; ++k) {
         if (!want[k]) continue;
         if (!d->res[k]) {
-            format(err, err_size, "CUDA–OpenGL interop: GL buffer %d is not registered", k);
+            pbf_render_set_error(err, err_size,
+                                 "CUDA–OpenGL interop: GL buffer %d is not registered", k);
             return PBF_ERR_INVALID_ARG;
         }
         list[used++] = d->res[k];
@@ -257,7 +253,7 @@ extern "C" pbf_status rc_device_fill(rc_device *d, const pbf_device_view *v, int
             char why[PBF_ERROR_SIZE];
             st = pbf_surface_gpu_anisotropy(d->surface, surface, v->positions, n,
                                             (float *)centers, (float *)axes, why, sizeof why);
-            if (st != PBF_OK) format(err, err_size, "CUDA–OpenGL interop: %s", why);
+            if (st != PBF_OK) pbf_render_set_error(err, err_size, "CUDA–OpenGL interop: %s", why);
         }
     }
     cudaError_t eu = cudaGraphicsUnmapResources(used, list, d->stream);

@@ -34,6 +34,7 @@
 
 #include "cub_ops.h"
 #include "cuda/backend.h" /* pbf_cuda_probe */
+#include "cuda/format.h"
 #include "surface/anisotropy_math.h"
 #include "surface/cell_index.h" /* cell_key_bits, cell_key_coords, cell_keys_row */
 
@@ -77,26 +78,18 @@ struct pbf_surface_gpu {
 
 namespace {
 
-void format(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void format(char *err, size_t size, const char *fmt, ...) {
-    if (!err || size == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
-
 /* A CUDA error as a pbf_status, with the stage and the particle count (none when < 0). */
 pbf_status fail(cudaError_t e, const char *stage, int count, char *err, size_t size) {
     char what[160];
     if (count >= 0) snprintf(what, sizeof what, "%s, %d particles", stage, count);
     else snprintf(what, sizeof what, "%s", stage);
     if (e == cudaErrorMemoryAllocation) {
-        format(err, size, "surface anisotropy on the GPU: out of device memory (%s)", what);
+        pbf_cuda_format(err, size, "surface anisotropy on the GPU: out of device memory (%s)",
+                        what);
         return PBF_ERR_OUT_OF_MEMORY;
     }
-    format(err, size, "surface anisotropy on the GPU: %s failed: %s (%s)", what,
-           cudaGetErrorString(e), cudaGetErrorName(e));
+    pbf_cuda_format(err, size, "surface anisotropy on the GPU: %s failed: %s (%s)", what,
+                    cudaGetErrorString(e), cudaGetErrorName(e));
     return PBF_ERR_NO_DEVICE;
 }
 
@@ -141,17 +134,19 @@ pbf_status check_pointer(const pbf_surface_gpu *g, const void *ptr, const char *
         return PBF_OK;
     }
     if (a.type == cudaMemoryTypeUnregistered && !g->pageable_access) {
-        format(err, err_size,
-               "surface anisotropy on the GPU: %s (%p, %d particles) is host memory; it must be "
-               "device memory (cudaMalloc, a mapped GL buffer)",
-               name, ptr, count);
+        pbf_cuda_format(
+            err, err_size,
+            "surface anisotropy on the GPU: %s (%p, %d particles) is host memory; it must be "
+            "device memory (cudaMalloc, a mapped GL buffer)",
+            name, ptr, count);
         return PBF_ERR_INVALID_ARG;
     }
     if (a.type == cudaMemoryTypeDevice && a.device != g->device) {
-        format(err, err_size,
-               "surface anisotropy on the GPU: %s (%p, %d particles) is on CUDA device %d; this "
-               "pbf_surface_gpu was created on device %d",
-               name, ptr, count, a.device, g->device);
+        pbf_cuda_format(
+            err, err_size,
+            "surface anisotropy on the GPU: %s (%p, %d particles) is on CUDA device %d; this "
+            "pbf_surface_gpu was created on device %d",
+            name, ptr, count, a.device, g->device);
         return PBF_ERR_INVALID_ARG;
     }
     return PBF_OK;
@@ -560,12 +555,12 @@ extern "C" pbf_status pbf_cuda_surface_create(pbf_surface_gpu **out, char *err,
     *out = nullptr;
     char why[PBF_ERROR_SIZE];
     if (pbf_cuda_probe(why, sizeof why) != PBF_OK) {
-        format(err, err_size, "surface anisotropy on the GPU: %s", why);
+        pbf_cuda_format(err, err_size, "surface anisotropy on the GPU: %s", why);
         return PBF_ERR_NO_DEVICE;
     }
     pbf_surface_gpu *g = (pbf_surface_gpu *)calloc(1, sizeof *g);
     if (!g) {
-        format(err, err_size, "surface anisotropy on the GPU: out of host memory");
+        pbf_cuda_format(err, err_size, "surface anisotropy on the GPU: out of host memory");
         return PBF_ERR_OUT_OF_MEMORY;
     }
     cudaError_t e = cudaGetDevice(&g->device);

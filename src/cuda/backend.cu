@@ -28,6 +28,7 @@
 
 #include "backend.h"
 #include "cub_ops.h"
+#include "format.h"
 #include "solve_control.h" /* the solve's stop and Chebyshev decisions, solver.c's */
 
 namespace {
@@ -875,23 +876,14 @@ namespace {
         if (e_ != cudaSuccess) return e_;                                                       \
     } while (0)
 
-void format(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void format(char *err, size_t size, const char *fmt, ...) {
-    if (!err || size == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
-
 /* A CUDA error as a pbf_status with a message naming what failed. */
 pbf_status fail(cudaError_t e, const char *what, char *err, size_t size) {
     if (e == cudaErrorMemoryAllocation) {
-        format(err, size, "CUDA backend: out of device memory %s", what);
+        pbf_cuda_format(err, size, "CUDA backend: out of device memory %s", what);
         return PBF_ERR_OUT_OF_MEMORY;
     }
-    format(err, size, "CUDA backend: %s failed: %s (%s)", what, cudaGetErrorString(e),
-           cudaGetErrorName(e));
+    pbf_cuda_format(err, size, "CUDA backend: %s failed: %s (%s)", what, cudaGetErrorString(e),
+                    cudaGetErrorName(e));
     return PBF_ERR_NO_DEVICE;
 }
 
@@ -1538,8 +1530,9 @@ GraphEntry *find_graph(pbf_cuda *c, const pbf_cuda_step_in *in) {
 }
 
 void describe(int dev, const cudaDeviceProp &p, char *desc, size_t size) {
-    format(desc, size, "%s (device %d, sm_%d%d, %d SMs, %.1f GiB)", p.name, dev, p.major, p.minor,
-           p.multiProcessorCount, (double)p.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+    pbf_cuda_format(desc, size, "%s (device %d, sm_%d%d, %d SMs, %.1f GiB)", p.name, dev, p.major,
+                    p.minor, p.multiProcessorCount,
+                    (double)p.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
 }
 
 } // namespace
@@ -1557,20 +1550,23 @@ extern "C" pbf_status pbf_cuda_probe(char *desc, size_t desc_size) {
                               ? "no NVIDIA driver found, or it is older than this build's CUDA "
                                 "runtime needs"
                               : "the CUDA runtime cannot start";
-        format(desc, desc_size, "no usable CUDA device: %s (cudaGetDeviceCount: %s, %s; built "
-               "with CUDA runtime %d.%d)", why, cudaGetErrorName(e), cudaGetErrorString(e),
-               CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+        pbf_cuda_format(desc, desc_size,
+                        "no usable CUDA device: %s (cudaGetDeviceCount: %s, %s; built "
+                        "with CUDA runtime %d.%d)",
+                        why, cudaGetErrorName(e), cudaGetErrorString(e), CUDART_VERSION / 1000,
+                        CUDART_VERSION % 1000 / 10);
         return PBF_ERR_NO_DEVICE;
     }
     if (n <= 0) {
-        format(desc, desc_size, "no CUDA device found (cudaGetDeviceCount returned 0)");
+        pbf_cuda_format(desc, desc_size, "no CUDA device found (cudaGetDeviceCount returned 0)");
         return PBF_ERR_NO_DEVICE;
     }
     cudaDeviceProp p;
     e = cudaGetDeviceProperties(&p, 0);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        format(desc, desc_size, "CUDA device 0 cannot be queried: %s", cudaGetErrorString(e));
+        pbf_cuda_format(desc, desc_size, "CUDA device 0 cannot be queried: %s",
+                        cudaGetErrorString(e));
         return PBF_ERR_NO_DEVICE;
     }
     /* Is there code for this device in the build (sm_90 SASS and compute_90 PTX by default)? */
@@ -1578,10 +1574,11 @@ extern "C" pbf_status pbf_cuda_probe(char *desc, size_t desc_size) {
     e = cudaFuncGetAttributes(&attr, k_lambda<1>);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        format(desc, desc_size,
-               "CUDA device 0, %s (sm_%d%d), cannot run this build's kernels: %s; rebuild with "
-               "-DPBF_CUDA_ARCHITECTURES=%d%d",
-               p.name, p.major, p.minor, cudaGetErrorString(e), p.major, p.minor);
+        pbf_cuda_format(
+            desc, desc_size,
+            "CUDA device 0, %s (sm_%d%d), cannot run this build's kernels: %s; rebuild with "
+            "-DPBF_CUDA_ARCHITECTURES=%d%d",
+            p.name, p.major, p.minor, cudaGetErrorString(e), p.major, p.minor);
         return PBF_ERR_NO_DEVICE;
     }
     describe(0, p, desc, desc_size);
@@ -1595,7 +1592,7 @@ extern "C" pbf_status pbf_cuda_create(const pbf_cuda_config *cfg, pbf_cuda **out
     if (st != PBF_OK) return st;
     pbf_cuda *c = (pbf_cuda *)calloc(1, sizeof *c);
     if (!c) {
-        format(err, err_size, "out of memory creating the CUDA backend");
+        pbf_cuda_format(err, err_size, "out of memory creating the CUDA backend");
         return PBF_ERR_OUT_OF_MEMORY;
     }
     c->device = 0;
@@ -1691,7 +1688,7 @@ extern "C" pbf_status pbf_cuda_upload(pbf_cuda *c, int count, const float *x, co
     if (e == cudaSuccess) e = reserve(c, count);
     if (e != cudaSuccess) {
         char what[96];
-        format(what, sizeof what, "allocating %d particles", count);
+        pbf_cuda_format(what, sizeof what, "allocating %d particles", count);
         return fail(e, what, err, err_size);
     }
     c->count = count;
@@ -1742,7 +1739,7 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
     if (e == cudaSuccess && in->patch_count > 0) e = reserve_probes(c, in->patch_count);
     char what[192];
     if (e != cudaSuccess) {
-        format(what, sizeof what, "preparing a step of %d particles", n);
+        pbf_cuda_format(what, sizeof what, "preparing a step of %d particles", n);
         return fail(e, what, err, err_size);
     }
 
@@ -1820,12 +1817,14 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess) {
         if (where)
-            format(what, sizeof what, "a step of %d particles, at or before its %s", n, where);
+            pbf_cuda_format(what, sizeof what, "a step of %d particles, at or before its %s", n,
+                            where);
         else
-            format(what, sizeof what,
-                   "a step of %d particles (a kernel failed; it showed when the step finished: "
-                   "CUDA_LAUNCH_BLOCKING=1 stops at the kernel)",
-                   n);
+            pbf_cuda_format(
+                what, sizeof what,
+                "a step of %d particles (a kernel failed; it showed when the step finished: "
+                "CUDA_LAUNCH_BLOCKING=1 stops at the kernel)",
+                n);
         return fail(e, what, err, err_size);
     }
 
@@ -1869,8 +1868,9 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
         if (e == cudaSuccess) e = cudaMemsetAsync(c->d_res, 0, sizeof(Results), c->stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
         if (e != cudaSuccess) {
-            format(what, sizeof what, "growing the neighbour list of %d particles to %u entries",
-                   n, r.needed);
+            pbf_cuda_format(what, sizeof what,
+                            "growing the neighbour list of %d particles to %u entries", n,
+                            r.needed);
             return fail(e, what, err, err_size);
         }
     }

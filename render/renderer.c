@@ -698,7 +698,8 @@ static float ellipsoid_scale(float drawn_radius, float particle_radius) {
 }
 
 /* Points the particles' vertex arrays at the buffers to draw from: the renderer's own (the
- * arrays uploaded) or the caller's (pbf_render_scene.gl_*). A scalar buffer 0 reads 0. */
+ * arrays uploaded) or the caller's (pbf_render_scene.gl_*). A scalar buffer 0 reads 0; centres
+ * or axes 0 (no ellipsoids drawn) leave the ellipsoids' array as it was. */
 static void bind_particle_buffers(const pbf_renderer *r, GLuint positions, GLuint scalars,
                                   GLuint centers, GLuint axes) {
     glBindVertexArray(r->vao_particles);
@@ -712,13 +713,15 @@ static void bind_particle_buffers(const pbf_renderer *r, GLuint positions, GLuin
         glDisableVertexAttribArray(1);
         glVertexAttrib1f(1, 0.0f);
     }
-    glBindVertexArray(r->vao_ellipsoids);
-    glBindBuffer(GL_ARRAY_BUFFER, centers);
-    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
-    glBindBuffer(GL_ARRAY_BUFFER, axes);
-    for (int k = 0; k < 3; ++k) /* the three rows of each particle's 3x3, one after the other */
-        glVertexAttribPointer((GLuint)(2 + k), 3, GL_FLOAT, GL_FALSE, 9 * sizeof(float),
-                              (const void *)(uintptr_t)(3 * k * sizeof(float)));
+    if (centers != 0 && axes != 0) {
+        glBindVertexArray(r->vao_ellipsoids);
+        glBindBuffer(GL_ARRAY_BUFFER, centers);
+        glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, NULL);
+        glBindBuffer(GL_ARRAY_BUFFER, axes);
+        for (int k = 0; k < 3; ++k) /* the three rows of each particle's 3x3, one by one */
+            glVertexAttribPointer((GLuint)(2 + k), 3, GL_FLOAT, GL_FALSE, 9 * sizeof(float),
+                                  (const void *)(uintptr_t)(3 * k * sizeof(float)));
+    }
     glBindBuffer(GL_ARRAY_BUFFER, 0);
     glBindVertexArray(r->vao_empty);
 }

@@ -647,7 +647,7 @@ int cmd_view(int argc, char **argv) {
     render_diffuse diffuse = {0}; /* the window's copy of the published diffuse particles */
     int diffuse_count = 0;
     int count = 0, capacity = 0;
-    unsigned long seen = 0;
+    unsigned long seen = 0, filled = 0; /* the states drawn, and filled in through interop */
     pbf_vec3 dmin = scene->world.domain_min, dmax = scene->world.domain_max;
     double sim_time = 0.0;
     pbf_profile prof;
@@ -732,10 +732,14 @@ int cmd_view(int argc, char **argv) {
                 break;
             }
             vs.look_changed = 0;
+            filled = 0; /* the new look may need other buffers (colours, ellipsoids) */
         }
-        if (interop != NULL && seen != 0) { /* the snapshot into the vertex buffers */
+        /* interop: a new snapshot, or a new look, into the vertex buffers; the lock keeps the
+         * simulation thread from replacing the snapshot meanwhile */
+        if (interop != NULL && seen != 0 && filled != seen) {
             pthread_mutex_lock(&sh.lock);
             pbf_status fst = pbf_render_cuda_fill(interop, renderer, NULL, &gpu, err, sizeof err);
+            filled = sh.version;
             pthread_mutex_unlock(&sh.lock);
             if (fst != PBF_OK) {
                 rc = cli_error("view: %s", err);

@@ -55,6 +55,10 @@ typedef struct pbf_scene {
     pbf_scene_material materials[PBF_MAX_PHASES];
     int block_count;
     pbf_block_def blocks[PBF_SCENE_MAX_BLOCKS];
+    /* "fluid.settle": seconds each block settles under gravity, held in its own box, before t = 0
+     * (a lattice is not water at rest: it collapses into a denser packing when released). The
+     * world then starts from the settled positions with the block's velocity. Default 0: none. */
+    float settle;
     int collider_count;
     pbf_collider_def colliders[PBF_SCENE_MAX_COLLIDERS];
     /* The "meshes" section (include/pbf/geometry.h): triangle meshes as obstacles, containers,

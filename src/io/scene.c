@@ -11,6 +11,7 @@
  * The same tables drive pbf_scene_to_json (scene_write.c) and the key reference (scene_doc.c).
  * The library never prints: every message goes into err. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,57 @@ static pbf_status add_flow(const pbf_scene *scene, pbf_world *world, char *err, 
     return PBF_OK;
 }
 
+/* fluid.settle: block i alone in a world whose domain is the block's own box, with static walls
+ * and nothing else in it, stepped for scene->settle seconds at the scene's frame rate; its
+ * particles then go into `world` at their settled positions (in id order, so the ids are those
+ * pbf_world_add_block would give) with the block's velocity. */
+static pbf_status add_settled_block(const pbf_scene *scene, int i, pbf_world *world, char *err,
+                                    size_t err_size) {
+    const pbf_block_def *b = &scene->blocks[i];
+    pbf_world_def def = scene->world;
+    def.domain_min = b->min;
+    def.domain_max = b->max;
+    for (int w = 0; w < PBF_WALL_COUNT; ++w)
+        def.wall_motion[w].amplitude = 0.0f; /* static */
+    char why[PBF_ERROR_SIZE] = "";
+    pbf_world *box = NULL;
+    pbf_status status = pbf_world_create(&def, &box, why, sizeof why);
+    pbf_block_def still = *b; /* it settles at rest; the velocity is given at t = 0 */
+    still.velocity = (pbf_vec3){0.0f, 0.0f, 0.0f};
+    if (status == PBF_OK) status = pbf_world_add_block(box, &still);
+    const int frames = (int)ceil((double)scene->settle * scene->fps);
+    for (int f = 0; status == PBF_OK && f < frames; ++f)
+        status = pbf_world_step(box, 1.0f / scene->fps);
+    if (status != PBF_OK) {
+        scene_set_message(err, err_size, "%s: fluid.settle: fluid.blocks[%d] in its own box: %s",
+                          scene->source, i, box != NULL ? pbf_world_error(box) : why);
+        pbf_world_destroy(box);
+        return status;
+    }
+    const int n = pbf_world_particle_count(box);
+    float *x = malloc((size_t)n * 3 * sizeof *x + 1), *v = malloc((size_t)n * 3 * sizeof *v + 1);
+    if (x == NULL || v == NULL) {
+        status = PBF_ERR_OUT_OF_MEMORY;
+        scene_set_message(err, err_size, "%s: fluid.settle: out of memory for %d particles",
+                          scene->source, n);
+    } else {
+        pbf_world_get_positions(box, x);
+        for (int k = 0; k < n; ++k) {
+            v[3 * k] = b->velocity.x;
+            v[3 * k + 1] = b->velocity.y;
+            v[3 * k + 2] = b->velocity.z;
+        }
+        status = pbf_world_add_particles_phase(world, n, x, v, b->phase);
+        if (status != PBF_OK)
+            scene_set_message(err, err_size, "%s: fluid.blocks[%d]: %s", scene->source, i,
+                              pbf_world_error(world));
+    }
+    free(x);
+    free(v);
+    pbf_world_destroy(box);
+    return status;
+}
+
 pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char *err,
                                   size_t err_size) {
     if (err != NULL && err_size > 0) err[0] = '\0';
@@ -223,10 +275,12 @@ pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char 
         return status;
     }
     for (int i = 0; i < scene->block_count; ++i) {
-        status = pbf_world_add_block(world, &scene->blocks[i]);
+        status = scene->settle > 0.0f ? add_settled_block(scene, i, world, err, err_size)
+                                      : pbf_world_add_block(world, &scene->blocks[i]);
         if (status != PBF_OK) {
-            scene_set_message(err, err_size, "%s: fluid.blocks[%d]: %s", scene->source, i,
-                        pbf_world_error(world));
+            if (scene->settle <= 0.0f)
+                scene_set_message(err, err_size, "%s: fluid.blocks[%d]: %s", scene->source, i,
+                                  pbf_world_error(world));
             pbf_world_destroy(world);
             return status;
         }

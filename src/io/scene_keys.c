@@ -144,12 +144,14 @@ static const scene_key FLUID_KEYS[] = {
     KEY_INT("viscosity_iterations", pbf_scene, world.material.viscosity_iterations,
             CLOSED(1.0, 10000.0),
             "most conjugate-gradient iterations of the viscosity solve per substep"),
-    KEY_FLOAT("viscosity_tolerance", pbf_scene, world.material.viscosity_tolerance,
-              OPEN(0.0, 1.0), "",
-              "the viscosity solve stops at a residual of this fraction of |v|"),
+    KEY_FLOAT("viscosity_tolerance", pbf_scene, world.material.viscosity_tolerance, OPEN(0.0, 1.0),
+              "", "the viscosity solve stops at a residual of this fraction of |v|"),
     KEY_FLOAT("surface_drag", pbf_scene, world.material.surface_drag, CLOSED(0.0, 1000.0), "1/s",
               "drag of the air at rest on particles at the free surface (FleX's drag): dv/dt = "
               "−c s v, s in [0, 1] from the neighbour count; 0: off (docs/physics.md)"),
+    KEY_FLOAT("settle", pbf_scene, settle, CLOSED(0.0, 100.0), "s",
+              "each block settles under gravity this long, held in its own box, before t = 0, "
+              "so that it starts packed as water at rest; 0: off (starts on the lattice)"),
     KEY_LIST("blocks", pbf_scene, blocks, block_count, CLOSED(1.0, PBF_SCENE_MAX_BLOCKS),
              BLOCK_TABLE, "boxes filled with particles, in order",
              .default_doc = "one block with the defaults of fluid.blocks[i]",

@@ -258,6 +258,17 @@ static pbf_status add_settled_block(const pbf_scene *scene, int i, pbf_world *wo
     return status;
 }
 
+/* Block i of the scene into `world`: on its lattice, or settled first (fluid.settle). */
+static pbf_status add_block(const pbf_scene *scene, int i, pbf_world *world, char *err,
+                            size_t err_size) {
+    if (scene->settle > 0.0f) return add_settled_block(scene, i, world, err, err_size);
+    pbf_status status = pbf_world_add_block(world, &scene->blocks[i]);
+    if (status != PBF_OK)
+        scene_set_message(err, err_size, "%s: fluid.blocks[%d]: %s", scene->source, i,
+                          pbf_world_error(world));
+    return status;
+}
+
 pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char *err,
                                   size_t err_size) {
     if (err != NULL && err_size > 0) err[0] = '\0';
@@ -275,12 +286,8 @@ pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char 
         return status;
     }
     for (int i = 0; i < scene->block_count; ++i) {
-        status = scene->settle > 0.0f ? add_settled_block(scene, i, world, err, err_size)
-                                      : pbf_world_add_block(world, &scene->blocks[i]);
+        status = add_block(scene, i, world, err, err_size);
         if (status != PBF_OK) {
-            if (scene->settle <= 0.0f)
-                scene_set_message(err, err_size, "%s: fluid.blocks[%d]: %s", scene->source, i,
-                                  pbf_world_error(world));
             pbf_world_destroy(world);
             return status;
         }

@@ -8,11 +8,13 @@
  *                  [--target-error PERCENT] [--artificial on|off] [--threads T]
  *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--length L]
  *                  [--depth H] [--layers N] [--mode N] [--kernel-scale H] [--chebyshev on|off]
+ *                  [--clearance C]
  * (--amplitude, --length, --depth and --layers: the wave's starting amplitude in m, default
  * 0.02, the tank's length and the water's depth at rest in m, defaults 0.4 and 0.2, and the
  * tank's thickness in particles, default 4; --mode: the sloshing mode n, k = nπ/L, default 1;
  * --kernel-scale: h in particle radii, default 4;
- * --chebyshev off: plain Jacobi iterations)
+ * --chebyshev off: plain Jacobi iterations; --clearance: the domain walls' collision distance
+ * in particle radii, default 1)
  * bench/flows.sh runs the table of docs/physics.md. */
 #include <string.h>
 
@@ -23,7 +25,7 @@ static int usage(void) {
                     "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
                     "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
                     "[--length L] [--depth H] [--layers N] [--mode N] [--kernel-scale H] "
-                    "[--chebyshev on|off]\n");
+                    "[--chebyshev on|off] [--clearance C]\n");
     return 2;
 }
 
@@ -185,6 +187,8 @@ int main(int argc, char **argv) {
             d.kernel_scale = (float)atof(v);
         else if (strcmp(k, "--substeps") == 0)
             d.substeps = atoi(v);
+        else if (strcmp(k, "--clearance") == 0)
+            d.wall_clearance = (float)atof(v);
         else if (strcmp(k, "--unilateral") == 0 && strcmp(v, "off") == 0)
             d.solver.unilateral = 0;
         else if (strcmp(k, "--threads") == 0)

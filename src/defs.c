@@ -51,6 +51,7 @@ pbf_world_def pbf_default_world_def(void) {
     d.wall_adhesion = 0.0f;
     d.wall_friction = 0.0f;
     d.wall_no_slip = 0;
+    d.wall_clearance = 1.0f;
     d.phase_count = 0;
     for (int k = 0; k < PBF_MAX_PHASES; ++k) d.phases[k] = pbf_default_phase_def();
     return d;

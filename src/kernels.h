@@ -96,8 +96,9 @@ typedef struct pbf_solid {
 typedef struct pbf_params {
     /* kernel */
     float h, h2;
-    float poly6_k;      /* 315 / (64 π h^9) */
-    float spiky_k;      /* -45 / (π h^6): spiky gradient magnitude factor */
+    float poly6_k;      /* 315 / (64 π h^9) (PBF_KERNEL_WENDLAND: 21 / (2π h³)) */
+    float spiky_k;      /* -45 / (π h^6): spiky gradient magnitude factor (PBF_KERNEL_WENDLAND:
+                           -210 / (π h⁵), the gradient's factor of the pair vector) */
     float w_self;       /* W(0) */
     /* fluid */
     float mass;         /* kg */
@@ -121,6 +122,7 @@ typedef struct pbf_params {
     pbf_v3 gravity;
     /* boundaries: particle centres stay `radius` away from every solid surface */
     float radius;
+    float wall_clear;        /* the domain walls' collision distance, wall_clearance · r */
     pbf_v3 wall_lo, wall_hi; /* the domain box at the end of the current substep */
     int solid_count;
     /* materials (the "Materials" section below; docs/physics.md): all zero when off */
@@ -155,6 +157,43 @@ typedef struct pbf_params {
 /* ---------------------------------------------------------------------------------------------
  * SPH kernels (Müller et al. 2003): poly6 for density, spiky gradient for ∇C. */
 
+/* One pair's kernel values, as pure functions of r² = |p_i − p_j|². They are written with plain
+ * selects (a > b ? a : b), no early exit and no intrinsics, so that the CPU's list passes
+ * (src/cpu_passes.h) can run them in `#pragma omp simd` loops, where each select becomes a
+ * vector blend and four pairs go through one instruction; the scalar accumulators below and
+ * the CUDA kernels call the same functions. A pair at or beyond h gets exactly zero. */
+PBF_KERNEL_INLINE float pbf_pos(float a) { return a > 0.0f ? a : 0.0f; }
+
+#if PBF_KERNEL_WENDLAND
+/* The consistent pair of the experimental build (CMake PBF_KERNEL=wendland; docs/physics.md,
+ * "Consistent kernel pairs, measured"): Wendland C2 gives the density and its exact gradient
+ * gives ∇C, so each correction moves along the constraint's own gradient. With q = r/h,
+ *   W = K (1 − q)⁴ (1 + 4q),  K = 21/(2π h³)             (stored in poly6_k)
+ *   ∇_i W = K_s (1 − q)³ (p_i − p_j),  K_s = −210/(π h⁵)  (stored in spiky_k)
+ * The names below keep the paper pair's, so that every caller is the same in both builds. */
+PBF_KERNEL_INLINE float pbf_pair_w(float r2, const pbf_params *p) {
+    float q = sqrtf(r2) / p->h;
+    float a = pbf_pos(1.0f - q);
+    return p->poly6_k * a * a * a * a * (1.0f + 4.0f * q);
+}
+
+PBF_KERNEL_INLINE float pbf_poly6(float r2, const pbf_params *p) { return pbf_pair_w(r2, p); }
+
+/* The gradient factor g, ∇_i W = g (p_i − p_j), and *magnitude = g r (the signed |∇W|). Smooth
+ * at r = 0, where the pair vector is zero and so is the gradient. */
+PBF_KERNEL_INLINE float pbf_spiky_factor(float r2, const pbf_params *p, float *magnitude) {
+    float r = sqrtf(r2);
+    float a = pbf_pos(1.0f - r / p->h);
+    float g = p->spiky_k * a * a * a;
+    *magnitude = g * r;
+    return g;
+}
+
+PBF_KERNEL_INLINE pbf_v3 pbf_spiky_grad(pbf_v3 d, float r, const pbf_params *p) {
+    float gm;
+    return v3_scale(d, pbf_spiky_factor(r * r, p, &gm));
+}
+#else
 /* poly6 W(r) from r² (no sqrt). Zero at and beyond h. */
 PBF_KERNEL_INLINE float pbf_poly6(float r2, const pbf_params *p) {
     if (r2 >= p->h2) return 0.0f;
@@ -168,13 +207,6 @@ PBF_KERNEL_INLINE pbf_v3 pbf_spiky_grad(pbf_v3 d, float r, const pbf_params *p) 
     float t = p->h - r;
     return v3_scale(d, p->spiky_k * t * t / r);
 }
-
-/* One pair's kernel values, as pure functions of r² = |p_i − p_j|². They are written with plain
- * selects (a > b ? a : b), no early exit and no intrinsics, so that the CPU's list passes
- * (src/cpu_passes.h) can run them in `#pragma omp simd` loops, where each select becomes a
- * vector blend and four pairs go through one instruction; the scalar accumulators below and
- * the CUDA kernels call the same functions. A pair at or beyond h gets exactly zero. */
-PBF_KERNEL_INLINE float pbf_pos(float a) { return a > 0.0f ? a : 0.0f; }
 
 /* poly6 W from r², zero beyond h (pbf_poly6 without the branch). */
 PBF_KERNEL_INLINE float pbf_pair_w(float r2, const pbf_params *p) {
@@ -195,6 +227,7 @@ PBF_KERNEL_INLINE float pbf_spiky_factor(float r2, const pbf_params *p, float *m
     *magnitude = gm;
     return gm / (r > r_min ? r : r_min);
 }
+#endif
 
 /* x^n for n in [1, 15] by squaring, unrolled over four bits so that it has no loop (n = 4, the
  * default s_corr exponent, takes the same two products as a loop would; the unused squarings
@@ -253,6 +286,44 @@ PBF_KERNEL_INLINE float pbf_delta_coef(float r2, float lambda_i, float lambda_j,
  *                         Σ ∇W  = (1/s) K_s F(ρ) ρ⃗,  F(ρ) = (2h² + ρ²) ln((h + T)/ρ) − 3 h T
  * n and ρ⃗ point from the ghosts to the particle. Curved colliders use their tangent plane. */
 
+#if PBF_KERNEL_WENDLAND
+/* The walls' sums for Wendland C2 (K and K_s as above, a = 1 − z/h):
+ *   plane at distance z:  Σ W  = (2π/s²) K h² a⁵ (1 − 3a/2 + 4a²/7)
+ *                         Σ ∇W = −(2π/s²) z W(z) n       (∫ (dW/dR) dR from z to h = −W(z))
+ *   line at distance ρ:   Σ W and Σ ∇W by 8-point Gauss–Legendre along the line, T = √(h² − ρ²)
+ * (W is a polynomial in R = √(ρ² + x²) with odd powers, whose integral over x has no short
+ * closed form; the quadrature is exact to float precision for this smooth integrand). */
+PBF_KERNEL_INLINE void pbf_ghost_plane(float z, pbf_v3 n, const pbf_params *p, float *w_sum,
+                                       pbf_v3 *grad) {
+    float inv_s2 = 1.0f / (4.0f * p->radius * p->radius);
+    float a = pbf_pos(1.0f - z / p->h);
+    float a5 = a * a * a * a * a;
+    *w_sum +=
+        inv_s2 * 6.2831853f * p->poly6_k * p->h2 * a5 * (1.0f - 1.5f * a + (4.0f / 7.0f) * a * a);
+    *grad = v3_madd(*grad, n, -inv_s2 * 6.2831853f * z * pbf_pair_w(z * z, p));
+}
+
+PBF_KERNEL_INLINE void pbf_ghost_line(pbf_v3 rho_vec, float sign, const pbf_params *p, float *w_sum,
+                                      pbf_v3 *grad) {
+    /* nodes and weights of Gauss–Legendre on [0, 1] */
+    const float gx[8] = {0.0198550718f, 0.1016667613f, 0.2372337950f, 0.4082826788f,
+                         0.5917173212f, 0.7627662050f, 0.8983332387f, 0.9801449282f};
+    const float gw[8] = {0.0506142681f, 0.1111905172f, 0.1568533229f, 0.1813418917f,
+                         0.1813418917f, 0.1568533229f, 0.1111905172f, 0.0506142681f};
+    float inv_s = 1.0f / (2.0f * p->radius);
+    float r2 = v3_dot(rho_vec, rho_vec);
+    float t = sqrtf(pbf_pos(p->h2 - r2));
+    float ws = 0.0f, gs = 0.0f;
+    for (int k = 0; k < 8; ++k) {
+        float x = gx[k] * t, gm;
+        ws += gw[k] * pbf_pair_w(r2 + x * x, p);
+        gs += gw[k] * pbf_spiky_factor(r2 + x * x, p, &gm);
+    }
+    /* the line runs from −T to T: twice the half line's integral */
+    *w_sum += sign * inv_s * 2.0f * t * ws;
+    *grad = v3_madd(*grad, rho_vec, sign * inv_s * 2.0f * t * gs);
+}
+#else
 /* Accumulates one plane of ghosts at distance z along unit normal n. */
 PBF_KERNEL_INLINE void pbf_ghost_plane(float z, pbf_v3 n, const pbf_params *p, float *w_sum,
                                        pbf_v3 *grad) {
@@ -272,6 +343,7 @@ PBF_KERNEL_INLINE void pbf_ghost_line(pbf_v3 rho_vec, float sign, const pbf_para
     float f = (2.0f * p->h2 + r2) * logf((p->h + t) / rho) - 3.0f * p->h * t;
     *grad = v3_madd(*grad, rho_vec, sign * inv_s * p->spiky_k * f);
 }
+#endif
 
 /* Ghost layers of one surface at particle distance d (>= 0): z = d + r, d + 3r, ... < h. */
 PBF_KERNEL_INLINE void pbf_ghost_surface(float d, pbf_v3 n, const pbf_params *p, float *w_sum,
@@ -624,8 +696,9 @@ PBF_KERNEL_INLINE void pbf_boundary_terms(pbf_v3 x, const pbf_params *p, const p
     *grad_out = v3_scale(g, p->volume);
 }
 
-/* Projects x out of every solid and into the domain box, keeping centres `radius` from each
- * surface. Projection (not stopping) lets particles slide along walls (seed 002). */
+/* Projects x out of every solid, keeping centres `radius` from each surface, and into the domain
+ * box, `wall_clear` from each wall. Projection (not stopping) lets particles slide along walls
+ * (seed 002). */
 PBF_KERNEL_INLINE pbf_v3 pbf_collide(pbf_v3 x, const pbf_params *p, const pbf_solid *solids) {
     for (int s = 0; s < p->solid_count; ++s) {
         if (solids[s].type == PBF_SOLID_MESH) { /* along its field's gradient */
@@ -636,7 +709,7 @@ PBF_KERNEL_INLINE pbf_v3 pbf_collide(pbf_v3 x, const pbf_params *p, const pbf_so
         float d = pbf_solid_sdf(&solids[s], x, &n);
         if (d < p->radius) x = v3_madd(x, n, p->radius - d);
     }
-    float r = p->radius;
+    float r = p->wall_clear;
     x.x = pbf_minf(pbf_maxf(x.x, p->wall_lo.x + r), p->wall_hi.x - r);
     x.y = pbf_minf(pbf_maxf(x.y, p->wall_lo.y + r), p->wall_hi.y - r);
     x.z = pbf_minf(pbf_maxf(x.z, p->wall_lo.z + r), p->wall_hi.z - r);
@@ -1492,8 +1565,8 @@ PBF_KERNEL_INLINE float pbf_lambda_end_tool_phase(const pbf_lambda_acc *a, pbf_v
     return pbf_lambda_finish_phase(a, rho_b, grad_b, w_i, p, density);
 }
 
-/* Projects x out of the sphere to |x − c| = R + r, then back into the domain box. A particle at
- * the very centre leaves upwards. */
+/* Projects x out of the sphere to |x − c| = R + r, then back into the domain box (wall_clear
+ * from each wall). A particle at the very centre leaves upwards. */
 PBF_KERNEL_INLINE pbf_v3 pbf_tool_project(pbf_v3 x, const pbf_tool_params *t,
                                           const pbf_params *p) {
     pbf_v3 d = v3_sub(x, t->center);
@@ -1504,7 +1577,7 @@ PBF_KERNEL_INLINE pbf_v3 pbf_tool_project(pbf_v3 x, const pbf_tool_params *t,
         pbf_v3 n = len > 1e-6f * reach ? v3_scale(d, 1.0f / len) : v3(0.0f, 1.0f, 0.0f);
         x = v3_madd(t->center, n, reach);
     }
-    float r = p->radius;
+    float r = p->wall_clear;
     x.x = pbf_minf(pbf_maxf(x.x, p->wall_lo.x + r), p->wall_hi.x - r);
     x.y = pbf_minf(pbf_maxf(x.y, p->wall_lo.y + r), p->wall_hi.y - r);
     x.z = pbf_minf(pbf_maxf(x.z, p->wall_lo.z + r), p->wall_hi.z - r);

@@ -124,8 +124,13 @@ void pbf__init_params(pbf_world *w) {
     double r = d->particle_radius, s = 2.0 * r, h = d->kernel_scale * r;
     p->h = (float)h;
     p->h2 = (float)(h * h);
+#if PBF_KERNEL_WENDLAND /* the experimental build's pair (src/kernels.h) */
+    p->poly6_k = (float)(21.0 / (2.0 * PI_D * pow(h, 3)));
+    p->spiky_k = (float)(-210.0 / (PI_D * pow(h, 5)));
+#else
     p->poly6_k = (float)(315.0 / (64.0 * PI_D * pow(h, 9)));
     p->spiky_k = (float)(-45.0 / (PI_D * pow(h, 6)));
+#endif
     p->w_self = pbf_poly6(0.0f, p);
     p->rest_density = d->rest_density;
     p->inv_rest_density = 1.0f / d->rest_density;
@@ -161,6 +166,7 @@ void pbf__init_params(pbf_world *w) {
     p->xsph = sd->xsph;
     p->gravity = v3(d->gravity.x, d->gravity.y, d->gravity.z);
     p->radius = d->particle_radius;
+    p->wall_clear = d->wall_clearance * d->particle_radius;
     p->solid_count = w->collider_count;
     init_materials(w);
     pbf__viscosity_init_params(w); /* viscosity */

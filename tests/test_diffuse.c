@@ -282,6 +282,7 @@ static int sweep_stops_at_thin_solids(void) {
     pbf_params P;
     memset(&P, 0, sizeof P);
     P.radius = 0.01f;
+    P.wall_clear = 0.01f;
     P.wall_lo = v3(0.0f, 0.0f, 0.0f);
     P.wall_hi = v3(1.0f, 1.0f, 1.0f);
     pbf_solid S[2];

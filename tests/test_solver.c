@@ -134,6 +134,33 @@ static int colliders_keep_particles_out(void) {
     return 0;
 }
 
+/* wall_clearance sets the walls' collision distance: a lone particle (its density stays below
+ * rest, so only the walls act on it) thrown at the +x wall slides there and comes to rest on
+ * the floor with its centre wall_clearance · r from both. */
+static int wall_clearance_sets_the_walls_distance(void) {
+    const float clearance[2] = {1.0f, 0.3f};
+    for (int k = 0; k < 2; ++k) {
+        pbf_world_def d = pbf_default_world_def();
+        d.domain_max = (pbf_vec3){0.3f, 0.3f, 0.3f};
+        d.wall_clearance = clearance[k];
+        pbf_world *w = make_world(&d);
+        ENSURE(w);
+        const float x0[3] = {0.15f, 0.2f, 0.15f}, v0[3] = {2.0f, 0.0f, 0.0f};
+        ENSURE(pbf_world_add_particles(w, 1, x0, v0) == PBF_OK);
+        for (int f = 0; f < 90; ++f)
+            ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        float x[3];
+        pbf_world_get_positions(w, x);
+        const float want = clearance[k] * d.particle_radius;
+        printf("  clearance %.1f: %.6f m from the floor, %.6f m from the +x wall (want %.6f)\n",
+               clearance[k], x[1], 0.3f - x[0], want);
+        ENSURE(fabsf(x[1] - want) < 1e-6f);
+        ENSURE(fabsf(0.3f - x[0] - want) < 1e-6f);
+        pbf_world_destroy(w);
+    }
+    return 0;
+}
+
 /* Bad definitions are refused with a message naming the field. */
 static int bad_defs_name_the_field(void) {
     char err[PBF_ERROR_SIZE];
@@ -151,6 +178,12 @@ static int bad_defs_name_the_field(void) {
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG);
     ENSURE(strstr(err, "domain y"));
     d = pbf_default_world_def();
+    d.wall_clearance = 0.0f;
+    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG);
+    ENSURE(strstr(err, "wall_clearance"));
+    d.wall_clearance = 1.5f;
+    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG);
+    d = pbf_default_world_def();
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_OK);
     ENSURE(pbf_world_step(w, -1.0f) == PBF_ERR_INVALID_ARG);
     ENSURE(strstr(pbf_world_error(w), "dt"));
@@ -166,5 +199,6 @@ TEST_MAIN_BEGIN
 RUN_TEST(density_error_falls_with_iterations);
 RUN_TEST(no_particle_leaves_the_domain);
 RUN_TEST(colliders_keep_particles_out);
+RUN_TEST(wall_clearance_sets_the_walls_distance);
 RUN_TEST(bad_defs_name_the_field);
 TEST_MAIN_END

@@ -68,6 +68,7 @@ static pbf_params params_for(float r) {
     p.inv_rest_density = 1e-3f;
     p.volume = p.mass / 1000.0f;
     p.radius = r;
+    p.wall_clear = r;
     p.dt = 1.0f / 240.0f;
     p.wall_lo = v3(-100.0f, -100.0f, -100.0f);
     p.wall_hi = v3(100.0f, 100.0f, 100.0f);

@@ -253,6 +253,15 @@ typedef struct pbf_world_def {
      * implicit viscosity solve as fluid at rest along them, so a viscous fluid sticks to them
      * (docs/physics.md, "No-slip walls"). 0 (default): the walls slip. Needs viscosity > 0. */
     int wall_no_slip;
+    /* The closest a particle centre comes to a domain wall, in particle radii: the walls' collision
+     * projection keeps centres wall_clearance · r inside the box. 1 (default) holds the first
+     * layer exactly where the rest lattice puts it, which is right for a fixed iteration count,
+     * whose density solve alone would let the walls' layer squeeze in. With a solve converged
+     * to the constraint, the walls' ghost density holds the fluid off them, and a clearance of 1
+     * holds the first layer against a rigid, perfectly inelastic stop: measured, it takes half
+     * of a standing wave's energy loss (docs/physics.md, "The walls' collision projection").
+     * Range (0, 1]. Colliders, mesh solids and the tool keep their distance r. */
+    float wall_clearance;
     /* Several fluids (docs/physics.md, "Several fluids"): phase_count of them in phases, [0,
      * PBF_MAX_PHASES]. 0 (default): one fluid, rest_density and solver.xsph. With phases,
      * rest_density is the reference the masses are scaled from (set it to one fluid's density);

@@ -79,6 +79,7 @@ const pbfpy_field pbfpy_world_fields[] = {
     F(pbf_world_def, wall_adhesion, PBFPY_FLOAT),
     F(pbf_world_def, wall_friction, PBFPY_FLOAT),
     F(pbf_world_def, wall_no_slip, PBFPY_BOOL),
+    F(pbf_world_def, wall_clearance, PBFPY_FLOAT),
     PBFPY_END,
 };
 

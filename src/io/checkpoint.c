@@ -45,7 +45,9 @@
  * the ids) to PARTICLE and each emitter's phase (after stop) to FLOW; an older file reads as one
  * fluid, every phase 0. Version 6 added wall_no_slip (after the phases) to WORLDDEF; an older
  * file reads with the walls slipping. Version 7 added solver.scorr_ratio (after wall_no_slip)
- * to WORLDDEF; an older file reads with it 0, the fixed k it was run with. */
+ * to WORLDDEF; an older file reads with it 0, the fixed k it was run with. Version 8 added
+ * wall_clearance (after scorr_ratio) to WORLDDEF; an older file reads with it 1, the walls'
+ * distance it was run with. */
 #define TAG_DEF "WORLDDEF"
 #define TAG_STATE "STATE"
 #define TAG_COLLIDER "COLLIDER"
@@ -65,7 +67,8 @@
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
-#define DEF_BYTES 344u
+#define DEF_BYTES 348u
+#define DEF_BYTES_V7 344u
 #define DEF_BYTES_V6 340u
 #define DEF_BYTES_V5 336u
 #define DEF_BYTES_V4 236u
@@ -271,6 +274,7 @@ static void put_def(out_buf *b, const pbf_world_def *d) {
     }
     put_i32(b, d->wall_no_slip);
     put_f32(b, d->solver.scorr_ratio);
+    put_f32(b, d->wall_clearance);
 }
 
 static void put_collider(out_buf *b, const pbf_collider_def *c) {
@@ -712,6 +716,7 @@ static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
     }
     d->wall_no_slip = version >= 6 ? get_i32(b) : 0;
     d->solver.scorr_ratio = version >= 7 ? get_f32(b) : 0.0f;
+    d->wall_clearance = version >= 8 ? get_f32(b) : 1.0f;
 }
 
 /* 0, or -1 when the counts are out of range. */
@@ -890,7 +895,8 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     const char *path = ck->path;
     in_buf b = {p, p + size, 0};
     if (strcmp(tag, TAG_DEF) == 0) {
-        uint64_t want = ck->version >= 7    ? DEF_BYTES
+        uint64_t want = ck->version >= 8   ? DEF_BYTES
+                        : ck->version == 7 ? DEF_BYTES_V7
                         : ck->version == 6 ? DEF_BYTES_V6
                         : ck->version == 5 ? DEF_BYTES_V5
                         : ck->version == 4 ? DEF_BYTES_V4

@@ -8,13 +8,13 @@
  *                  [--target-error PERCENT] [--artificial on|off] [--threads T]
  *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--length L]
  *                  [--depth H] [--layers N] [--mode N] [--kernel-scale H] [--chebyshev on|off]
- *                  [--clearance C]
+ *                  [--clearance C] [--kernel paper|wendland]
  * (--amplitude, --length, --depth and --layers: the wave's starting amplitude in m, default
  * 0.02, the tank's length and the water's depth at rest in m, defaults 0.4 and 0.2, and the
  * tank's thickness in particles, default 4; --mode: the sloshing mode n, k = nπ/L, default 1;
  * --kernel-scale: h in particle radii, default 4;
  * --chebyshev off: plain Jacobi iterations; --clearance: the domain walls' collision distance
- * in particle radii, default 1)
+ * in particle radii, default 1; --kernel: the density kernel pair, default paper)
  * bench/flows.sh runs the table of docs/physics.md. */
 #include <string.h>
 
@@ -25,7 +25,7 @@ static int usage(void) {
                     "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
                     "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
                     "[--length L] [--depth H] [--layers N] [--mode N] [--kernel-scale H] "
-                    "[--chebyshev on|off] [--clearance C]\n");
+                    "[--chebyshev on|off] [--clearance C] [--kernel paper|wendland]\n");
     return 2;
 }
 
@@ -189,6 +189,8 @@ int main(int argc, char **argv) {
             d.substeps = atoi(v);
         else if (strcmp(k, "--clearance") == 0)
             d.wall_clearance = (float)atof(v);
+        else if (strcmp(k, "--kernel") == 0 && strcmp(v, "wendland") == 0)
+            d.kernel = PBF_KERNEL_WENDLAND;
         else if (strcmp(k, "--unilateral") == 0 && strcmp(v, "off") == 0)
             d.solver.unilateral = 0;
         else if (strcmp(k, "--threads") == 0)
@@ -197,6 +199,8 @@ int main(int argc, char **argv) {
             d.solver.chebyshev = 0;
         else if (strcmp(k, "--artificial") == 0 && strcmp(v, "off") == 0)
             d.solver.scorr_k = d.solver.xsph = d.solver.vorticity = 0.0f;
+        else if (strcmp(k, "--kernel") == 0 && strcmp(v, "paper") == 0)
+            d.kernel = PBF_KERNEL_PAPER;
         else if ((strcmp(k, "--artificial") != 0 && strcmp(k, "--unilateral") != 0 &&
                   strcmp(k, "--chebyshev") != 0) ||
                  strcmp(v, "on") != 0)

@@ -1,22 +1,19 @@
 #!/usr/bin/env bash
-# The Wendland C2 rows of docs/physics.md, "Consistent kernel pairs, measured": the experimental
-# build with the consistent pair (CMake PBF_KERNEL=wendland, in BUILD), then the standing wave,
-# the same tank at rest and the joined vessels, all with h = 5r, plain Jacobi iterations and
-# the artificial terms off, with the domain walls' collision distance r (clearance 1, the
-# default) and 0.1 r. Each run's full output goes to OUT/<name>.txt, and its summary lines to
+# The Wendland C2 rows of docs/physics.md, "The walls' collision projection": the consistent
+# kernel pair (world def kernel PBF_KERNEL_WENDLAND) in the standing wave, the same tank at rest
+# and the joined vessels, all with h = 5r, plain Jacobi iterations and the artificial terms off,
+# with the domain walls' collision distance r (clearance 1, the default) and 0.1 r. Each run's full output goes to OUT/<name>.txt, and its summary lines to
 # the console. The paper pair's rows are bench/flows.sh's (with --kernel-scale 4).
 # Usage: bash bench/kernel_pairs.sh [BUILD] [OUT]   (about 30 min on 2 cores; the 2.5 mm waves
 #        take most of it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=${1:-build-wendland}
+BUILD=${1:-build}
 OUT=${2:-out/kernel_pairs}
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPBF_KERNEL=wendland -DPBF_RENDER=OFF \
-    -DPBF_MPI=OFF -DPBF_MESH=OFF >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target pbf_flows >/dev/null
 FLOWS="$BUILD/bench/pbf_flows"
 mkdir -p "$OUT"
-COMMON="--artificial off --kernel-scale 5 --chebyshev off"
+COMMON="--kernel wendland --artificial off --kernel-scale 5 --chebyshev off"
 run() { # name, then pbf_flows's arguments
     local name=$1
     shift

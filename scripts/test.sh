@@ -1,19 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh checkout: install dependencies, build, run every test and
 # the Python package's; then the same suite under sanitizers and a bounded fuzz run.
-# Usage: bash scripts/test.sh   (build folders: build/, build-wendland/, build-asan/, build-fuzz/)
+# Usage: bash scripts/test.sh            (build folders: build/, build-asan/, build-fuzz/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure --timeout 900
-# The experimental Wendland C2 kernel build (build-wendland/; docs/physics.md, "Consistent
-# kernel pairs, measured"): the core library and its own test.
-cmake -S . -B build-wendland -DCMAKE_BUILD_TYPE=Release -DPBF_KERNEL=wendland -DPBF_RENDER=OFF \
-    -DPBF_MPI=OFF -DPBF_MESH=OFF
-cmake --build build-wendland -j"$(nproc)" --target test_wendland pbf_flows
-ctest --test-dir build-wendland --output-on-failure --timeout 900
 # The Python package (docs/python.md): pip install into a venv, then its pytest suite.
 bash scripts/test_python.sh
 # Robustness (docs/robustness.md): the suite again under ASan + UBSan (build-asan/),

@@ -29,6 +29,7 @@ pbf_world_def pbf_default_world_def(void) {
     pbf_world_def d;
     d.particle_radius = 0.01f;
     d.kernel_scale = 4.0f;
+    d.kernel = PBF_KERNEL_PAPER;
     d.rest_density = 1000.0f;
     d.gravity = (pbf_vec3){0.0f, -9.81f, 0.0f};
     d.domain_min = (pbf_vec3){0.0f, 0.0f, 0.0f};

@@ -17,6 +17,16 @@
 #include "pbf/pbf.h"
 
 #define PBF_KERNEL_INLINE PBF_HD static inline
+/* PBF_KERNEL_COLD: a function off the default path (the Wendland pair's wall sums), kept out of
+ * line on the CPU so that it does not grow the hot passes that call it. PBF_KERNEL_HOT: one on
+ * that path that GCC stopped inlining into the Δp pass when kernels.h grew. */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define PBF_KERNEL_COLD static __attribute__((noinline, cold))
+#define PBF_KERNEL_HOT static inline __attribute__((always_inline))
+#else
+#define PBF_KERNEL_COLD PBF_KERNEL_INLINE
+#define PBF_KERNEL_HOT PBF_KERNEL_INLINE
+#endif
 
 /* ---------------------------------------------------------------------------------------------
  * Small vector helpers on the public pbf_vec3 (a plain struct: the same layout in C and CUDA). */
@@ -96,8 +106,9 @@ typedef struct pbf_solid {
 typedef struct pbf_params {
     /* kernel */
     float h, h2;
-    float poly6_k;      /* 315 / (64 π h^9) (PBF_KERNEL_WENDLAND: 21 / (2π h³)) */
-    float spiky_k;      /* -45 / (π h^6): spiky gradient magnitude factor (PBF_KERNEL_WENDLAND:
+    int kernel;         /* pbf_kernel_pair: 0 the paper's pair, 1 Wendland C2 */
+    float poly6_k;      /* 315 / (64 π h^9) (Wendland C2: 21 / (2π h³)) */
+    float spiky_k;      /* -45 / (π h^6): spiky gradient magnitude factor (Wendland C2:
                            -210 / (π h⁵), the gradient's factor of the pair vector) */
     float w_self;       /* W(0) */
     /* fluid */
@@ -155,7 +166,8 @@ typedef struct pbf_params {
 } pbf_params;
 
 /* ---------------------------------------------------------------------------------------------
- * SPH kernels (Müller et al. 2003): poly6 for density, spiky gradient for ∇C. */
+ * SPH kernels: the density kernel pair, the paper's (poly6 for the density, the spiky gradient for
+ * ∇C; Müller et al. 2003) or Wendland C2 with its own gradient. */
 
 /* One pair's kernel values, as pure functions of r² = |p_i − p_j|². They are written with plain
  * selects (a > b ? a : b), no early exit and no intrinsics, so that the CPU's list passes
@@ -164,52 +176,11 @@ typedef struct pbf_params {
  * the CUDA kernels call the same functions. A pair at or beyond h gets exactly zero. */
 PBF_KERNEL_INLINE float pbf_pos(float a) { return a > 0.0f ? a : 0.0f; }
 
-#if PBF_KERNEL_WENDLAND
-/* The consistent pair of the experimental build (CMake PBF_KERNEL=wendland; docs/physics.md,
- * "Consistent kernel pairs, measured"): Wendland C2 gives the density and its exact gradient
- * gives ∇C, so each correction moves along the constraint's own gradient. With q = r/h,
- *   W = K (1 − q)⁴ (1 + 4q),  K = 21/(2π h³)             (stored in poly6_k)
- *   ∇_i W = K_s (1 − q)³ (p_i − p_j),  K_s = −210/(π h⁵)  (stored in spiky_k)
- * The names below keep the paper pair's, so that every caller is the same in both builds. */
-PBF_KERNEL_INLINE float pbf_pair_w(float r2, const pbf_params *p) {
-    float q = sqrtf(r2) / p->h;
-    float a = pbf_pos(1.0f - q);
-    return p->poly6_k * a * a * a * a * (1.0f + 4.0f * q);
-}
+/* The paper's pair (Macklin & Müller 2013), world def kernel PBF_KERNEL_PAPER: poly6 gives the
+ * density and the spiky gradient its correction. */
 
-PBF_KERNEL_INLINE float pbf_poly6(float r2, const pbf_params *p) { return pbf_pair_w(r2, p); }
-
-/* The gradient factor g, ∇_i W = g (p_i − p_j), and *magnitude = g r (the signed |∇W|). Smooth
- * at r = 0, where the pair vector is zero and so is the gradient. */
-PBF_KERNEL_INLINE float pbf_spiky_factor(float r2, const pbf_params *p, float *magnitude) {
-    float r = sqrtf(r2);
-    float a = pbf_pos(1.0f - r / p->h);
-    float g = p->spiky_k * a * a * a;
-    *magnitude = g * r;
-    return g;
-}
-
-PBF_KERNEL_INLINE pbf_v3 pbf_spiky_grad(pbf_v3 d, float r, const pbf_params *p) {
-    float gm;
-    return v3_scale(d, pbf_spiky_factor(r * r, p, &gm));
-}
-#else
-/* poly6 W(r) from r² (no sqrt). Zero at and beyond h. */
-PBF_KERNEL_INLINE float pbf_poly6(float r2, const pbf_params *p) {
-    if (r2 >= p->h2) return 0.0f;
-    float d = p->h2 - r2;
-    return p->poly6_k * d * d * d;
-}
-
-/* ∇_i W_spiky(p_i − p_j) for d = p_i − p_j, r = |d|. Zero at r = 0 and beyond h. */
-PBF_KERNEL_INLINE pbf_v3 pbf_spiky_grad(pbf_v3 d, float r, const pbf_params *p) {
-    if (r >= p->h || r <= 1e-9f * p->h) return v3(0.0f, 0.0f, 0.0f);
-    float t = p->h - r;
-    return v3_scale(d, p->spiky_k * t * t / r);
-}
-
-/* poly6 W from r², zero beyond h (pbf_poly6 without the branch). */
-PBF_KERNEL_INLINE float pbf_pair_w(float r2, const pbf_params *p) {
+/* poly6 W from r², zero beyond h. */
+PBF_KERNEL_INLINE float pbf_poly6_w(float r2, const pbf_params *p) {
     float q = pbf_pos(p->h2 - r2);
     return p->poly6_k * q * q * q;
 }
@@ -217,7 +188,7 @@ PBF_KERNEL_INLINE float pbf_pair_w(float r2, const pbf_params *p) {
 /* The spiky gradient as a factor g of the pair vector, ∇_i W = g (p_i − p_j), from r²;
  * *magnitude gets the signed |∇W| = K_s (h − r)². Zero at and beyond h; coincident particles
  * have no direction and get none. */
-PBF_KERNEL_INLINE float pbf_spiky_factor(float r2, const pbf_params *p, float *magnitude) {
+PBF_KERNEL_INLINE float pbf_spiky_only_factor(float r2, const pbf_params *p, float *magnitude) {
     float r = sqrtf(r2);
     float t = pbf_pos(p->h - r);
     float r_min = 1e-9f * p->h;
@@ -227,7 +198,57 @@ PBF_KERNEL_INLINE float pbf_spiky_factor(float r2, const pbf_params *p, float *m
     *magnitude = gm;
     return gm / (r > r_min ? r : r_min);
 }
-#endif
+
+/* The consistent pair, PBF_KERNEL_WENDLAND (docs/physics.md, "The Wendland C2 pair"): Wendland
+ * C2 gives the density and its exact gradient ∇C, so each correction moves along the
+ * constraint's own gradient. With q = r/h,
+ *   W = K (1 − q)⁴ (1 + 4q),  K = 21/(2π h³)             (stored in poly6_k)
+ *   ∇_i W = K_s (1 − q)³ (p_i − p_j),  K_s = −210/(π h⁵)  (stored in spiky_k) */
+PBF_KERNEL_INLINE float pbf_wendland_w(float r2, const pbf_params *p) {
+    float q = sqrtf(r2) / p->h;
+    float a = pbf_pos(1.0f - q);
+    return p->poly6_k * a * a * a * a * (1.0f + 4.0f * q);
+}
+
+/* Its gradient factor g, ∇_i W = g (p_i − p_j), and *magnitude = g r (the signed |∇W|). Smooth
+ * at r = 0, where the pair vector is zero and so is the gradient. */
+PBF_KERNEL_INLINE float pbf_wendland_factor(float r2, const pbf_params *p, float *magnitude) {
+    float r = sqrtf(r2);
+    float a = pbf_pos(1.0f - r / p->h);
+    float g = p->spiky_k * a * a * a;
+    *magnitude = g * r;
+    return g;
+}
+
+/* The world's pair, `kernel` being p->kernel. Every pass calls these: W for the density and g
+ * for ∇W = g (p_i − p_j). The CPU's vectorized loops pass `kernel` as a constant (src/
+ * cpu_passes.h), so that each loop holds one pair's math and no select between the two. */
+PBF_KERNEL_INLINE float pbf_pair_w_k(float r2, const pbf_params *p, int kernel) {
+    return kernel ? pbf_wendland_w(r2, p) : pbf_poly6_w(r2, p);
+}
+
+PBF_KERNEL_INLINE float pbf_pair_factor_k(float r2, const pbf_params *p, int kernel,
+                                          float *magnitude) {
+    return kernel ? pbf_wendland_factor(r2, p, magnitude) : pbf_spiky_only_factor(r2, p, magnitude);
+}
+
+/* The same with the world's pair read from p (the names are the paper pair's, the default). */
+PBF_KERNEL_INLINE float pbf_pair_w(float r2, const pbf_params *p) {
+    return pbf_pair_w_k(r2, p, p->kernel);
+}
+
+PBF_KERNEL_INLINE float pbf_spiky_factor(float r2, const pbf_params *p, float *magnitude) {
+    return pbf_pair_factor_k(r2, p, p->kernel, magnitude);
+}
+
+/* W from r² (pbf_pair_w, for the scalar callers). */
+PBF_KERNEL_INLINE float pbf_poly6(float r2, const pbf_params *p) { return pbf_pair_w(r2, p); }
+
+/* ∇_i W for d = p_i − p_j, r = |d|. Zero at r = 0 and beyond h. */
+PBF_KERNEL_INLINE pbf_v3 pbf_spiky_grad(pbf_v3 d, float r, const pbf_params *p) {
+    float gm;
+    return v3_scale(d, pbf_spiky_factor(r * r, p, &gm));
+}
 
 /* x^n for n in [1, 15] by squaring, unrolled over four bits so that it has no loop (n = 4, the
  * default s_corr exponent, takes the same two products as a loop would; the unused squarings
@@ -286,25 +307,45 @@ PBF_KERNEL_INLINE float pbf_delta_coef(float r2, float lambda_i, float lambda_j,
  *                         Σ ∇W  = (1/s) K_s F(ρ) ρ⃗,  F(ρ) = (2h² + ρ²) ln((h + T)/ρ) − 3 h T
  * n and ρ⃗ point from the ghosts to the particle. Curved colliders use their tangent plane. */
 
-#if PBF_KERNEL_WENDLAND
+/* Accumulates one plane of ghosts at distance z along unit normal n. */
+PBF_KERNEL_INLINE void pbf_ghost_plane_paper(float z, pbf_v3 n, const pbf_params *p, float *w_sum,
+                                             pbf_v3 *grad) {
+    float inv_s2 = 1.0f / (4.0f * p->radius * p->radius);
+    float a = p->h2 - z * z, hz = p->h - z;
+    *w_sum += inv_s2 * 0.78539816f * p->poly6_k * a * a * a * a;
+    *grad = v3_madd(*grad, n, inv_s2 * 2.0943951f * p->spiky_k * z * hz * hz * hz);
+}
+
+/* Accumulates one line of ghosts at perpendicular offset rho_vec (|rho_vec| < h). */
+PBF_KERNEL_INLINE void pbf_ghost_line_paper(pbf_v3 rho_vec, float sign, const pbf_params *p,
+                                            float *w_sum, pbf_v3 *grad) {
+    float inv_s = 1.0f / (2.0f * p->radius);
+    float r2 = v3_dot(rho_vec, rho_vec), rho = sqrtf(r2);
+    float t = sqrtf(p->h2 - r2), t2 = t * t;
+    *w_sum += sign * inv_s * p->poly6_k * (32.0f / 35.0f) * t2 * t2 * t2 * t;
+    float f = (2.0f * p->h2 + r2) * logf((p->h + t) / rho) - 3.0f * p->h * t;
+    *grad = v3_madd(*grad, rho_vec, sign * inv_s * p->spiky_k * f);
+}
+
 /* The walls' sums for Wendland C2 (K and K_s as above, a = 1 − z/h):
  *   plane at distance z:  Σ W  = (2π/s²) K h² a⁵ (1 − 3a/2 + 4a²/7)
  *                         Σ ∇W = −(2π/s²) z W(z) n       (∫ (dW/dR) dR from z to h = −W(z))
  *   line at distance ρ:   Σ W and Σ ∇W by 8-point Gauss–Legendre along the line, T = √(h² − ρ²)
  * (W is a polynomial in R = √(ρ² + x²) with odd powers, whose integral over x has no short
- * closed form; the quadrature is exact to float precision for this smooth integrand). */
-PBF_KERNEL_INLINE void pbf_ghost_plane(float z, pbf_v3 n, const pbf_params *p, float *w_sum,
-                                       pbf_v3 *grad) {
+ * closed form; the quadrature agrees with a fine lattice sum within 10⁻⁵, tests/test_wendland.c).
+ */
+PBF_KERNEL_COLD void pbf_ghost_plane_wendland(float z, pbf_v3 n, const pbf_params *p, float *w_sum,
+                                              pbf_v3 *grad) {
     float inv_s2 = 1.0f / (4.0f * p->radius * p->radius);
     float a = pbf_pos(1.0f - z / p->h);
     float a5 = a * a * a * a * a;
     *w_sum +=
         inv_s2 * 6.2831853f * p->poly6_k * p->h2 * a5 * (1.0f - 1.5f * a + (4.0f / 7.0f) * a * a);
-    *grad = v3_madd(*grad, n, -inv_s2 * 6.2831853f * z * pbf_pair_w(z * z, p));
+    *grad = v3_madd(*grad, n, -inv_s2 * 6.2831853f * z * pbf_wendland_w(z * z, p));
 }
 
-PBF_KERNEL_INLINE void pbf_ghost_line(pbf_v3 rho_vec, float sign, const pbf_params *p, float *w_sum,
-                                      pbf_v3 *grad) {
+PBF_KERNEL_COLD void pbf_ghost_line_wendland(pbf_v3 rho_vec, float sign, const pbf_params *p,
+                                             float *w_sum, pbf_v3 *grad) {
     /* nodes and weights of Gauss–Legendre on [0, 1] */
     const float gx[8] = {0.0198550718f, 0.1016667613f, 0.2372337950f, 0.4082826788f,
                          0.5917173212f, 0.7627662050f, 0.8983332387f, 0.9801449282f};
@@ -316,34 +357,30 @@ PBF_KERNEL_INLINE void pbf_ghost_line(pbf_v3 rho_vec, float sign, const pbf_para
     float ws = 0.0f, gs = 0.0f;
     for (int k = 0; k < 8; ++k) {
         float x = gx[k] * t, gm;
-        ws += gw[k] * pbf_pair_w(r2 + x * x, p);
-        gs += gw[k] * pbf_spiky_factor(r2 + x * x, p, &gm);
+        ws += gw[k] * pbf_wendland_w(r2 + x * x, p);
+        gs += gw[k] * pbf_wendland_factor(r2 + x * x, p, &gm);
     }
     /* the line runs from −T to T: twice the half line's integral */
     *w_sum += sign * inv_s * 2.0f * t * ws;
     *grad = v3_madd(*grad, rho_vec, sign * inv_s * 2.0f * t * gs);
 }
-#else
-/* Accumulates one plane of ghosts at distance z along unit normal n. */
+
+/* The world's pair's sums. */
 PBF_KERNEL_INLINE void pbf_ghost_plane(float z, pbf_v3 n, const pbf_params *p, float *w_sum,
                                        pbf_v3 *grad) {
-    float inv_s2 = 1.0f / (4.0f * p->radius * p->radius);
-    float a = p->h2 - z * z, hz = p->h - z;
-    *w_sum += inv_s2 * 0.78539816f * p->poly6_k * a * a * a * a;
-    *grad = v3_madd(*grad, n, inv_s2 * 2.0943951f * p->spiky_k * z * hz * hz * hz);
+    if (p->kernel)
+        pbf_ghost_plane_wendland(z, n, p, w_sum, grad);
+    else
+        pbf_ghost_plane_paper(z, n, p, w_sum, grad);
 }
 
-/* Accumulates one line of ghosts at perpendicular offset rho_vec (|rho_vec| < h). */
 PBF_KERNEL_INLINE void pbf_ghost_line(pbf_v3 rho_vec, float sign, const pbf_params *p,
                                       float *w_sum, pbf_v3 *grad) {
-    float inv_s = 1.0f / (2.0f * p->radius);
-    float r2 = v3_dot(rho_vec, rho_vec), rho = sqrtf(r2);
-    float t = sqrtf(p->h2 - r2), t2 = t * t;
-    *w_sum += sign * inv_s * p->poly6_k * (32.0f / 35.0f) * t2 * t2 * t2 * t;
-    float f = (2.0f * p->h2 + r2) * logf((p->h + t) / rho) - 3.0f * p->h * t;
-    *grad = v3_madd(*grad, rho_vec, sign * inv_s * p->spiky_k * f);
+    if (p->kernel)
+        pbf_ghost_line_wendland(rho_vec, sign, p, w_sum, grad);
+    else
+        pbf_ghost_line_paper(rho_vec, sign, p, w_sum, grad);
 }
-#endif
 
 /* Ghost layers of one surface at particle distance d (>= 0): z = d + r, d + 3r, ... < h. */
 PBF_KERNEL_INLINE void pbf_ghost_surface(float d, pbf_v3 n, const pbf_params *p, float *w_sum,
@@ -699,7 +736,7 @@ PBF_KERNEL_INLINE void pbf_boundary_terms(pbf_v3 x, const pbf_params *p, const p
 /* Projects x out of every solid, keeping centres `radius` from each surface, and into the domain
  * box, `wall_clear` from each wall. Projection (not stopping) lets particles slide along walls
  * (seed 002). */
-PBF_KERNEL_INLINE pbf_v3 pbf_collide(pbf_v3 x, const pbf_params *p, const pbf_solid *solids) {
+PBF_KERNEL_HOT pbf_v3 pbf_collide(pbf_v3 x, const pbf_params *p, const pbf_solid *solids) {
     for (int s = 0; s < p->solid_count; ++s) {
         if (solids[s].type == PBF_SOLID_MESH) { /* along its field's gradient */
             x = pbf_mesh_collide(x, &solids[s], p);
@@ -832,8 +869,8 @@ PBF_KERNEL_INLINE pbf_delta_acc pbf_delta_begin(void) {
 }
 
 /* Returns the corrected, collision-projected position of particle i. */
-PBF_KERNEL_INLINE pbf_v3 pbf_delta_end(const pbf_delta_acc *a, pbf_v3 xi, float lambda_i,
-                                       const pbf_params *p, const pbf_solid *solids) {
+PBF_KERNEL_HOT pbf_v3 pbf_delta_end(const pbf_delta_acc *a, pbf_v3 xi, float lambda_i,
+                                    const pbf_params *p, const pbf_solid *solids) {
     pbf_v3 dp = v3_scale(a->dp, p->volume);
     if (lambda_i != 0.0f) {
         float rho_b;
@@ -951,17 +988,23 @@ typedef pbf_delta_lanes pbf_conf_lanes; /* η */
 /* λ pass: adds pair d = x_i − x_j to lane l: W, the neighbour count, ∇W = g d and |∇W|².
  * Returns the pair's gradient factor g: the Δp pass of the same iteration sees the same
  * positions, so a caller may keep g per pair and save the square root and the division there. */
-PBF_KERNEL_INLINE float pbf_lambda_lane(pbf_lambda_lanes *L, int l, float dx, float dy, float dz,
-                                        const pbf_params *p) {
+PBF_KERNEL_INLINE float pbf_lambda_lane_k(pbf_lambda_lanes *L, int l, float dx, float dy, float dz,
+                                          const pbf_params *p, int kernel) {
     float r2 = dx * dx + dy * dy + dz * dz;
-    L->w[l] += pbf_pair_w(r2, p);
+    L->w[l] += pbf_pair_w_k(r2, p, kernel);
     L->near[l] += r2 < p->h2;
-    float gm, g = pbf_spiky_factor(r2, p, &gm);
+    float gm, g = pbf_pair_factor_k(r2, p, kernel, &gm);
     L->gx[l] += dx * g;
     L->gy[l] += dy * g;
     L->gz[l] += dz * g;
     L->g2[l] += gm * gm;
     return g;
+}
+
+/* The same with the world's pair (kernel = p->kernel). */
+PBF_KERNEL_INLINE float pbf_lambda_lane(pbf_lambda_lanes *L, int l, float dx, float dy, float dz,
+                                        const pbf_params *p) {
+    return pbf_lambda_lane_k(L, l, dx, dy, dz, p, p->kernel);
 }
 
 PBF_KERNEL_INLINE pbf_lambda_acc pbf_lambda_lanes_end(const pbf_lambda_lanes *L,
@@ -995,11 +1038,12 @@ PBF_KERNEL_INLINE pbf_delta_acc pbf_delta_lanes_end(const pbf_delta_lanes *L) {
 
 /* Vorticity pass A: pair d with v_ij = v_j − v_i: ω += (g d) × v_ij, Δv += W v_ij. Returns g, for
  * the confinement pass (same positions). */
-PBF_KERNEL_INLINE float pbf_vort_lane(pbf_vort_lanes *L, int l, float dx, float dy, float dz,
-                                      float ux, float uy, float uz, const pbf_params *p) {
+PBF_KERNEL_INLINE float pbf_vort_lane_k(pbf_vort_lanes *L, int l, float dx, float dy, float dz,
+                                        float ux, float uy, float uz, const pbf_params *p,
+                                        int kernel) {
     float r2 = dx * dx + dy * dy + dz * dz;
-    float w = pbf_pair_w(r2, p);
-    float gm, g = pbf_spiky_factor(r2, p, &gm);
+    float w = pbf_pair_w_k(r2, p, kernel);
+    float gm, g = pbf_pair_factor_k(r2, p, kernel, &gm);
     pbf_v3 om = v3_cross(v3(dx * g, dy * g, dz * g), v3(ux, uy, uz));
     L->ox[l] += om.x;
     L->oy[l] += om.y;
@@ -1009,6 +1053,12 @@ PBF_KERNEL_INLINE float pbf_vort_lane(pbf_vort_lanes *L, int l, float dx, float 
     L->vz[l] += uz * w;
     L->w[l] += w;
     return g;
+}
+
+/* The same with the world's pair (kernel = p->kernel). */
+PBF_KERNEL_INLINE float pbf_vort_lane(pbf_vort_lanes *L, int l, float dx, float dy, float dz,
+                                      float ux, float uy, float uz, const pbf_params *p) {
+    return pbf_vort_lane_k(L, l, dx, dy, dz, ux, uy, uz, p, p->kernel);
 }
 
 PBF_KERNEL_INLINE pbf_vort_acc pbf_vort_lanes_end(const pbf_vort_lanes *L, const pbf_params *p) {
@@ -1227,7 +1277,8 @@ PBF_KERNEL_INLINE pbf_v3 pbf_delta_end_friction(const pbf_delta_acc *a, pbf_v3 x
  * that the rest lattice gives the exact Laplacian of a shear (src/viscosity.c: 1.54 × with
  * h = 4r). */
 PBF_KERNEL_INLINE float pbf_visc_pair(float r2, const pbf_params *p) {
-    float gm, g = pbf_spiky_factor(r2, p, &gm);
+    /* the paper pair's gradient: a world with viscosity has that pair (pbf_world_create) */
+    float gm, g = pbf_spiky_only_factor(r2, p, &gm);
     return -p->visc_k * g / (r2 + p->visc_eps);
 }
 
@@ -1404,11 +1455,12 @@ PBF_KERNEL_INLINE pbf_v3 pbf_surface_drag(pbf_v3 v, float rho, const pbf_params 
 /* λ pass of a world with several fluids: as pbf_lambda_lane, with |∇W|² weighted by the
  * neighbour's inverse mass w_j. */
 PBF_KERNEL_INLINE float pbf_lambda_lane_phase(pbf_lambda_lanes *L, int l, float dx, float dy,
-                                              float dz, float w_j, const pbf_params *p) {
+                                              float dz, float w_j, const pbf_params *p,
+                                              int kernel) {
     float r2 = dx * dx + dy * dy + dz * dz;
-    L->w[l] += pbf_pair_w(r2, p);
+    L->w[l] += pbf_pair_w_k(r2, p, kernel);
     L->near[l] += r2 < p->h2;
-    float gm, g = pbf_spiky_factor(r2, p, &gm);
+    float gm, g = pbf_pair_factor_k(r2, p, kernel, &gm);
     L->gx[l] += dx * g;
     L->gy[l] += dy * g;
     L->gz[l] += dz * g;

@@ -124,13 +124,14 @@ void pbf__init_params(pbf_world *w) {
     double r = d->particle_radius, s = 2.0 * r, h = d->kernel_scale * r;
     p->h = (float)h;
     p->h2 = (float)(h * h);
-#if PBF_KERNEL_WENDLAND /* the experimental build's pair (src/kernels.h) */
-    p->poly6_k = (float)(21.0 / (2.0 * PI_D * pow(h, 3)));
-    p->spiky_k = (float)(-210.0 / (PI_D * pow(h, 5)));
-#else
-    p->poly6_k = (float)(315.0 / (64.0 * PI_D * pow(h, 9)));
-    p->spiky_k = (float)(-45.0 / (PI_D * pow(h, 6)));
-#endif
+    p->kernel = d->kernel == PBF_KERNEL_WENDLAND;
+    if (p->kernel) { /* Wendland C2 and its gradient (src/kernels.h) */
+        p->poly6_k = (float)(21.0 / (2.0 * PI_D * pow(h, 3)));
+        p->spiky_k = (float)(-210.0 / (PI_D * pow(h, 5)));
+    } else {
+        p->poly6_k = (float)(315.0 / (64.0 * PI_D * pow(h, 9)));
+        p->spiky_k = (float)(-45.0 / (PI_D * pow(h, 6)));
+    }
     p->w_self = pbf_poly6(0.0f, p);
     p->rest_density = d->rest_density;
     p->inv_rest_density = 1.0f / d->rest_density;

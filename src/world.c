@@ -139,25 +139,32 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                     (double)d->material.viscosity);
         return PBF_ERR_INVALID_ARG;
     }
-#if PBF_KERNEL_WENDLAND
-    /* The experimental kernel pair (CMake PBF_KERNEL=wendland, src/kernels.h) has the density
-     * solve and the walls' sums. The math of these features is written for the paper's pair
-     * (their kernel profiles, wall integrals and calibrations): refused, not run wrong. */
-    const struct {
-        const char *name;
-        float value;
-    } paper_only[] = {{"material.surface_tension", d->material.surface_tension},
-                      {"material.viscosity", d->material.viscosity},
-                      {"wall_adhesion", d->wall_adhesion}};
-    for (size_t k = 0; k < sizeof paper_only / sizeof paper_only[0]; ++k)
-        if (paper_only[k].value != 0.0f) {
+    CHECK_RANGE(d->kernel == PBF_KERNEL_PAPER || d->kernel == PBF_KERNEL_WENDLAND, "kernel",
+                "PBF_KERNEL_PAPER or PBF_KERNEL_WENDLAND", d->kernel);
+    if (d->kernel == PBF_KERNEL_WENDLAND) {
+        /* The math of these features is written for the paper's pair (their kernel profiles,
+         * wall integrals and calibrations): refused, not run wrong. */
+        const struct {
+            const char *name;
+            float value;
+        } paper_only[] = {{"material.surface_tension", d->material.surface_tension},
+                          {"material.viscosity", d->material.viscosity},
+                          {"wall_adhesion", d->wall_adhesion}};
+        for (size_t k = 0; k < sizeof paper_only / sizeof paper_only[0]; ++k)
+            if (paper_only[k].value != 0.0f) {
+                pbf__format(err, err_size,
+                            "world def: %s must be 0 with the Wendland C2 kernel pair (kernel "
+                            "PBF_KERNEL_WENDLAND), which has no such term yet; got %g",
+                            paper_only[k].name, (double)paper_only[k].value);
+                return PBF_ERR_INVALID_ARG;
+            }
+        if (d->backend == PBF_BACKEND_CUDA) {
             pbf__format(err, err_size,
-                        "world def: %s must be 0 in a build with the Wendland C2 kernel pair "
-                        "(PBF_KERNEL=wendland), whose math has no such term yet; got %g",
-                        paper_only[k].name, (double)paper_only[k].value);
+                        "world def: the CUDA backend does not run the Wendland C2 kernel pair "
+                        "(kernel PBF_KERNEL_WENDLAND) yet; use the CPU backend");
             return PBF_ERR_INVALID_ARG;
         }
-#endif
+    }
     CHECK_RANGE(d->phase_count >= 0 && d->phase_count <= PBF_MAX_PHASES, "phase_count",
                 "in [0, 8]", d->phase_count);
     float rho_lo = 3.4e38f, rho_hi = 0.0f;
@@ -450,13 +457,11 @@ pbf_status pbf_world_add_particles_phase(pbf_world *w, int count, const float *p
 
 pbf_status pbf_world_add_collider(pbf_world *w, const pbf_collider_def *c) {
     if (!c) return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: NULL");
-#if PBF_KERNEL_WENDLAND /* the adhesion profile is the paper pair's (src/kernels.h) */
-    if (c->adhesion != 0.0f)
+    if (c->adhesion != 0.0f && w->def.kernel == PBF_KERNEL_WENDLAND) /* the paper pair's */
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "collider: adhesion must be 0 in a build with the Wendland C2 kernel "
-                         "pair (PBF_KERNEL=wendland), got %g",
+                         "collider: adhesion must be 0 with the Wendland C2 kernel pair (kernel "
+                         "PBF_KERNEL_WENDLAND), got %g",
                          (double)c->adhesion);
-#endif
     if (w->collider_count >= PBF_MAX_SOLIDS)
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: at most %d colliders", PBF_MAX_SOLIDS);
     switch (c->type) {
@@ -619,12 +624,10 @@ void pbf_world_get_phases(const pbf_world *w, uint8_t *out) {
 /* The tool (tool.c) measures the particles around it when it is set: their positions must be
  * current on the host. */
 pbf_status pbf_world_set_tool(pbf_world *w, const pbf_tool_def *def) {
-#if PBF_KERNEL_WENDLAND /* the tool's boundary is the paper pair's shell sums (src/kernels.h) */
-    if (def != NULL)
+    if (def != NULL && w->def.kernel == PBF_KERNEL_WENDLAND) /* its boundary: the paper pair's */
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "tool: not available in a build with the Wendland C2 kernel pair "
-                         "(PBF_KERNEL=wendland)");
-#endif
+                         "tool: not available with the Wendland C2 kernel pair (kernel "
+                         "PBF_KERNEL_WENDLAND)");
     pbf__cuda_pull(w); /* cuda */
     return pbf__tool_set(w, def);
 }

@@ -333,15 +333,15 @@ static void fix_crc(unsigned char *d, size_t at) {
 
 static void fix_header_crc(unsigned char *d) { wr32(d + 28, (uint32_t)crc32(0L, d, 28)); }
 
-/* An older version's file made from a version-8 file: version 7 has no wall_clearance (WORLDDEF's
- * last 4 bytes); version 6 no scorr_ratio either (the 4 before it); version 5 no wall_no_slip
- * either (the 4 before it); version 4 no phases either (the 100 bytes before them, PARTICLE's last
- * byte per particle); version 3 no viscosity and drag either (the 16 bytes before the phases);
- * version 2 has no material fields in WORLDDEF (12 bytes more) nor adhesion and friction in each
- * COLLIDER (the last 8 of its 64 bytes); version 1 has no scorr_deficit and scorr_iterations either
- * (WORLDDEF's 4 bytes equal to mark, found by their distinctive value rather than by a hard-coded
- * offset, and the 4 after them). Sections are copied in order with their CRCs recomputed. Returns
- * the new file (malloc) and its size, or NULL. */
+/* An older version's file made from a version-8 file: version 7 has no wall_clearance and kernel
+ * (WORLDDEF's last 8 bytes); version 6 no scorr_ratio either (the 4 before it); version 5 no
+ * wall_no_slip either (the 4 before it); version 4 no phases either (the 100 bytes before them,
+ * PARTICLE's last byte per particle); version 3 no viscosity and drag either (the 16 bytes before
+ * the phases); version 2 has no material fields in WORLDDEF (12 bytes more) nor adhesion and
+ * friction in each COLLIDER (the last 8 of its 64 bytes); version 1 has no scorr_deficit and
+ * scorr_iterations either (WORLDDEF's 4 bytes equal to mark, found by their distinctive value
+ * rather than by a hard-coded offset, and the 4 after them). Sections are copied in order with
+ * their CRCs recomputed. Returns the new file (malloc) and its size, or NULL. */
 static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t version,
                                 const unsigned char *mark, size_t *out_size) {
     unsigned char *e = malloc(size);
@@ -355,7 +355,7 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
         memcpy(e + to, d + at, 24);
         unsigned char *out = e + to + 24;
         if (strncmp((const char *)d + at, "WORLDDEF", 8) == 0) {
-            size_t keep = n - (version <= 7 ? 4 : 0) - (version <= 6 ? 4 : 0) -
+            size_t keep = n - (version <= 7 ? 8 : 0) - (version <= 6 ? 4 : 0) -
                           (version <= 5 ? 4 : 0) - (version <= 4 ? 100 : 0) -
                           (version <= 3 ? 16 : 0) - (version <= 2 ? 12 : 0);
             for (size_t q = 0; q + 4 <= keep; q += 4) {
@@ -395,7 +395,7 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
  * materials off; a version-3 file with its materials and the viscosity and drag off; a
  * version-4 file with its viscosity and drag, as one fluid; a version-5 file with its phases
  * and the walls slipping; a version-6 file with its no-slip walls and s_corr's fixed k; a
- * version-7 file with its s_corr ratio and the walls' clearance 1. */
+ * version-7 file with its s_corr ratio, the walls' clearance 1 and the paper's kernel pair. */
 static int reads_older_versions(void) {
     pbf_world *w = make_world(1, PBF_NEIGHBOR_LIST);
     ENSURE(w != NULL);
@@ -409,6 +409,7 @@ static int reads_older_versions(void) {
     def.wall_no_slip = 1;
     def.solver.scorr_ratio = 6.6f;
     def.wall_clearance = 0.25f;
+
     char err[PBF_ERROR_SIZE];
     const char *path = tmp_path("current.pbfck"), *old = tmp_path("old.pbfck");
     pbf_world *r = round_trip(w, path, &def); /* a world with the marked def, saved again */
@@ -419,7 +420,7 @@ static int reads_older_versions(void) {
     unsigned char *d = read_file(path, &size);
     ENSURE(d != NULL);
     size_t at = find_section(d, size, "WORLDDEF");
-    ENSURE(at > 0 && rd32(d + at + 16) == 348);
+    ENSURE(at > 0 && rd32(d + at + 16) == 352);
     pbf_checkpoint *cur = NULL; /* the current version keeps the newest fields */
     ENSURE(pbf_checkpoint_open(path, &cur, err, sizeof err) == PBF_OK);
     ENSURE(pbf_checkpoint_def(cur)->solver.scorr_ratio == 6.6f &&
@@ -458,7 +459,7 @@ static int reads_older_versions(void) {
                got->material.viscosity_iterations == 100 && got->phase_count == 0 &&
                got->wall_no_slip == (version >= 6 ? 1 : 0) &&
                got->solver.scorr_ratio == (version >= 7 ? 6.6f : 0.0f) &&
-               got->wall_clearance == 1.0f);
+               got->wall_clearance == 1.0f && got->kernel == PBF_KERNEL_PAPER);
         pbf_world *c = NULL;
         ENSURE(pbf_checkpoint_create_world(ck, NULL, &c, err, sizeof err) == PBF_OK);
         ENSURE(pbf_world_collider_count(c) == 1);

@@ -1,6 +1,5 @@
-/* The experimental build with the Wendland C2 kernel pair (CMake PBF_KERNEL=wendland;
- * docs/physics.md, "Consistent kernel pairs, measured"). Built only there, in place of the
- * suite, whose figures are the paper pair's. It checks the pair's math (the walls' closed forms
+/* The Wendland C2 kernel pair (world def kernel PBF_KERNEL_WENDLAND, scene key fluid.kernel;
+ * docs/physics.md, "The Wendland C2 pair"). It checks the pair's math (the walls' closed forms
  * and quadrature against sums over ghost lattices), that the features written for the paper's
  * pair are refused, and the three flows the pair is for: with h = 5r, plain Jacobi, a converged
  * solve and the walls' clearance 0.1 r, a tank at rest stays at rest, the standing wave meets
@@ -11,7 +10,9 @@
 
 #include "../bench/flows_setup.h"
 #include "kernels.h"
+#include "pbf/checkpoint.h"
 #include "pbf/pbf.h"
+#include "pbf/scene.h"
 #include "test.h"
 
 static pbf_params params_for(float r, float scale) {
@@ -20,6 +21,7 @@ static pbf_params params_for(float r, float scale) {
     double h = scale * r;
     p.h = (float)h;
     p.h2 = (float)(h * h);
+    p.kernel = 1;
     p.poly6_k = (float)(21.0 / (2.0 * PI * h * h * h));
     p.spiky_k = (float)(-210.0 / (PI * h * h * h * h * h));
     p.radius = r;
@@ -75,6 +77,7 @@ static int wall_sums_match_lattice(void) {
  * walls' collision distance 0.1 r (docs/physics.md, "The walls' collision projection"). */
 static pbf_world_def consistent_def(int threads, int substeps, float target) {
     pbf_world_def d = pbf_default_world_def();
+    d.kernel = PBF_KERNEL_WENDLAND;
     d.kernel_scale = 5.0f;
     d.substeps = substeps;
     d.solver.target_error = target;
@@ -87,20 +90,26 @@ static pbf_world_def consistent_def(int threads, int substeps, float target) {
     return d;
 }
 
-/* The features whose math is the paper pair's are refused with a message naming them. */
+/* The features whose math is the paper pair's are refused with a message naming them, in the
+ * world def and in a scene. */
 static int paper_only_features_refused(void) {
     char err[PBF_ERROR_SIZE];
     pbf_world *w = NULL;
     pbf_world_def d = pbf_default_world_def();
+    d.kernel = PBF_KERNEL_WENDLAND;
     d.material.viscosity = 1e-3f;
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG);
     printf("  %s\n", err);
     ENSURE(strstr(err, "material.viscosity") != NULL && strstr(err, "Wendland") != NULL);
-    d = pbf_default_world_def();
+    d.material.viscosity = 0.0f;
     d.material.surface_tension = 0.07f;
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG);
     ENSURE(strstr(err, "material.surface_tension") != NULL);
-    d = pbf_default_world_def();
+    d.material.surface_tension = 0.0f;
+    d.backend = PBF_BACKEND_CUDA;
+    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG);
+    ENSURE(strstr(err, "CUDA") != NULL);
+    d.backend = PBF_BACKEND_CPU;
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_OK);
     pbf_tool_def t = pbf_default_tool_def();
     ENSURE(pbf_world_set_tool(w, &t) == PBF_ERR_UNSUPPORTED);
@@ -110,6 +119,51 @@ static int paper_only_features_refused(void) {
     ENSURE(pbf_world_add_collider(w, &c) == PBF_ERR_UNSUPPORTED);
     ENSURE(strstr(pbf_world_error(w), "adhesion") != NULL);
     pbf_world_destroy(w);
+    pbf_scene sc;
+    const char *json = "{\"fluid\": {\"kernel\": \"wendland\", \"viscosity\": 0.01}}";
+    ENSURE(pbf_scene_parse(json, "k.json", NULL, 0, &sc, err, sizeof err) == PBF_ERR_INVALID_ARG);
+    printf("  %s\n", err);
+    ENSURE(strstr(err, "fluid.viscosity") != NULL && strstr(err, "wendland") != NULL);
+    json = "{\"fluid\": {\"kernel\": \"wendlnd\"}}";
+    ENSURE(pbf_scene_parse(json, "k.json", NULL, 0, &sc, err, sizeof err) != PBF_OK);
+    printf("  %s\n", err);
+    ENSURE(strstr(err, "fluid.kernel") != NULL);
+    json = "{\"fluid\": {\"kernel\": \"wendland\"}, \"domain\": {\"clearance\": 0.1}}";
+    ENSURE(pbf_scene_parse(json, "k.json", NULL, 0, &sc, err, sizeof err) == PBF_OK);
+    ENSURE(sc.world.kernel == PBF_KERNEL_WENDLAND && sc.world.wall_clearance == 0.1f);
+    return 0;
+}
+
+/* A checkpoint keeps the pair and the walls' clearance, and a run resumed from it is
+ * bit-identical to one that went on. */
+static int checkpoint_resumes_bit_identical(void) {
+    char err[PBF_ERROR_SIZE];
+    pbf_world_def d = consistent_def(2, 4, 0.1f);
+    int n = 0;
+    double depth = 0.0;
+    pbf_world *w = wave_create(&d, 0.005f, &n, &depth);
+    ENSURE(w != NULL);
+    for (int f = 0; f < 10; ++f)
+        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+    const char *path = "test_wendland.pbfck";
+    ENSURE(pbf_checkpoint_save(w, path, NULL, 0, err, sizeof err) == PBF_OK);
+    for (int f = 0; f < 10; ++f)
+        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+    pbf_checkpoint *ck = NULL;
+    ENSURE(pbf_checkpoint_open(path, &ck, err, sizeof err) == PBF_OK);
+    ENSURE(pbf_checkpoint_def(ck)->kernel == PBF_KERNEL_WENDLAND &&
+           pbf_checkpoint_def(ck)->wall_clearance == 0.1f);
+    pbf_world *r = NULL;
+    ENSURE(pbf_checkpoint_create_world(ck, NULL, &r, err, sizeof err) == PBF_OK);
+    pbf_checkpoint_close(ck);
+    remove(path);
+    for (int f = 0; f < 10; ++f)
+        ENSURE(pbf_world_step(r, 1.0f / 60.0f) == PBF_OK);
+    printf("  straight %016llx, resumed %016llx\n", (unsigned long long)pbf_world_hash(w),
+           (unsigned long long)pbf_world_hash(r));
+    ENSURE(pbf_world_hash(w) == pbf_world_hash(r));
+    pbf_world_destroy(w);
+    pbf_world_destroy(r);
     return 0;
 }
 
@@ -229,6 +283,7 @@ static int joined_vessels_level(void) {
 TEST_MAIN_BEGIN
 RUN_TEST(wall_sums_match_lattice);
 RUN_TEST(paper_only_features_refused);
+RUN_TEST(checkpoint_resumes_bit_identical);
 RUN_TEST(tank_stays_at_rest);
 RUN_TEST(standing_wave_meets_the_bar);
 RUN_TEST(joined_vessels_level);

@@ -213,11 +213,24 @@ typedef struct pbf_phase_def {
     float gravity_scale;
 } pbf_phase_def;
 
+/* The density kernel pair (docs/physics.md, "The Wendland C2 pair"). */
+typedef enum pbf_kernel_pair {
+    /* poly6 for the density, the spiky gradient for its correction (Macklin & Müller 2013) */
+    PBF_KERNEL_PAPER = 0,
+    /* Wendland C2 for the density and its own exact gradient for the correction: a fluid that
+     * stays at rest under a converged solve; use it with kernel_scale 5 and plain Jacobi */
+    PBF_KERNEL_WENDLAND = 1
+} pbf_kernel_pair;
+
 typedef struct pbf_world_def {
     /* Particle radius r in m. Spacing at rest is 2r. Default 0.01, range (0, 10]. */
     float particle_radius;
     /* Kernel support h as a multiple of r. Default 4 (h = 4r, ~33 neighbours), range [2.5, 8]. */
     float kernel_scale;
+    /* The density kernel pair. Default PBF_KERNEL_PAPER. PBF_KERNEL_WENDLAND is refused with the
+     * CUDA backend, surface tension, viscosity, adhesion, the tool and mesh solids, whose math is
+     * written for the paper's pair. */
+    pbf_kernel_pair kernel;
     /* Rest density ρ0 in kg/m³, > 0. Default 1000. */
     float rest_density;
     /* External acceleration in m/s². Default (0, −9.81, 0). */

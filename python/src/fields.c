@@ -16,6 +16,7 @@ static const char *const collider_names[] = {"sphere", "box", "capsule", NULL};
 static const char *const motion_names[] = {"kinematic", "free", NULL};
 static const char *const interpolation_names[] = {"linear", "smooth", NULL};
 static const char *const probe_names[] = {"height", "front", "force", NULL};
+static const char *const kernel_names[] = {"paper", "wendland", NULL};
 
 /* ---- tables ------------------------------------------------------------------------------- */
 
@@ -68,6 +69,7 @@ static const pbfpy_field phase_fields[] = {
 const pbfpy_field pbfpy_world_fields[] = {
     F(pbf_world_def, particle_radius, PBFPY_FLOAT),
     F(pbf_world_def, kernel_scale, PBFPY_FLOAT),
+    E(pbf_world_def, kernel, kernel_names),
     F(pbf_world_def, rest_density, PBFPY_FLOAT),
     F(pbf_world_def, gravity, PBFPY_VEC3),
     F(pbf_world_def, domain_min, PBFPY_VEC3),

@@ -397,7 +397,8 @@ __global__ void __launch_bounds__(BLOCK) k_lambda(int n, const pbf_cuda_substep 
         xi = v3_load(p, i);
         for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
             pbf_v3 d = v3_sub(xi, v3_load(p, j));
-            (void)pbf_lambda_lane(&L, l, d.x, d.y, d.z, &P);
+            /* the paper's pair: the backend refuses the Wendland pair (pbf_world_create) */
+            (void)pbf_lambda_lane_k(&L, l, d.x, d.y, d.z, &P, 0);
         });
     }
     gather_lanes<TPP>(L);
@@ -509,7 +510,7 @@ __global__ void __launch_bounds__(BLOCK) k_vort(int n, const pbf_cuda_substep *S
         const pbf_v3 vi = v3_load(v, i);
         for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
             pbf_v3 d = v3_sub(xi, v3_load(p, j)), u = v3_sub(v3_load(v, j), vi);
-            (void)pbf_vort_lane(&L, l, d.x, d.y, d.z, u.x, u.y, u.z, &P);
+            (void)pbf_vort_lane_k(&L, l, d.x, d.y, d.z, u.x, u.y, u.z, &P, 0); /* as in λ */
         });
     }
     gather_lanes<TPP>(L);

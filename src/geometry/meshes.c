@@ -252,12 +252,11 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     if (def == NULL) return pbf__fail(w, PBF_ERR_INVALID_ARG, "mesh def: NULL");
     pbf_status st = validate(w, def);
     if (st != PBF_OK) return st;
-#if PBF_KERNEL_WENDLAND /* the bake's density maps are the paper pair's sums (bake.c) */
-    return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                     "mesh '%s': mesh solids are not available in a build with the Wendland C2 "
-                     "kernel pair (PBF_KERNEL=wendland)",
-                     def->path);
-#endif
+    if (w->def.kernel == PBF_KERNEL_WENDLAND) /* the bake's density maps: the paper pair's */
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "mesh '%s': mesh solids are not available with the Wendland C2 kernel "
+                         "pair (kernel PBF_KERNEL_WENDLAND)",
+                         def->path);
     if (w->cuda != NULL)
         return pbf__fail(w, PBF_ERR_UNSUPPORTED,
                          "mesh '%s': the CUDA backend does not support mesh solids yet; run "

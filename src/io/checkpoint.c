@@ -46,8 +46,8 @@
  * fluid, every phase 0. Version 6 added wall_no_slip (after the phases) to WORLDDEF; an older
  * file reads with the walls slipping. Version 7 added solver.scorr_ratio (after wall_no_slip)
  * to WORLDDEF; an older file reads with it 0, the fixed k it was run with. Version 8 added
- * wall_clearance (after scorr_ratio) to WORLDDEF; an older file reads with it 1, the walls'
- * distance it was run with. */
+ * wall_clearance and kernel (after scorr_ratio) to WORLDDEF; an older file reads with them 1 and
+ * PBF_KERNEL_PAPER, the walls' distance and the pair it was run with. */
 #define TAG_DEF "WORLDDEF"
 #define TAG_STATE "STATE"
 #define TAG_COLLIDER "COLLIDER"
@@ -67,7 +67,7 @@
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
-#define DEF_BYTES 348u
+#define DEF_BYTES 352u
 #define DEF_BYTES_V7 344u
 #define DEF_BYTES_V6 340u
 #define DEF_BYTES_V5 336u
@@ -275,6 +275,7 @@ static void put_def(out_buf *b, const pbf_world_def *d) {
     put_i32(b, d->wall_no_slip);
     put_f32(b, d->solver.scorr_ratio);
     put_f32(b, d->wall_clearance);
+    put_i32(b, (int32_t)d->kernel);
 }
 
 static void put_collider(out_buf *b, const pbf_collider_def *c) {
@@ -717,6 +718,7 @@ static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
     d->wall_no_slip = version >= 6 ? get_i32(b) : 0;
     d->solver.scorr_ratio = version >= 7 ? get_f32(b) : 0.0f;
     d->wall_clearance = version >= 8 ? get_f32(b) : 1.0f;
+    d->kernel = version >= 8 ? (pbf_kernel_pair)get_i32(b) : PBF_KERNEL_PAPER;
 }
 
 /* 0, or -1 when the counts are out of range. */

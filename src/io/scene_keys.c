@@ -130,12 +130,19 @@ static const scene_key BLOCK_KEYS[] = {
 static const scene_table BLOCK_TABLE = {TABLE(BLOCK_KEYS), .defaults = scene_block_defaults,
                                         .check = scene_block_check, .own_doc_table = 1};
 
+static const char *const KERNEL_NAMES[] = {"paper", "wendland"};
+
 /* "blocks" absent: one default block (scene_fluid_check). */
 static const scene_key FLUID_KEYS[] = {
     KEY_FLOAT("particle_radius", pbf_scene, world.particle_radius, ABOVE_UP_TO(0.0, 10.0), "m",
               "particle radius r; the rest spacing is 2r"),
     KEY_FLOAT("kernel_scale", pbf_scene, world.kernel_scale, CLOSED(2.5, 8.0), "",
               "kernel support h as a multiple of r (h = 4r: about 33 neighbours)"),
+    KEY_CHOICE("kernel", pbf_scene, world.kernel, KERNEL_NAMES,
+               "the density kernel pair: \"paper\", poly6 with the spiky gradient (Macklin & "
+               "Müller 2013), or \"wendland\", Wendland C2 with its own gradient, a fluid that "
+               "stays at rest under a converged solve (with kernel_scale 5 and plain Jacobi; "
+               "docs/physics.md, \"The Wendland C2 pair\")"),
     KEY_FLOAT("rest_density", pbf_scene, world.rest_density, ABOVE(0.0), "kg/m^3",
               "rest density ρ0"),
     KEY_FLOAT("surface_tension", pbf_scene, world.material.surface_tension, CLOSED(0.0, 10.0),

@@ -214,6 +214,20 @@ pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char
                           "'domain.no_slip' needs 'fluid.viscosity' > 0: the walls hold the fluid "
                           "through its viscosity (got fluid.viscosity %.9g)",
                           short_float(s->world.material.viscosity));
+    if (s->world.kernel == PBF_KERNEL_WENDLAND) { /* its math has no such terms yet */
+        const struct {
+            const char *key;
+            float value;
+        } paper_only[] = {{"fluid.surface_tension", s->world.material.surface_tension},
+                          {"fluid.viscosity", s->world.material.viscosity},
+                          {"domain.adhesion", s->world.wall_adhesion}};
+        for (size_t k = 0; k < sizeof paper_only / sizeof paper_only[0]; ++k)
+            if (paper_only[k].value != 0.0f)
+                return scene_fail(c, PBF_ERR_INVALID_ARG, paper_only[k].key,
+                                  "'%s' must be 0 with 'fluid.kernel' \"wendland\", whose math "
+                                  "is written without it, got %.9g",
+                                  paper_only[k].key, short_float(paper_only[k].value));
+    }
     return check_walls(c, &s->world);
 }
 

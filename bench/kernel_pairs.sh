@@ -2,8 +2,9 @@
 # The Wendland C2 rows of docs/physics.md, "The walls' collision projection": the consistent
 # kernel pair (world def kernel PBF_KERNEL_WENDLAND) in the standing wave, the same tank at rest
 # and the joined vessels, all with h = 5r, plain Jacobi iterations and the artificial terms off,
-# with the domain walls' collision distance r (clearance 1, the default) and 0.1 r. Each run's full output goes to OUT/<name>.txt, and its summary lines to
-# the console. The paper pair's rows are bench/flows.sh's (with --kernel-scale 4).
+# with the domain walls' collision distance r (clearance 1, the default) and 0.1 r. Each run's
+# full output goes to OUT/<name>.txt, and its summary lines to the console. The paper pair's
+# rows are bench/flows.sh's (with --kernel-scale 4).
 # Usage: bash bench/kernel_pairs.sh [BUILD] [OUT]   (about 30 min on 2 cores; the 2.5 mm waves
 #        take most of it)
 set -euo pipefail

@@ -200,7 +200,9 @@ static int run_wave(const pbf_world_def *d, double periods, wave_track *k, doubl
 /* The tank at rest (a flat surface) for two periods, at 4 substeps converged to 0.1 % and at
  * 16 converged to 0.02 % (the standing wave's bar below): measured 1.5·10⁻⁴ and 4.4·10⁻⁴ J/kg
  * (0.017 and 0.030 m/s rms). The paper pair heats the same tank to 4.8·10⁻³ and 3.6·10⁻²
- * (docs/physics.md); the bounds, 5·10⁻⁴ and 10⁻³, fail a pair that heats. */
+ * (docs/physics.md); the bounds, 5·10⁻⁴ and 10⁻³, fail a pair that heats. Under the sanitizers
+ * (PBF_SANITIZED, tests/test.h) each run is a tenth of a period long, and the bounds, which
+ * need the settled tank, are left to the release build; so are the wave's and the vessels'. */
 static int tank_stays_at_rest(void) {
     const double a0 = wave_a;
     const int substeps[2] = {4, 16};
@@ -212,10 +214,11 @@ static int tank_stays_at_rest(void) {
         wave_track t;
         double ke = 0.0;
         uint64_t h = 0;
-        ENSURE(run_wave(&d, 2.0, &t, &ke, &h) == 0);
+        const double periods = test_sanitized() ? 0.1 : 2.0;
+        ENSURE(run_wave(&d, periods, &t, &ke, &h) == 0);
         printf("  %2d substeps, %.2f %%: %.2e J/kg (%.3f m/s rms) after %.2f s\n", substeps[k],
-               target[k], ke, sqrt(2.0 * ke), 2.0 * wave_theory_period());
-        ENSURE(ke < bound[k]);
+               target[k], ke, sqrt(2.0 * ke), periods * wave_theory_period());
+        ENSURE(test_sanitized() || ke < bound[k]);
     }
     wave_a = a0;
     return 0;
@@ -224,18 +227,21 @@ static int tank_stays_at_rest(void) {
 /* The bar of docs/physics.md's standing wave, with the artificial terms off and a converged
  * solve: the period within 2 % of linear theory and at least half the amplitude left after
  * five periods. At r = 5 mm it takes 16 substeps and a 0.02 % solve: measured +0.2 % and 0.53
- * (0.935 per half swing). 1 and 2 threads give the same bits over half a period. */
+ * (0.935 per half swing). 1 and 2 threads give the same bits over half a period (a tenth under
+ * the sanitizers, which end the test there). */
 static int standing_wave_meets_the_bar(void) {
     const double theory = wave_theory_period();
     pbf_world_def d1 = consistent_def(1, 16, 0.02f), d2 = consistent_def(2, 16, 0.02f);
     wave_track k;
     double ke1 = 0.0, ke2 = 0.0;
     uint64_t h1 = 0, h2 = 0;
-    ENSURE(run_wave(&d1, 0.5, &k, &ke1, &h1) == 0);
-    ENSURE(run_wave(&d2, 0.5, &k, &ke2, &h2) == 0);
-    printf("  1 and 2 threads after %.2f s: %016llx %016llx\n", 0.5 * theory,
+    const double first = test_sanitized() ? 0.1 : 0.5;
+    ENSURE(run_wave(&d1, first, &k, &ke1, &h1) == 0);
+    ENSURE(run_wave(&d2, first, &k, &ke2, &h2) == 0);
+    printf("  1 and 2 threads after %.2f s: %016llx %016llx\n", first * theory,
            (unsigned long long)h1, (unsigned long long)h2);
     ENSURE(h1 == h2);
+    if (test_sanitized()) return 0;
     /* to 5.5 periods: the crossing a quarter period after the 10th half swing closes it */
     ENSURE(run_wave(&d2, 5.5, &k, &ke2, &h2) == 0);
     printf("  period %.4f s (theory %.4f s, %+.1f %%), amplitude per half swing:", k.period, theory,
@@ -264,7 +270,8 @@ static int joined_vessels_level(void) {
     pbf_world_get_positions(w, x);
     const double start = level_difference(x, n, volume);
     double lowest = 0.0, tail = 0.0;
-    for (int f = 1; f <= 180; ++f) {
+    const int frames = test_sanitized() ? 10 : 180;
+    for (int f = 1; f <= frames; ++f) {
         ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
         pbf_world_get_positions(w, x);
         double dh = level_difference(x, n, volume);
@@ -273,8 +280,8 @@ static int joined_vessels_level(void) {
     }
     printf("  start %.1f mm, first swing to %.1f mm, third second %.2f mm\n", 1e3 * start,
            1e3 * lowest, 1e3 * tail);
-    ENSURE(lowest < -0.5 * start);
-    ENSURE(fabs(tail) <= 0.0006);
+    ENSURE(test_sanitized() || lowest < -0.5 * start);
+    ENSURE(test_sanitized() || fabs(tail) <= 0.0006);
     free(x);
     pbf_world_destroy(w);
     return 0;

@@ -134,8 +134,9 @@ static int paper_only_features_refused(void) {
     return 0;
 }
 
-/* A checkpoint keeps the pair and the walls' clearance, and a run resumed from it is
- * bit-identical to one that went on. */
+/* A checkpoint keeps the pair and the walls' clearance, a run resumed from it is bit-identical
+ * to one that went on, and resuming it with the other pair is refused (the particles' mass is
+ * calibrated on the pair). */
 static int checkpoint_resumes_bit_identical(void) {
     char err[PBF_ERROR_SIZE];
     pbf_world_def d = consistent_def(2, 4, 0.1f);
@@ -155,6 +156,12 @@ static int checkpoint_resumes_bit_identical(void) {
            pbf_checkpoint_def(ck)->wall_clearance == 0.1f);
     pbf_world *r = NULL;
     ENSURE(pbf_checkpoint_create_world(ck, NULL, &r, err, sizeof err) == PBF_OK);
+    pbf_world_def other = *pbf_checkpoint_def(ck); /* the other pair: other particles */
+    other.kernel = PBF_KERNEL_PAPER;
+    pbf_world *o = NULL;
+    ENSURE(pbf_checkpoint_create_world(ck, &other, &o, err, sizeof err) != PBF_OK && o == NULL);
+    printf("  %s\n", err);
+    ENSURE(strstr(err, "kernel") != NULL);
     pbf_checkpoint_close(ck);
     remove(path);
     for (int f = 0; f < 10; ++f)

@@ -91,8 +91,8 @@ PBF_API const void *pbf_checkpoint_app_data(const pbf_checkpoint *ck, size_t *si
 
 /* Creates the saved world. def NULL: with the saved def. Otherwise with *def, which may change how
  * the solver runs (solver.*, substeps, neighbor_mode, backend, threads) but not what the
- * particles are: particle_radius, kernel_scale, rest_density, gravity, the domain and the wall
- * motion must equal the saved ones (an error names the first field that differs). With the
+ * particles are: particle_radius, kernel_scale, kernel, rest_density, gravity, the domain and the
+ * wall motion must equal the saved ones (an error names the first field that differs). With the
  * saved def (threads aside: results do not depend on them) stepping the new world gives
  * bit-identical results to stepping the saved one. The state hash is checked after the
  * restore. On failure *out is NULL. */

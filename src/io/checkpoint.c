@@ -1357,6 +1357,7 @@ static int same_vec3(pbf_vec3 a, pbf_vec3 b) { return a.x == b.x && a.y == b.y &
 static const char *changed_physics(const pbf_world_def *a, const pbf_world_def *b) {
     if (a->particle_radius != b->particle_radius) return "particle_radius";
     if (a->kernel_scale != b->kernel_scale) return "kernel_scale";
+    if (a->kernel != b->kernel) return "kernel"; /* the mass is calibrated on the pair */
     if (a->rest_density != b->rest_density) return "rest_density";
     if (!same_vec3(a->gravity, b->gravity)) return "gravity";
     if (!same_vec3(a->domain_min, b->domain_min)) return "domain_min";

@@ -5,7 +5,7 @@
 # with the domain walls' collision distance r (clearance 1, the default) and 0.1 r. Each run's
 # full output goes to OUT/<name>.txt, and its summary lines to the console. The paper pair's
 # rows are bench/flows.sh's (with --kernel-scale 4).
-# Usage: bash bench/kernel_pairs.sh [BUILD] [OUT]   (about 30 min on 2 cores; the 2.5 mm waves
+# Usage: bash bench/kernel_pairs.sh [BUILD] [OUT]   (about 11 min on 2 cores; the 2.5 mm waves
 #        take most of it)
 set -euo pipefail
 cd "$(dirname "$0")/.."

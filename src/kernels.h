@@ -1277,8 +1277,7 @@ PBF_KERNEL_INLINE pbf_v3 pbf_delta_end_friction(const pbf_delta_acc *a, pbf_v3 x
  * that the rest lattice gives the exact Laplacian of a shear (src/viscosity.c: 1.54 × with
  * h = 4r). */
 PBF_KERNEL_INLINE float pbf_visc_pair(float r2, const pbf_params *p) {
-    /* the paper pair's gradient: a world with viscosity has that pair (pbf_world_create) */
-    float gm, g = pbf_spiky_only_factor(r2, p, &gm);
+    float gm, g = pbf_pair_factor_k(r2, p, p->kernel, &gm); /* the world's pair's ∇W */
     return -p->visc_k * g / (r2 + p->visc_eps);
 }
 
@@ -1367,9 +1366,9 @@ PBF_KERNEL_INLINE pbf_v3 pbf_sym3_apply(pbf_sym3 m, pbf_v3 u) {
  * sheet takes the velocity that extends the fluid's linear profile through zero at the wall
  * (Morris, Fox & Zhu 1997): a particle at distance d from the wall sees a sheet at distance z
  * (that is z − d behind the wall) moving at −(z − d)/d u_i, and the pair term
- * s_ij d dᵀ (u_i − u_sheet) becomes (z/d) s_ij d dᵀ u_i. d is taken at least r, the closest
- * a particle centre stays to a wall, so the factor stays bounded. One sheet at distance z,
- * areal density 1/s², adds to particle i
+ * s_ij d dᵀ (u_i − u_sheet) becomes (z/d) s_ij d dᵀ u_i. d is taken at least wall_clear (r
+ * unless domain.clearance is set), the closest a particle centre stays to a wall, so the factor
+ * stays bounded. One sheet at distance z, areal density 1/s², adds to particle i
  *   Σ s_ij d dᵀ = (1/s²) ∫ s(R) d dᵀ dA,
  * whose tangential block, the in-plane offsets averaged over the angle, is T(z) (I − n nᵀ) with
  *   T(z) = (π/s²) ∫_z^h s(R) (R² − z²) R dR = visc_wall_k ∫_z^h (h − R)² (R² − z²)/(R² + ε) dR
@@ -1384,16 +1383,17 @@ PBF_KERNEL_INLINE float pbf_visc_wall_sheet(float z, const pbf_params *p) {
     const float wg[4] = {0.34785485f, 0.65214515f, 0.65214515f, 0.34785485f};
     float half = 0.5f * (p->h - z), mid = 0.5f * (p->h + z), sum = 0.0f;
     for (int k = 0; k < 4; ++k) {
-        float R = mid + half * xg[k], hr = p->h - R;
-        sum += wg[k] * hr * hr * (R * R - z * z) / (R * R + p->visc_eps);
+        float R = mid + half * xg[k], hr = p->h - R, a = hr / p->h;
+        float gr = p->kernel ? a * a * a * R : hr * hr; /* g(R) R / K_s of the world's pair */
+        sum += wg[k] * gr * (R * R - z * z) / (R * R + p->visc_eps);
     }
     return p->visc_wall_k * half * sum;
 }
 
 /* T of one wall at distance d: its ghost layers z = d + r, d + 3r, ... < h, each weighted by
- * z / max(d, r) (the sheets' mirrored velocity, above). */
+ * z / max(d, wall_clear) (the sheets' mirrored velocity, above). */
 PBF_KERNEL_INLINE float pbf_visc_wall_side(float d, const pbf_params *p) {
-    const float e = pbf_maxf(d, p->radius);
+    const float e = pbf_maxf(d, p->wall_clear);
     float t = 0.0f;
     for (float z = d + p->radius; z < p->h; z += 2.0f * p->radius)
         t += (z / e) * pbf_visc_wall_sheet(z, p);

@@ -148,7 +148,6 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
             const char *name;
             float value;
         } paper_only[] = {{"material.surface_tension", d->material.surface_tension},
-                          {"material.viscosity", d->material.viscosity},
                           {"wall_adhesion", d->wall_adhesion}};
         for (size_t k = 0; k < sizeof paper_only / sizeof paper_only[0]; ++k)
             if (paper_only[k].value != 0.0f) {

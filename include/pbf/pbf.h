@@ -228,8 +228,8 @@ typedef struct pbf_world_def {
     /* Kernel support h as a multiple of r. Default 4 (h = 4r, ~33 neighbours), range [2.5, 8]. */
     float kernel_scale;
     /* The density kernel pair. Default PBF_KERNEL_PAPER. PBF_KERNEL_WENDLAND is refused with the
-     * CUDA backend, surface tension, viscosity, adhesion, the tool and mesh solids, whose math is
-     * written for the paper's pair. */
+     * CUDA backend, surface tension, adhesion, the tool and mesh solids, whose math is written
+     * for the paper's pair. */
     pbf_kernel_pair kernel;
     /* Rest density ρ0 in kg/m³, > 0. Default 1000. */
     float rest_density;

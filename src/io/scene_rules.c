@@ -219,7 +219,6 @@ pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char
             const char *key;
             float value;
         } paper_only[] = {{"fluid.surface_tension", s->world.material.surface_tension},
-                          {"fluid.viscosity", s->world.material.viscosity},
                           {"domain.adhesion", s->world.wall_adhesion}};
         for (size_t k = 0; k < sizeof paper_only / sizeof paper_only[0]; ++k)
             if (paper_only[k].value != 0.0f)

@@ -108,6 +108,15 @@ case_validate_lobovsky() {
     done
     t=$(metric_value "$m" "wetting time" "H2" 7)
     in_range "$t" 0.7 1.4 || fail "H2 wetting time $t"
+    # the simulated arrival is read as the measured one is: the gauge's wetting at H2, the
+    # sensor's first pressure at the far wall; the leading particle gets there no later
+    [ "$(metric_value "$m" "front arrival" "x = 865 mm (H2)" 7)" = "$t" ] \
+        || fail "front arrival at H2 is not the gauge's wetting time $t"
+    [ "$(metric_value "$m" "front arrival" "far wall (P1)" 7)" = "$(metric_value "$m" "pressure arrival" "P1" 7)" ] \
+        || fail "front arrival at the far wall is not P1's pressure arrival"
+    local lead; lead=$(metric_value "$m" "leading edge" "x = 1114 mm (H3)" 7)
+    awk -v a="$lead" -v b="$(metric_value "$m" "front arrival" "x = 1114 mm (H3)" 7)" \
+        'BEGIN{exit !(a > 0 && a <= b)}' || fail "leading edge at H3 $lead is after the gauge's arrival"
     t=$(metric_value "$m" "height RMS" "H1" 7)
     in_range "$t" 0 0.15 || fail "H1 height RMS $t (in units of H)"
     t=$(metric_value "$m" "pressure arrival" "P1" 7)

@@ -1372,7 +1372,8 @@ PBF_KERNEL_INLINE pbf_v3 pbf_sym3_apply(pbf_sym3 m, pbf_v3 u) {
  *   Σ s_ij d dᵀ = (1/s²) ∫ s(R) d dᵀ dA,
  * whose tangential block, the in-plane offsets averaged over the angle, is T(z) (I − n nᵀ) with
  *   T(z) = (π/s²) ∫_z^h s(R) (R² − z²) R dR = visc_wall_k ∫_z^h (h − R)² (R² − z²)/(R² + ε) dR
- * (s(R) R = −visc_k K_s (h − R)²/(R² + ε), K_s = spiky_k). Only the tangential block is kept:
+ * (s(R) R = −visc_k K_s (h − R)²/(R² + ε), K_s = spiky_k; with the Wendland pair (h − R)²
+ * becomes (1 − R/h)³ R, its g(R) R / K_s). Only the tangential block is kept:
  * the wall's normal motion is the density constraint's. The integrand is smooth on [z, h]; with
  * 4-point Gauss–Legendre the block agrees with the sheets summed point by point on a fine
  * lattice within 0.2 % (tests/test_viscosity.c). The

@@ -448,18 +448,17 @@ static int evaluate(const case_spec *cs, const data *d, const char *run_dir, dou
         add_metric(r, "height RMS", cs->h[k].probe, cs->h_unit, 0.0, n ? sqrt(sum / n) : NAN);
     }
     /* front arrivals, as measured: the gauge's wetting, or the sensor's first pressure */
+    double measured_at[MAX_FRONTS];
     for (int k = 0; k < cs->nf; ++k) {
         const front_spec *f = &cs->f[k];
-        int at_x = -1; /* the simulated probe's column */
-        for (int j = 0; j < cs->nh && !f->from_pressure; ++j)
-            if (strcmp(cs->h[j].probe, f->probe) == 0) at_x = hc[j];
-        for (int j = 0; j < cs->np && f->from_pressure; ++j)
-            if (strcmp(cs->p[j].probe, f->probe) == 0) at_x = pc[j];
+        snprintf(col, sizeof col, f->from_pressure ? "%s_Pa" : "%s_m", f->probe);
+        int at_x = table_col(&sim, col);
         double sim_t = at_x < 0 ? NAN
                        : f->from_pressure
                            ? first_crossing(&sim, tc, ts, at_x, cs->p_scale, cs->p_arrive, +1)
                            : first_crossing(&sim, tc, ts, at_x, cs->h_scale, cs->wet, +1);
-        add_metric(r, "front arrival", f->label, cs->t_label, measured_arrival(cs, d, k), sim_t);
+        measured_at[k] = measured_arrival(cs, d, k);
+        add_metric(r, "front arrival", f->label, cs->t_label, measured_at[k], sim_t);
     }
     /* the leading particle's edge (the front probe) at the same places: at a wall it stops at
      * the wall itself, so a crossing within half a particle radius counts. It has no measured
@@ -468,8 +467,7 @@ static int evaluate(const case_spec *cs, const data *d, const char *run_dir, dou
     for (int k = 0; k < cs->nf; ++k) {
         double x = cs->f[k].x - cs->front_sign * 0.5 * r->radius;
         double sim_t = first_crossing(&sim, tc, ts, fc, 1.0, x, cs->front_sign);
-        add_metric(r, "leading edge", cs->f[k].label, cs->t_label, measured_arrival(cs, d, k),
-                   sim_t);
+        add_metric(r, "leading edge", cs->f[k].label, cs->t_label, measured_at[k], sim_t);
     }
     /* pressures */
     for (int k = 0; k < cs->np; ++k) {

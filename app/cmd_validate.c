@@ -373,6 +373,40 @@ static double measured_arrival(const case_spec *cs, const data *d, int k) {
     return first_crossing(&d->lv, d->lv_t, 1.0, d->fcol[k], 1.0, cs->wet, +1);
 }
 
+/* Wetting times (of the gauges that start dry in the data) and height RMS over the common
+ * window, at the simulated frames, of the gauges in columns hc of sim; `suffix` follows each
+ * gauge's name in the metric's label. */
+static void height_metrics(const case_spec *cs, const data *d, const table *sim, int tc,
+                           const int *hc, const char *suffix, result *r) {
+    const double ts = cs->t_scale;
+    char label[40];
+    for (int k = 0; k < cs->nh; ++k) {
+        snprintf(label, sizeof label, "%s%s", cs->h[k].probe, suffix);
+        double h0 = measured_height(&d->lv, d->lv_t, d->hcol[k], at(&d->lv, 0, d->lv_t));
+        if (!(h0 < cs->wet)) continue;
+        double sum = 0.0;
+        int n = 0;
+        for (int s = 0; s < MAX_SERIES && d->hcol[k][s] >= 0; ++s) {
+            double tw = first_crossing(&d->lv, d->lv_t, 1.0, d->hcol[k][s], 1.0, cs->wet, +1);
+            if (isfinite(tw)) sum += tw, ++n;
+        }
+        double sim_t = first_crossing(sim, tc, ts, hc[k], cs->h_scale, cs->wet, +1);
+        add_metric(r, "wetting time", label, cs->t_label, n ? sum / n : NAN, sim_t);
+    }
+    for (int k = 0; k < cs->nh; ++k) {
+        snprintf(label, sizeof label, "%s%s", cs->h[k].probe, suffix);
+        double sum = 0.0;
+        int n = 0;
+        for (int i = 0; i < sim->rows; ++i) {
+            double x = at(sim, i, tc) * ts;
+            double m = measured_height(&d->lv, d->lv_t, d->hcol[k], x);
+            double s = at(sim, i, hc[k]) * cs->h_scale;
+            if (isfinite(m) && isfinite(s)) sum += (s - m) * (s - m), ++n;
+        }
+        add_metric(r, "height RMS", label, cs->h_unit, 0.0, n ? sqrt(sum / n) : NAN);
+    }
+}
+
 /* Reads a run folder (probes.csv + scene.json) and computes its metrics over simulated times
  * up to t_limit (s): every resolution is measured over the same window. */
 static int evaluate(const case_spec *cs, const data *d, const char *run_dir, double t_limit,
@@ -422,31 +456,16 @@ static int evaluate(const case_spec *cs, const data *d, const char *run_dir, dou
     r->t_end = at(&sim, sim.rows - 1, tc);
     const double ts = cs->t_scale;
 
-    /* wetting times: probes that start dry in the data */
+    height_metrics(cs, d, &sim, tc, hc, "", r);
+    /* The same gauges read as the highest particle in a column 2r wide, where the scene has
+     * them (NAME_top height probes): the reading every table before the level probe used. */
+    int tops = 0;
     for (int k = 0; k < cs->nh; ++k) {
-        double h0 = measured_height(&d->lv, d->lv_t, d->hcol[k], at(&d->lv, 0, d->lv_t));
-        if (!(h0 < cs->wet)) continue;
-        double sum = 0.0;
-        int n = 0;
-        for (int s = 0; s < MAX_SERIES && d->hcol[k][s] >= 0; ++s) {
-            double tw = first_crossing(&d->lv, d->lv_t, 1.0, d->hcol[k][s], 1.0, cs->wet, +1);
-            if (isfinite(tw)) sum += tw, ++n;
-        }
-        double sim_t = first_crossing(&sim, tc, ts, hc[k], cs->h_scale, cs->wet, +1);
-        add_metric(r, "wetting time", cs->h[k].probe, cs->t_label, n ? sum / n : NAN, sim_t);
+        snprintf(col, sizeof col, "%s_top_m", cs->h[k].probe);
+        hc[k] = table_col(&sim, col);
+        tops += hc[k] >= 0;
     }
-    /* height RMS over the common window, at the simulated frames */
-    for (int k = 0; k < cs->nh; ++k) {
-        double sum = 0.0;
-        int n = 0;
-        for (int i = 0; i < sim.rows; ++i) {
-            double x = at(&sim, i, tc) * ts;
-            double m = measured_height(&d->lv, d->lv_t, d->hcol[k], x);
-            double s = at(&sim, i, hc[k]) * cs->h_scale;
-            if (isfinite(m) && isfinite(s)) sum += (s - m) * (s - m), ++n;
-        }
-        add_metric(r, "height RMS", cs->h[k].probe, cs->h_unit, 0.0, n ? sqrt(sum / n) : NAN);
-    }
+    if (tops == cs->nh) height_metrics(cs, d, &sim, tc, hc, " (column top)", r);
     /* front arrivals, as measured: the gauge's wetting, or the sensor's first pressure */
     double measured_at[MAX_FRONTS];
     for (int k = 0; k < cs->nf; ++k) {

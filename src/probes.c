@@ -29,7 +29,7 @@
 
 #define PROBE_TOLERANCE(r) (0.01f * (r)) /* "on the face": within 1% of a particle radius */
 
-static const char *const TYPE_NAMES[] = {"height", "front", "force"};
+static const char *const TYPE_NAMES[] = {"height", "front", "force", "level"};
 static const char *const DIRECTION_NAMES[] = {"+x", "-x", "+y", "-y", "+z", "-z"};
 static const char AXES[] = "xyz";
 
@@ -44,11 +44,12 @@ pbf_probe_def pbf_default_probe_def(void) {
     d.direction = PBF_DIR_X_POS;
     d.min_particles = 1;
     d.size = (pbf_vec3){0.0f, 0.0f, 0.0f};
+    d.fraction = 0.5f;
     return d;
 }
 
 const char *pbf_probe_type_name(pbf_probe_type type) {
-    return (int)type >= 0 && (int)type < 3 ? TYPE_NAMES[type] : "?";
+    return (int)type >= 0 && (int)type < 4 ? TYPE_NAMES[type] : "?";
 }
 
 const char *pbf_direction_name(pbf_direction d) {
@@ -133,8 +134,9 @@ pbf_status pbf_probe_check(const pbf_probe_def *p, const pbf_world_def *w,
     if (why != NULL && why_size > 0) why[0] = '\0';
     if (p == NULL || w == NULL || (ncol > 0 && cols == NULL))
         return bad(field, "", why, why_size, "probe and world def must not be NULL");
-    if ((int)p->type < 0 || (int)p->type > 2)
-        return bad(field, "type", why, why_size, "must be one of 'height', 'front' or 'force'");
+    if ((int)p->type < 0 || (int)p->type > 3)
+        return bad(field, "type", why, why_size,
+                   "must be one of 'height', 'front', 'force' or 'level'");
     if (!name_ok(p->name))
         return bad(field, "name", why, why_size,
                    "must be 1 to %d characters of letters, digits, '_', '-' and '.' (it names "
@@ -154,7 +156,11 @@ pbf_status pbf_probe_check(const pbf_probe_def *p, const pbf_world_def *w,
     }
     if (p->type == PBF_PROBE_HEIGHT && !(p->radius > 0.0f && isfinite(p->radius)))
         return bad(field, "radius", why, why_size, "must be > 0 m, got %.9g", (double)p->radius);
-    if (p->type != PBF_PROBE_FORCE && !(p->max_gap >= 0.0f && isfinite(p->max_gap)))
+    if (p->type == PBF_PROBE_LEVEL && !(p->fraction > 0.0f && p->fraction < 1.0f))
+        return bad(field, "fraction", why, why_size, "must be in (0, 1), got %.9g",
+                   (double)p->fraction);
+    if (p->type != PBF_PROBE_FORCE && p->type != PBF_PROBE_LEVEL &&
+        !(p->max_gap >= 0.0f && isfinite(p->max_gap)))
         return bad(field, "max_gap", why, why_size, "must be >= 0 m, got %.9g",
                    (double)p->max_gap);
     if (p->type == PBF_PROBE_FRONT && !(p->min_particles >= 1 && p->min_particles <= 1000000))
@@ -559,6 +565,7 @@ static pbf_status sample_one(const pbf_world *w, const pbf_probe_def *p, pbf_pro
         bins_free(&b);
         return PBF_OK;
     }
+    if (p->type == PBF_PROBE_LEVEL) return pbf__probe_level(w, p, s);
     /* force */
     const pbf_probes *set = w->probes;
     int index = (int)(p - set->defs);

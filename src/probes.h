@@ -46,6 +46,8 @@ static inline void pbf__probes_after_delta(pbf_world *w, const pbf_params *P, fl
 /* At the end of a successful pbf_world_step: the step's mean forces. */
 void pbf__probes_step_end(pbf_world *w);
 void pbf__probes_free(pbf_world *w);
+/* Reads one level probe (src/probe_level.c). Collective in a world split over processes. */
+pbf_status pbf__probe_level(const pbf_world *w, const pbf_probe_def *p, pbf_probe_sample *s);
 /* pbf_world_sample_probes, with the positions current on the host (world.c). */
 pbf_status pbf__probes_sample(const pbf_world *w, pbf_probe_sample *out);
 

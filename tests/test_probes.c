@@ -47,24 +47,27 @@ static int scene_section_defaults_and_round_trip(void) {
                  "{\"type\": \"force\", \"name\": \"box\", \"position\": [0.55, 0.05, 0.1],"
                  " \"normal\": \"-x\", \"size\": [0, 0.1, 0.2]},"
                  "{\"type\": \"force\", \"name\": \"far\", \"position\": [1, 0.1, 0.1],"
-                 " \"normal\": \"-x\", \"size\": [0, 0.2, 0.1]}",
+                 " \"normal\": \"-x\", \"size\": [0, 0.2, 0.1]},"
+                 "{\"type\": \"level\", \"position\": [0.7, 0, 0.1], \"fraction\": 0.4}",
                  s, err, sizeof err) == PBF_OK);
-    ENSURE(s->probe_count == 4);
+    ENSURE(s->probe_count == 5);
     ENSURE(strcmp(s->probes[0].name, "height0") == 0); /* the default name: type + index */
     ENSURE_NEAR(s->probes[0].radius, 0.02, 1e-7);      /* 2r of the scene */
     ENSURE_NEAR(s->probes[0].max_gap, 0.04, 1e-7);     /* h of the scene */
     ENSURE(s->probes[1].type == PBF_PROBE_FRONT && s->probes[1].direction == PBF_DIR_X_NEG);
     ENSURE(s->probes[2].type == PBF_PROBE_FORCE && s->probes[2].direction == PBF_DIR_X_NEG);
+    ENSURE(s->probes[4].type == PBF_PROBE_LEVEL && strcmp(s->probes[4].name, "level4") == 0);
+    ENSURE_NEAR(s->probes[4].fraction, 0.4, 1e-7);
     char *json = pbf_scene_to_json(s);
     ENSURE(json != NULL);
     ENSURE(pbf_scene_parse(json, "scene.json", NULL, 0, back, err, sizeof err) == PBF_OK);
-    ENSURE(back->probe_count == 4);
+    ENSURE(back->probe_count == 5);
     ENSURE(memcmp(back->probes, s->probes, sizeof s->probes) == 0);
     free(json);
     /* the world gets them */
     pbf_world *w = NULL;
     ENSURE(pbf_scene_create_world(s, &w, err, sizeof err) == PBF_OK);
-    ENSURE(pbf_world_probe_count(w) == 4);
+    ENSURE(pbf_world_probe_count(w) == 5);
     ENSURE(strcmp(pbf_world_get_probes(w)[3].name, "far") == 0);
     pbf_world_destroy(w);
     free(s);
@@ -79,7 +82,7 @@ static int scene_section_errors_name_key_and_expectation(void) {
     bad += expect_error("{\"type\": \"height\", \"normal\": \"+x\"}", PBF_ERR_PARSE,
                         "'probes[0].normal'", "for a height probe");
     bad += expect_error("{\"type\": \"heigth\"}", PBF_ERR_INVALID_ARG, "'probes[0].type'",
-                        "'height', 'front' or 'force'");
+                        "'height', 'front', 'force' or 'level'");
     bad += expect_error("{\"position\": [0.5, 0.1, 0.1]}, {\"position\": [1.5, 0, 0.1]}",
                         PBF_ERR_INVALID_ARG, "'probes[1].position'", "inside the domain");
     bad += expect_error("{\"type\": \"force\", \"position\": [0.5, 0.1, 0.1], \"normal\": \"+x\","
@@ -102,6 +105,10 @@ static int scene_section_errors_name_key_and_expectation(void) {
                         PBF_ERR_INVALID_ARG, "'probes[1].name'", "unique");
     bad += expect_error("{\"type\": \"front\", \"min_particles\": 0}", PBF_ERR_INVALID_ARG,
                         "'probes[0].min_particles'", "[1, 1000000]");
+    bad += expect_error("{\"type\": \"level\", \"fraction\": 1}", PBF_ERR_INVALID_ARG,
+                        "'probes[0].fraction'", "(0, 1)");
+    bad += expect_error("{\"type\": \"level\", \"radius\": 0.02}", PBF_ERR_PARSE,
+                        "'probes[0].radius'", "for a level probe");
     ENSURE(bad == 0);
     /* an override goes through the same checks and says so */
     pbf_scene *s = malloc(sizeof *s);
@@ -169,6 +176,97 @@ static int height_ignores_a_falling_droplet(void) {
     ENSURE(s[1].value == 0.0 && s[1].particles == 0);
     ENSURE_NEAR(s[2].value, 2.0f * r, 1e-6);
     ENSURE_NEAR(s[3].value, 0.5f + r, 1e-6);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+/* Lattice particles (2r apart, centres at r + 2r k) whose centres lie below the plane through
+ * (x0, top, z0) that rises by `slope` along x and 0.618 slope along z, over the whole floor of
+ * a 0.4 × 0.4 × 0.2 m domain. Each particle's cell (2r wide) then fills the space below the
+ * plane on average: the two slopes cut the columns around any point at offsets spread evenly
+ * over a cell, so the staircase's local mean is the plane. */
+static pbf_world *cut_lattice(float r, float top, float slope, float x0, float z0) {
+    pbf_world *w = world_with(r, (pbf_vec3){0.4f, 0.4f, 0.2f});
+    if (w == NULL) return NULL;
+    const int nx = (int)(0.4f / (2.0f * r) + 0.5f), ny = (int)(0.4f / (2.0f * r) + 0.5f),
+              nz = (int)(0.2f / (2.0f * r) + 0.5f);
+    float *pos = malloc((size_t)nx * (size_t)ny * (size_t)nz * 3 * sizeof *pos);
+    int n = 0;
+    for (int i = 0; pos && i < nx; ++i)
+        for (int j = 0; j < ny; ++j)
+            for (int k = 0; k < nz; ++k) {
+                float x = r + 2.0f * r * (float)i, y = r + 2.0f * r * (float)j;
+                float z = r + 2.0f * r * (float)k;
+                if (y >= top + slope * ((x - x0) + 0.618f * (z - z0))) continue;
+                pos[3 * n] = x, pos[3 * n + 1] = y, pos[3 * n + 2] = z;
+                ++n;
+            }
+    if (pos == NULL || pbf_world_add_particles(w, n, pos, NULL) != PBF_OK) {
+        pbf_world_destroy(w);
+        w = NULL;
+    }
+    free(pos);
+    return w;
+}
+
+/* The level probe reads a flat surface and a sloped one (about 1 in 2) where the plane is, at
+ * two particle spacings, with a bias that is a small fraction of r at both. (The flat plane
+ * lies on the lattice's cells, 0.16 m; the sloped one passes through the gauge at 0.1607 m.)
+ * The height probe's reading is printed beside it: on a static lattice it reads the top of the
+ * highest cell within 2r, i.e. the staircase, not the plane. */
+static int level_reads_flat_and_sloped_surfaces(void) {
+    const float x0 = 0.2037f, z0 = 0.1013f;
+    for (int pass = 0; pass < 2; ++pass) {
+        const float r = pass ? 0.005f : 0.01f;
+        for (int sloped = 0; sloped < 2; ++sloped) {
+            const float top = sloped ? 0.1607f : 0.16f;
+            pbf_world *w = cut_lattice(r, top, sloped ? 0.4f : 0.0f, x0, z0);
+            ENSURE(w);
+            pbf_probe_def p[2] = {pbf_default_probe_def(), pbf_default_probe_def()};
+            p[0].type = PBF_PROBE_LEVEL;
+            snprintf(p[0].name, sizeof p[0].name, "level");
+            p[1].radius = 2.0f * r;
+            p[1].max_gap = 4.0f * r;
+            snprintf(p[1].name, sizeof p[1].name, "height");
+            for (int i = 0; i < 2; ++i)
+                p[i].position = (pbf_vec3){x0, 0.0f, z0};
+            ENSURE(pbf_world_set_probes(w, p, 2) == PBF_OK);
+            pbf_probe_sample s[2];
+            ENSURE(pbf_world_sample_probes(w, s) == PBF_OK);
+            double level_bias = (s[0].value - top) / r, top_bias = (s[1].value - top) / r;
+            printf("  r = %.3f m, %s: level %.5f m (%+.3f r, %d particles), highest particle "
+                   "%.5f m (%+.3f r)\n",
+                   (double)r, sloped ? "slope 1:2" : "flat", s[0].value, level_bias, s[0].particles,
+                   s[1].value, top_bias);
+            ENSURE(fabs(level_bias) < 0.1);
+            ENSURE(s[0].particles > 0);
+            pbf_world_destroy(w);
+        }
+    }
+    return 0;
+}
+
+/* A droplet above the water is not the water; a dry point reads 0; the floor is not read as a
+ * surface (the particles are mirrored in it), so a shallow layer reads its depth. */
+static int level_ignores_a_droplet_and_reads_shallow_layers(void) {
+    const float r = 0.01f;
+    pbf_world *w = cut_lattice(r, 0.04f, 0.0f, 0.0f, 0.0f); /* two layers, 4 cm deep */
+    ENSURE(w);
+    float drop[3] = {0.2f, 0.3f, 0.1f};
+    ENSURE(pbf_world_add_particles(w, 1, drop, NULL) == PBF_OK);
+    pbf_probe_def p[2] = {pbf_default_probe_def(), pbf_default_probe_def()};
+    for (int i = 0; i < 2; ++i) {
+        p[i].type = PBF_PROBE_LEVEL;
+        snprintf(p[i].name, sizeof p[i].name, "L%d", i);
+    }
+    p[0].position = (pbf_vec3){0.2f, 0.0f, 0.1f};
+    p[1].position = (pbf_vec3){0.2f, 0.35f, 0.1f}; /* above the droplet's reach: dry */
+    ENSURE(pbf_world_set_probes(w, p, 2) == PBF_OK);
+    pbf_probe_sample s[2];
+    ENSURE(pbf_world_sample_probes(w, s) == PBF_OK);
+    printf("  two layers: %.5f m, above the droplet: %.5f m\n", s[0].value, s[1].value);
+    ENSURE(fabs(s[0].value - 0.04) < 0.1 * r);
+    ENSURE(s[1].value == 0.0 && s[1].particles == 0);
     pbf_world_destroy(w);
     return 0;
 }
@@ -291,7 +389,7 @@ static int force_patches_with_chebyshev(void) { return force_patches(0.1f); }
 /* A small dam break against a far wall: the readings of every probe are bit-identical for 1
  * and 2 threads. */
 static int probes_are_deterministic_over_threads(void) {
-    pbf_probe_sample ref[3];
+    pbf_probe_sample ref[4];
     for (int threads = 1; threads <= 2; ++threads) {
         pbf_world_def d = pbf_default_world_def();
         d.domain_max = (pbf_vec3){0.6f, 0.4f, 0.1f};
@@ -302,8 +400,8 @@ static int probes_are_deterministic_over_threads(void) {
         pbf_block_def b = pbf_default_block_def();
         b.max = (pbf_vec3){0.2f, 0.3f, 0.1f};
         ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
-        pbf_probe_def p[3] = {pbf_default_probe_def(), pbf_default_probe_def(),
-                              pbf_default_probe_def()};
+        pbf_probe_def p[4] = {pbf_default_probe_def(), pbf_default_probe_def(),
+                              pbf_default_probe_def(), pbf_default_probe_def()};
         p[0].type = PBF_PROBE_FORCE;
         p[0].position = (pbf_vec3){0.6f, 0.05f, 0.05f};
         p[0].direction = PBF_DIR_X_NEG;
@@ -313,17 +411,22 @@ static int probes_are_deterministic_over_threads(void) {
         snprintf(p[1].name, sizeof p[1].name, "front");
         p[2].position = (pbf_vec3){0.4f, 0.0f, 0.05f};
         snprintf(p[2].name, sizeof p[2].name, "H");
-        ENSURE(pbf_world_set_probes(w, p, 3) == PBF_OK);
-        pbf_probe_sample s[3];
+        p[3] = p[2];
+        p[3].type = PBF_PROBE_LEVEL;
+        snprintf(p[3].name, sizeof p[3].name, "L");
+        ENSURE(pbf_world_set_probes(w, p, 4) == PBF_OK);
+        pbf_probe_sample s[4];
         double peak = 0.0;
         for (int f = 0; f < 30; ++f) {
             ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
             ENSURE(pbf_world_sample_probes(w, s) == PBF_OK);
             peak = s[0].value > peak ? s[0].value : peak;
         }
-        printf("  %d thread%s: wall %.9g N (peak %.4g N), front %.9g m, H %.9g m\n", threads,
-               threads > 1 ? "s" : " ", s[0].value, peak, s[1].value, s[2].value);
-        ENSURE(peak > 0.0); /* the wave did reach the wall */
+        printf("  %d thread%s: wall %.9g N (peak %.4g N), front %.9g m, H %.9g m, L %.9g m\n",
+               threads, threads > 1 ? "s" : " ", s[0].value, peak, s[1].value, s[2].value,
+               s[3].value);
+        ENSURE(peak > 0.0);                           /* the wave did reach the wall */
+        ENSURE(s[3].value > 0.0 && s[3].value < 0.3); /* and the gauge is wet */
         if (threads == 1)
             memcpy(ref, s, sizeof ref);
         else
@@ -337,6 +440,8 @@ TEST_MAIN_BEGIN
 RUN_TEST(scene_section_defaults_and_round_trip);
 RUN_TEST(scene_section_errors_name_key_and_expectation);
 RUN_TEST(height_ignores_a_falling_droplet);
+RUN_TEST(level_reads_flat_and_sloped_surfaces);
+RUN_TEST(level_ignores_a_droplet_and_reads_shallow_layers);
 RUN_TEST(front_ignores_splash_ahead);
 RUN_TEST(force_patches_tile_and_work_on_boxes);
 RUN_TEST(force_patches_with_chebyshev);

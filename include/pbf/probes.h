@@ -1,10 +1,16 @@
 /* pbf — probes (docs/validation.md): what a laboratory measures, read from a running
- * world. Three kinds:
+ * world. Four kinds:
  *
  *   height  the water height at a point: the top of the highest particle in a thin vertical
  *           column (radius `radius`) above `position`, counted upwards from `position.y` only as
  *           long as the particles stay connected (no vertical gap wider than `max_gap`), so a
  *           droplet falling through the column is not read as water;
+ *   level   the water level at a point as the kernels see it: along the vertical line through
+ *           `position`, the SPH interpolation of the fluid fraction φ = V Σ W (1 inside the
+ *           rest lattice; particles mirrored in the base plane), walked upwards from
+ *           `position.y` to where it first falls below `fraction` (default 1/2). A point
+ *           reading whose bias does not shrink or grow with the particle spacing, unlike the
+ *           height probe's highest particle (docs/validation.md, "Probes");
  *   front   the leading edge of the fluid along an axis: the edge (centre + r) of the furthest
  *           particle of the fluid body, where the body is found on slabs 2r thick across the
  *           axis, walking from the back, and ends at the first gap wider than `max_gap`; splash
@@ -47,7 +53,8 @@ extern "C" {
 typedef enum pbf_probe_type {
     PBF_PROBE_HEIGHT = 0,
     PBF_PROBE_FRONT = 1,
-    PBF_PROBE_FORCE = 2
+    PBF_PROBE_FORCE = 2,
+    PBF_PROBE_LEVEL = 3
 } pbf_probe_type;
 
 /* An axis and a sense: the way a front moves, or a patch's normal (pointing out of the solid,
@@ -68,8 +75,8 @@ typedef struct pbf_probe_def {
     /* Column name in probes.csv: 1–31 characters of [A-Za-z0-9_.-], unique in a world.
      * Default "probe". */
     char name[PBF_PROBE_NAME_SIZE];
-    /* height: the point whose water height is read; the column is vertical (y) and the height
-     *         is counted from position.y (the floor, or the top of an obstacle);
+    /* height, level: the point whose water height is read; the column is vertical (y) and the
+     *         height is counted from position.y (the floor, or the top of an obstacle);
      * force:  the centre of the patch, on the surface of a domain wall or a box collider face.
      * m; inside the domain. Default (0.5, 0, 0.5). */
     pbf_vec3 position;
@@ -88,11 +95,13 @@ typedef struct pbf_probe_def {
     /* force: the patch's extent along x, y and z, m: > 0 along the two axes of the patch, 0
      * along the normal. Default (0, 0, 0): must be given. */
     pbf_vec3 size;
+    /* level: the fluid fraction that marks the surface, (0, 1). Default 0.5. */
+    float fraction;
 } pbf_probe_def;
 
 /* One reading. */
 typedef struct pbf_probe_sample {
-    /* height: m above position.y (0: dry);
+    /* height, level: m above position.y (0: dry);
      * front:  the coordinate of the leading edge along the probe's axis, m (NaN with no
      *         particles);
      * force:  the normal force ON the patch, N (positive: the fluid pushes into the solid),
@@ -102,13 +111,14 @@ typedef struct pbf_probe_sample {
     double value;
     /* force: value / patch area, Pa; 0 for the other kinds. */
     double pressure;
-    /* Particles that made the reading: in the connected column (height), in the fluid body
-     * (front), facing the patch in the last substep's last iteration (force). */
+    /* Particles that made the reading: in the connected column (height), within h of the
+     * line below the level (level), in the fluid body (front), facing the patch in the last
+     * substep's last iteration (force). */
     int particles;
 } pbf_probe_sample;
 
 PBF_API pbf_probe_def pbf_default_probe_def(void);
-/* "height", "front", "force"; "?" for an unknown value. */
+/* "height", "front", "force", "level"; "?" for an unknown value. */
 PBF_API const char *pbf_probe_type_name(pbf_probe_type type);
 /* "+x", "-x", "+y", "-y", "+z", "-z"; "?" for an unknown value. */
 PBF_API const char *pbf_direction_name(pbf_direction direction);

@@ -15,7 +15,7 @@ const char *const pbfpy_direction_names[] = {"+x", "-x", "+y", "-y", "+z", "-z",
 static const char *const collider_names[] = {"sphere", "box", "capsule", NULL};
 static const char *const motion_names[] = {"kinematic", "free", NULL};
 static const char *const interpolation_names[] = {"linear", "smooth", NULL};
-static const char *const probe_names[] = {"height", "front", "force", NULL};
+static const char *const probe_names[] = {"height", "front", "force", "level", NULL};
 static const char *const kernel_names[] = {"paper", "wendland", NULL};
 
 /* ---- tables ------------------------------------------------------------------------------- */
@@ -132,6 +132,7 @@ const pbfpy_field pbfpy_probe_fields[] = {
     E(pbf_probe_def, direction, pbfpy_direction_names),
     F(pbf_probe_def, min_particles, PBFPY_INT),
     F(pbf_probe_def, size, PBFPY_VEC3),
+    F(pbf_probe_def, fraction, PBFPY_FLOAT),
     PBFPY_END,
 };
 

@@ -76,10 +76,13 @@ def test_probes(coarse_scene):
         {"type": "front", "name": "front", "direction": "+x", "max_gap": 0.08},
         {"type": "force", "name": "floor", "position": (0.8, 0.0, 0.2), "direction": "+y",
          "size": (1.6, 0.0, 0.4)},
+        {"type": "level", "name": "L1", "position": (0.2, 0.0, 0.2), "fraction": 0.5},
     ])
-    assert [p["name"] for p in world.probes()] == ["H1", "front", "floor"]
+    assert [p["name"] for p in world.probes()] == ["H1", "front", "floor", "L1"]
+    assert world.probes()[3]["fraction"] == pytest.approx(0.5)
     before = world.sample_probes()
     assert before["H1"].value == pytest.approx(0.6, abs=1e-6)   # the column is 0.6 m high
+    assert before["L1"].value == pytest.approx(0.6, abs=1e-3)   # its level, interpolated
     assert before["front"].value == pytest.approx(0.4, abs=1e-6)
     assert before["floor"].value == 0.0  # forces are a step's
     world.step(coarse_scene.dt, steps=3)
@@ -90,7 +93,7 @@ def test_probes(coarse_scene):
         world.set_probes([{"type": "height", "name": "out", "position": (5.0, 0.0, 0.2)}])
     with pytest.raises(pbf.InvalidArgumentError):
         world.set_probes([{"name": "same"}, {"name": "same", "position": (0.3, 0.0, 0.2)}])
-    assert len(world.probes()) == 3  # unchanged after a failure
+    assert len(world.probes()) == 4  # unchanged after a failure
     with pytest.raises(ValueError, match="at most 31"):
         world.set_probes([{"name": "x" * 40}])
     world.set_probes([])

@@ -406,7 +406,7 @@ static const scene_table OUTPUT_TABLE = {TABLE(OUTPUT_KEYS), .init = scene_outpu
 
 /* ---- probes (include/pbf/probes.h): one table per type, indexed by pbf_probe_type --------- */
 
-static const char *const PROBE_TYPE_NAMES[] = {"height", "front", "force"};
+static const char *const PROBE_TYPE_NAMES[] = {"height", "front", "force", "level"};
 static const char *const DIRECTION_NAMES[] = {"+x", "-x", "+y", "-y", "+z", "-z"};
 #define PROBE_TYPE_KEY                                                                             \
     KEY_CHOICE("type", pbf_probe_def, type, PROBE_TYPE_NAMES,                                      \
@@ -451,6 +451,13 @@ static const scene_key PROBE_FORCE_KEYS[] = {
              "the patch's extent on each axis: > 0 on the two axes across the normal, 0 along it",
              .default_doc = "none: give it"),
 };
+static const scene_key PROBE_LEVEL_KEYS[] = {
+    PROBE_TYPE_KEY,
+    PROBE_NAME_KEY,
+    PROBE_POSITION_KEY,
+    KEY_FLOAT("fraction", pbf_probe_def, fraction, OPEN(0.0, 1.0), "",
+              "the interpolated fluid fraction read as the surface (docs/validation.md, Probes)"),
+};
 static const scene_table PROBE_HEIGHT_TABLE = {TABLE(PROBE_HEIGHT_KEYS),
                                                .what = "for a height probe",
                                                .init = scene_probe_init,
@@ -463,8 +470,12 @@ static const scene_table PROBE_FORCE_TABLE = {TABLE(PROBE_FORCE_KEYS),
                                               .what = "for a force probe",
                                               .init = scene_probe_init,
                                               .check = scene_probe_check};
+static const scene_table PROBE_LEVEL_TABLE = {TABLE(PROBE_LEVEL_KEYS),
+                                              .what = "for a level probe",
+                                              .init = scene_probe_init,
+                                              .check = scene_probe_check};
 static const scene_table *const PROBE_VARIANTS[] = {&PROBE_HEIGHT_TABLE, &PROBE_FRONT_TABLE,
-                                                    &PROBE_FORCE_TABLE};
+                                                    &PROBE_FORCE_TABLE, &PROBE_LEVEL_TABLE};
 static const scene_table PROBE_TABLE = {.variants = PROBE_VARIANTS,
                                         .variant_count = COUNT_OF(PROBE_VARIANTS),
                                         .defaults = scene_probe_defaults, .own_doc_table = 1};

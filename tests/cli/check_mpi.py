@@ -11,7 +11,7 @@ Usage: check_mpi.py SERIAL_DIR SPLIT_DIR MODE, MODE one of
   iterations stats.csv (error control, solver.target_error > 0): the split run's mean over
              the frames of the iteration count within 10 % of one process's, and the count
              varies over the frames (the error decides it, not a fixed count)
-  probes     probes.csv: every frame's heights within 2 mm, fronts within 1 % and forces within
+  probes     probes.csv: every frame's heights and levels within 2 mm, fronts within 1 % and forces within
              2 % of the largest force of one process (a rank's share lost or a ghost counted
              twice is tens of percent)
   tool       forces.csv (a free tool): its centre within 3 mm of one process's every frame, and

@@ -165,6 +165,7 @@ probes)
   "time": {"fps": 60, "frames": 15, "substeps": 4},
   "probes": [
     {"type": "height", "name": "H", "position": [0.2, 0, 0.2]},
+    {"type": "level", "name": "L", "position": [0.6, 0, 0.2]},
     {"type": "front", "name": "front", "direction": "+x"},
     {"type": "force", "name": "floor", "position": [0.4, 0, 0.2], "normal": "+y",
      "size": [0.8, 0, 0.4]}

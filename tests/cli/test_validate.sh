@@ -39,15 +39,17 @@ case_probes_csv() {
         --checkpoint-every 6 --out "$TMP/run" --quiet
     local csv="$TMP/run/probes.csv"
     [ -f "$csv" ] || fail "no probes.csv"
-    head -1 "$csv" | grep -qx 'frame,time,H1_m,H2_m,H3_m,H4_m,front_m,P1_N,P1_Pa,P2_N,P2_Pa,P3_N,P3_Pa,P4_N,P4_Pa' \
+    head -1 "$csv" | grep -qx 'frame,time,H1_m,H2_m,H3_m,H4_m,H1_top_m,H2_top_m,H3_top_m,H4_top_m,front_m,P1_N,P1_Pa,P2_N,P2_Pa,P3_N,P3_Pa,P4_N,P4_Pa' \
         || fail "probes.csv header: $(head -1 "$csv")"
     [ "$(wc -l <"$csv")" -eq 14 ] || fail "probes.csv has $(wc -l <"$csv") lines, expected 14"
-    # frame 0: the column stands 0.3 m high at H1, the other gauges are dry, the front is the
-    # column's face at x = 0.6
+    # frame 0: the column stands 0.3 m high at H1 (its level and its highest particle), the
+    # other gauges are dry, the front is the column's face at x = 0.6
     local row0; row0=$(sed -n 2p "$csv")
     in_range "$(echo "$row0" | cut -d, -f3)" 0.299 0.301 || fail "H1 at frame 0: $row0"
     [ "$(echo "$row0" | cut -d, -f4)" = 0 ] || fail "H2 at frame 0: $row0"
-    in_range "$(echo "$row0" | cut -d, -f7)" 0.599 0.601 || fail "front at frame 0: $row0"
+    in_range "$(echo "$row0" | cut -d, -f7)" 0.299 0.301 || fail "H1_top at frame 0: $row0"
+    [ "$(echo "$row0" | cut -d, -f8)" = 0 ] || fail "H2_top at frame 0: $row0"
+    in_range "$(echo "$row0" | cut -d, -f11)" 0.599 0.601 || fail "front at frame 0: $row0"
     # resume to frame 18: rows 0..18, in order, and the first 13 rows unchanged
     cp "$csv" "$TMP/before.csv"
     expect_rc 0 "$PBF" resume "$TMP/run" --frames 18 --quiet
@@ -63,12 +65,15 @@ case_probes_csv() {
 
 # Bad probe input is refused with the file, the key and the expectation.
 case_probe_errors() {
-    expect_rc 1 "$PBF" run scenes/validation/lobovsky_h300.json --set 'probes[0].radus=0.01' \
+    expect_rc 1 "$PBF" run scenes/validation/lobovsky_h300.json --set 'probes[4].radus=0.01' \
         --frames 1 --out "$TMP/x"
-    expect_in "$TMP/err" "scenes/validation/lobovsky_h300.json: unknown key 'probes[0].radus' for a height probe (did you mean 'radius'?)"
-    expect_rc 1 "$PBF" run scenes/validation/lobovsky_h300.json --set 'probes[5].position=[1.5, 0.01, 0.075]' \
+    expect_in "$TMP/err" "scenes/validation/lobovsky_h300.json: unknown key 'probes[4].radus' for a height probe (did you mean 'radius'?)"
+    expect_rc 1 "$PBF" run scenes/validation/lobovsky_h300.json --set 'probes[0].fraction=0' \
         --frames 1 --out "$TMP/x"
-    expect_in "$TMP/err" "'probes[5].position' must lie on the domain wall x = 1.61"
+    expect_in "$TMP/err" "scenes/validation/lobovsky_h300.json: 'probes[0].fraction' must be in (0, 1)"
+    expect_rc 1 "$PBF" run scenes/validation/lobovsky_h300.json --set 'probes[9].position=[1.5, 0.01, 0.075]' \
+        --frames 1 --out "$TMP/x"
+    expect_in "$TMP/err" "'probes[9].position' must lie on the domain wall x = 1.61"
     expect_rc 1 "$PBF" info scenes/validation/spheric2.json --set 'probes[0].position=[0.5, 0, 1.5]'
     expect_in "$TMP/err" "'probes[0].position' must lie inside the domain, got z = 1.5 outside [0, 1]"
 }

@@ -8,7 +8,8 @@
  *   OUT/plot.gp, *.dat           the gnuplot script and its data (redraw: cd OUT && gnuplot plot.gp)
  *
  * Metrics (definitions in docs/validation.md):
- *   wetting time   first time a height probe reads more than the case's threshold;
+ *   wetting time   first time a gauge (the level probe H*; the highest particle H*_top in the
+ *                  "(column top)" rows) reads more than the case's threshold;
  *   height RMS     root mean square of simulated − measured height over the common time window,
  *                  the measurement interpolated at the simulated frames;
  *   front arrival  when the water reaches a position, read alike on both sides: a gauge's

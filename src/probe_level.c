@@ -36,18 +36,12 @@ static int by_height(const void *a, const void *b) {
     return (p->slot > q->slot) - (p->slot < q->slot);
 }
 
-/* Adds a process's partial sums over every process (no-op unsplit), PBF_HALO_SUM_MAX at a time. */
+/* Adds a process's partial sums over every process (no-op unsplit), PBF_HALO_SUM_MAX at a time.
+ * The hook writes only the split's own buffers, not the world's state, hence the cast. */
 static void sum_over_processes(const pbf_world *w, double *v, int n) {
     if (w->halo == NULL) return;
     for (int k = 0; k < n; k += PBF_HALO_SUM_MAX)
         w->halo_sum((pbf_world *)w, v + k, n - k < PBF_HALO_SUM_MAX ? n - k : PBF_HALO_SUM_MAX);
-}
-
-/* Split over processes: whether every process has its memory (collective). */
-static int all_ok(const pbf_world *w, int ok) {
-    int failed = !ok;
-    if (w->halo) w->halo_reduce(w, &failed, 1, PBF_HALO_SUM_INT);
-    return failed == 0;
 }
 
 pbf_status pbf__probe_level(const pbf_world *w, const pbf_probe_def *p, pbf_probe_sample *s) {
@@ -64,7 +58,7 @@ pbf_status pbf__probe_level(const pbf_world *w, const pbf_probe_def *p, pbf_prob
     }
     level_point *pt = malloc((size_t)(n > 0 ? n : 1) * sizeof *pt);
     double *phi = calloc((size_t)samples + 1, sizeof *phi); /* + the particles below the level */
-    if (!all_ok(w, pt != NULL && phi != NULL)) {
+    if (!pbf__all_ok(w, pt != NULL && phi != NULL)) {
         free(pt);
         free(phi);
         return PBF_ERR_OUT_OF_MEMORY;

@@ -457,13 +457,6 @@ static int bins_init(bins *b, float from, float to, float width) {
     return 1;
 }
 
-/* Split over processes: whether every process has its bins (collective; `ok` is this one's). */
-static int bins_agree(const pbf_world *w, int ok) {
-    int failed = !ok;
-    if (w->halo) w->halo_reduce(w, &failed, 1, PBF_HALO_SUM_INT);
-    return failed == 0;
-}
-
 /* Split over processes: the bins of every process's particles (counts summed, the extremes
  * taken; exact, so the same on every process whatever the order). */
 static void bins_merge(const pbf_world *w, bins *b) {
@@ -520,7 +513,7 @@ static pbf_status sample_one(const pbf_world *w, const pbf_probe_def *p, pbf_pro
     s->particles = 0;
     if (p->type == PBF_PROBE_HEIGHT) {
         const float base = p->position.y, r2 = p->radius * p->radius;
-        if (!bins_agree(w, bins_init(&b, base, env_hi.y, 2.0f * r))) {
+        if (!pbf__all_ok(w, bins_init(&b, base, env_hi.y, 2.0f * r))) {
             bins_free(&b);
             return PBF_ERR_OUT_OF_MEMORY;
         }
@@ -539,7 +532,7 @@ static pbf_status sample_one(const pbf_world *w, const pbf_probe_def *p, pbf_pro
         const int k = (int)p->direction >> 1;
         const float sg = ((int)p->direction & 1) ? -1.0f : 1.0f;
         float a = sg * comp(env_lo, k), c = sg * comp(env_hi, k);
-        if (!bins_agree(w, bins_init(&b, a < c ? a : c, a < c ? c : a, 2.0f * r))) {
+        if (!pbf__all_ok(w, bins_init(&b, a < c ? a : c, a < c ? c : a, 2.0f * r))) {
             bins_free(&b);
             return PBF_ERR_OUT_OF_MEMORY;
         }

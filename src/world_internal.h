@@ -142,6 +142,14 @@ static inline float pbf__scorr_k(const pbf_world_def *d, float dt) {
            d->particle_radius;
 }
 
+/* Split over processes: whether every process says ok (collective; `ok` is this one's). An
+ * unsplit world returns ok. */
+static inline int pbf__all_ok(const pbf_world *w, int ok) {
+    int failed = !ok;
+    if (w->halo) w->halo_reduce(w, &failed, 1, PBF_HALO_SUM_INT);
+    return failed == 0;
+}
+
 /* Domain walls at time t (scripted motion applied). */
 void pbf__walls_at(const pbf_world_def *def, double t, pbf_v3 *lo, pbf_v3 *hi);
 /* The box every wall stays inside over all time: the grid covers it. */

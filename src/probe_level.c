@@ -13,8 +13,8 @@
  * Why not the highest particle: a column's highest particle reads the maximum over the column's
  * width of a surface that is rough and sloped on the scale of r, so it reads high by an amount
  * that shrinks with r. A comparison across particle spacings then measures the gauge as well
- * as the flow. The interpolated level is a point reading whose bias on a flat or sloped surface
- * does not depend on r (tests/test_probes.c).
+ * as the flow. The interpolated level is a point reading: it finds a flat or sloped lattice
+ * surface within 0.1 r at any spacing (tests/test_probes.c).
  *
  * Sums run in a fixed order (particles sorted by height, ties by slot): bit-identical for any
  * thread count. Split over processes, each sums its own particles and the partial sums are added

@@ -9,8 +9,9 @@
  *           `position`, the SPH interpolation of the fluid fraction φ = V Σ W (1 inside the
  *           rest lattice; particles mirrored in the base plane), walked upwards from
  *           `position.y` to where it first falls below `fraction` (default 1/2). A point
- *           reading whose bias does not shrink or grow with the particle spacing, unlike the
- *           height probe's highest particle (docs/validation.md, "Probes");
+ *           reading: it finds a flat or sloped lattice surface within 0.1 r at any spacing,
+ *           where the height probe reads the highest particle within its column's width
+ *           (docs/validation.md, "Probes");
  *   front   the leading edge of the fluid along an axis: the edge (centre + r) of the furthest
  *           particle of the fluid body, where the body is found on slabs 2r thick across the
  *           axis, walking from the back, and ends at the first gap wider than `max_gap`; splash

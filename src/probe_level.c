@@ -44,6 +44,14 @@ static void sum_over_processes(const pbf_world *w, double *v, int n) {
         w->halo_sum((pbf_world *)w, v + k, n - k < PBF_HALO_SUM_MAX ? n - k : PBF_HALO_SUM_MAX);
 }
 
+/* Whether particle i is read: at or above the base, within h of the gauge's line; *d2 gets its
+ * squared horizontal distance from the line. */
+static int near_line(const pbf_world *w, const pbf_probe_def *p, int i, float *d2) {
+    float dx = w->x[3 * i] - p->position.x, dz = w->x[3 * i + 2] - p->position.z;
+    *d2 = dx * dx + dz * dz;
+    return *d2 < w->params.h2 && w->x[3 * i + 1] >= p->position.y;
+}
+
 pbf_status pbf__probe_level(const pbf_world *w, const pbf_probe_def *p, pbf_probe_sample *s) {
     const pbf_params *P = &w->params;
     const float h = P->h, base = p->position.y, step = 0.25f * w->def.particle_radius;
@@ -52,24 +60,18 @@ pbf_status pbf__probe_level(const pbf_world *w, const pbf_probe_def *p, pbf_prob
     const int samples = 2 + (int)ceilf((env_hi.y - base) / step);
 
     int n = 0;
-    for (int i = 0; i < w->count; ++i) {
-        float dx = w->x[3 * i] - p->position.x, dz = w->x[3 * i + 2] - p->position.z;
-        if (dx * dx + dz * dz < P->h2 && w->x[3 * i + 1] >= base) ++n;
-    }
+    float d2;
+    for (int i = 0; i < w->count; ++i) n += near_line(w, p, i, &d2);
     level_point *pt = malloc((size_t)(n > 0 ? n : 1) * sizeof *pt);
-    double *phi = calloc((size_t)samples + 1, sizeof *phi); /* + the particles below the level */
+    double *phi = calloc((size_t)samples, sizeof *phi);
     if (!pbf__all_ok(w, pt != NULL && phi != NULL)) {
         free(pt);
         free(phi);
         return PBF_ERR_OUT_OF_MEMORY;
     }
     n = 0;
-    for (int i = 0; i < w->count; ++i) {
-        float dx = w->x[3 * i] - p->position.x, dz = w->x[3 * i + 2] - p->position.z;
-        float y = w->x[3 * i + 1];
-        if (dx * dx + dz * dz < P->h2 && y >= base)
-            pt[n++] = (level_point){y, dx * dx + dz * dz, i};
-    }
+    for (int i = 0; i < w->count; ++i)
+        if (near_line(w, p, i, &d2)) pt[n++] = (level_point){w->x[3 * i + 1], d2, i};
     qsort(pt, (size_t)n, sizeof *pt, by_height);
 
     /* φ at y_k = base + k·step: the particles within h below and above (a window that moves up
@@ -102,14 +104,13 @@ pbf_status pbf__probe_level(const pbf_world *w, const pbf_probe_def *p, pbf_prob
         level = k == samples ? (double)(samples - 1) * step
                              : ((double)(k - 1) + (phi[k - 1] - f) / (phi[k - 1] - phi[k])) * step;
     }
-    double below = 0.0;
+    double below = 0.0; /* the particles read below the level, over every process */
     for (int j = 0; j < n && (double)(pt[j].y - base) <= level; ++j)
         below += 1.0;
-    phi[samples] = below;
-    sum_over_processes(w, phi + samples, 1);
+    sum_over_processes(w, &below, 1);
     s->value = level;
     s->pressure = 0.0;
-    s->particles = (int)phi[samples];
+    s->particles = (int)below;
     free(pt);
     free(phi);
     return PBF_OK;

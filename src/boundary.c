@@ -1,7 +1,7 @@
 /* Domain walls with scripted motion, and colliders in the kernels' form. */
 #include <string.h>
 
-#include "world_internal.h"
+#include "world_state.h"
 
 static float wall_offset(const pbf_wall_motion *m, double t) {
     if (m->amplitude == 0.0f) return 0.0f;

@@ -5,7 +5,7 @@
 #define PBF_DIFFUSE_INTERNAL_H
 
 #include "pbf/diffuse.h"
-#include "world_internal.h"
+#include "world_state.h"
 
 typedef struct pbf_diffuse {
     pbf_diffuse_def def;

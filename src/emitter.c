@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "geometry/meshes.h" /* sink meshes: their fields */
+#include "geometry/geometry_state.h" /* sink meshes: their fields */
 #include "cuda/world_cuda.h" /* cuda: emitters and sinks are refused on the GPU */
 #include "emitter.h"
 
@@ -49,16 +49,6 @@ size_t pbf__flow_memory_bytes(const pbf_world *w) {
     return b;
 }
 
-pbf_status pbf__flow_ensure(pbf_world *w) {
-    if (w->flow != NULL) return PBF_OK;
-    if (w->cuda != NULL)
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "emitters, sinks and a particle capacity need the CPU backend "
-                         "(solver.backend \"cpu\")");
-    w->flow = calloc(1, sizeof *w->flow);
-    if (w->flow == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
-    return PBF_OK;
-}
 
 static int finite3(pbf_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 static pbf_v3 to_v3(pbf_vec3 a) { return v3(a.x, a.y, a.z); }
@@ -275,19 +265,6 @@ int pbf_world_emitter_layer_size(const pbf_world *w, int index) {
     return w->flow->emitters[index].n;
 }
 
-pbf_status pbf_world_set_capacity(pbf_world *w, int capacity) {
-    if (!(capacity >= w->count && capacity <= INT32_MAX / 4))
-        return pbf__fail(w, PBF_ERR_INVALID_ARG,
-                         "capacity must be in [%d (the particles already there), %d], got %d",
-                         w->count, INT32_MAX / 4, capacity);
-    pbf_status st = pbf__flow_ensure(w);
-    if (st != PBF_OK) return st;
-    int before = w->flow->capacity;
-    w->flow->capacity = capacity; /* reserve allocates exactly this much, once */
-    st = pbf__world_reserve(w, capacity); /* the memory check and the allocation */
-    if (st != PBF_OK) w->flow->capacity = before;
-    return st;
-}
 
 pbf_flow_state pbf_world_get_flow(const pbf_world *w) {
     pbf_flow_state s;

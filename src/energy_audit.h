@@ -3,7 +3,7 @@
 #ifndef PBF_ENERGY_AUDIT_H
 #define PBF_ENERGY_AUDIT_H
 
-#include "world_internal.h"
+#include "world_state.h"
 
 /* Clears the step's audit and records the energy of (x, v). */
 void pbf__energy_begin_step(pbf_world *w);

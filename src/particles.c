@@ -1,13 +1,15 @@
 /* The particle arrays of a world: growing them (once, to a fixed capacity, when the world has
- * one), the memory check before that, and appending a particle with the next id. Below world.c,
- * emitter.c and checkpoint.c, which all add particles; it calls nothing above it. */
+ * one), the memory check before that, and appending a particle with the next id; the capacity
+ * itself (pbf_world_set_capacity) and the flow state it lives in. Below world.c, emitter.c,
+ * geometry/meshes.c and checkpoint.c, which all add particles or need the flow state; it calls
+ * nothing above it. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "resources.h" /* memory checks before allocating */
-#include "emitter.h"   /* the fixed capacity (data only) */
+#include "flow_state.h" /* the fixed capacity */
 #include "cuda/world_cuda.h" /* cuda: the host arrays are rewritten */
-#include "world_internal.h"
+#include "world_state.h"
 
 /* Bytes per particle of the per-particle arrays of pbf_world (the neighbour list is counted
  * separately). */
@@ -123,4 +125,30 @@ size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {
     /* a doubling growth policy may leave up to 2x capacity */
     double per = (double)pbf__bytes_per_particle() + 4.0 + neighbors * 8.0; /* index + pair_g */
     return (size_t)((double)particles * per * 1.25 + cells * 8.0 + sizeof(pbf_world));
+}
+
+/* The flow state exists for the capacity, emitters and sinks alike (flow_state.h). */
+pbf_status pbf__flow_ensure(pbf_world *w) {
+    if (w->flow != NULL) return PBF_OK;
+    if (w->cuda != NULL)
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
+                         "emitters, sinks and a particle capacity need the CPU backend "
+                         "(solver.backend \"cpu\")");
+    w->flow = calloc(1, sizeof *w->flow);
+    if (w->flow == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
+    return PBF_OK;
+}
+
+pbf_status pbf_world_set_capacity(pbf_world *w, int capacity) {
+    if (!(capacity >= w->count && capacity <= INT32_MAX / 4))
+        return pbf__fail(w, PBF_ERR_INVALID_ARG,
+                         "capacity must be in [%d (the particles already there), %d], got %d",
+                         w->count, INT32_MAX / 4, capacity);
+    pbf_status st = pbf__flow_ensure(w);
+    if (st != PBF_OK) return st;
+    int before = w->flow->capacity;
+    w->flow->capacity = capacity; /* reserve allocates exactly this much, once */
+    st = pbf__world_reserve(w, capacity); /* the memory check and the allocation */
+    if (st != PBF_OK) w->flow->capacity = before;
+    return st;
 }

@@ -19,7 +19,7 @@
  * Sums run in a fixed order (particles sorted by height, ties by slot): bit-identical for any
  * thread count. Split over processes, each sums its own particles and the partial sums are added
  * in rank order (the same bits on every process; not those of an unsplit world). */
-#include "probes.h"
+#include "probe_level.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -18,6 +18,7 @@
  * so over the whole fluid the patches of all walls add up exactly to the change of momentum minus
  * gravity: a resting column's floor carries its weight (tests/test_hydrostatic.c). */
 #include "probes.h"
+#include "probe_level.h"
 #include "cpu_passes.h" /* the Δp sum, as stage_delta computes it */
 
 #include <float.h>

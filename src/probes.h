@@ -5,7 +5,7 @@
 #define PBF_PROBES_INTERNAL_H
 
 #include "pbf/probes.h"
-#include "world_internal.h"
+#include "world_state.h"
 
 /* A force patch in the form the hook uses. */
 typedef struct pbf_patch {
@@ -46,8 +46,6 @@ static inline void pbf__probes_after_delta(pbf_world *w, const pbf_params *P, fl
 /* At the end of a successful pbf_world_step: the step's mean forces. */
 void pbf__probes_step_end(pbf_world *w);
 void pbf__probes_free(pbf_world *w);
-/* Reads one level probe (src/probe_level.c). Collective in a world split over processes. */
-pbf_status pbf__probe_level(const pbf_world *w, const pbf_probe_def *p, pbf_probe_sample *s);
 /* pbf_world_sample_probes, with the positions current on the host (world.c). */
 pbf_status pbf__probes_sample(const pbf_world *w, pbf_probe_sample *out);
 

@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "world_internal.h"
+#include "world_state.h"
 
 /* A limit file of cgroup v2 ("max" or bytes) or v1 (bytes; huge when unlimited). 0: none. */
 static size_t cgroup_limit(void) {

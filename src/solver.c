@@ -12,7 +12,7 @@
 #include "geometry/meshes.h" /* mesh solids and bodies: hooks marked "meshes" below */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): one hook marked "cuda" below */
 #include "emitter.h" /* emitters and sinks (include/pbf/flow.h): hooks marked "flow" below */
-#include "world_internal.h"
+#include "world_state.h"
 #include "watchdog.h" /* its limits and report, shared with the CUDA step */
 #include "cpu_passes.h" /* the vectorized list passes */
 #include "energy_audit.h" /* the energy audit: marks after the stages, when it is on */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cuda/world_cuda.h" /* cuda: pbf__cuda_pull before reading a CUDA world */
-#include "world_internal.h"
+#include "world_state.h"
 
 pbf_stats pbf_world_get_stats(const pbf_world *w) {
     pbf__cuda_pull(w); /* cuda */

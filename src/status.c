@@ -1,7 +1,7 @@
 /* Status strings, version and error formatting. */
 #include <stdio.h>
 
-#include "world_internal.h"
+#include "world_state.h"
 
 const char *pbf_status_string(pbf_status status) {
     switch (status) {

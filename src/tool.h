@@ -4,7 +4,7 @@
 #ifndef PBF_TOOL_H
 #define PBF_TOOL_H
 
-#include "world_internal.h"
+#include "world_state.h"
 
 typedef struct pbf_tool_body {
     pbf_tool_def def;

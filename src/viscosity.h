@@ -4,7 +4,7 @@
 #ifndef PBF_VISCOSITY_H
 #define PBF_VISCOSITY_H
 
-#include "world_internal.h"
+#include "world_state.h"
 
 /* The constants of both terms in w->params, from w->def (called by pbf__init_params). */
 void pbf__viscosity_init_params(pbf_world *w);

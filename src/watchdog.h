@@ -6,7 +6,7 @@
 #ifndef PBF_WATCHDOG_H
 #define PBF_WATCHDOG_H
 
-#include "world_internal.h"
+#include "world_state.h"
 
 /* A particle "far beyond the CFL limit" moves faster than WATCHDOG_CFL_FACTOR times
  * cfl·h/dt_substep, with cfl taken as at least WATCHDOG_MIN_CFL (so a disabled limit, cfl = 0,

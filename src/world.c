@@ -13,7 +13,7 @@
 #include "viscosity.h" /* the viscosity solve's scratch: freed here */
 #include "diffuse.h" /* diffuse particles: freed and counted here */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
-#include "world_internal.h"
+#include "world_state.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Validation: every message names the field and its range. */

@@ -6,7 +6,7 @@
 #include "cpu_passes.h"
 #include "kernels.h"
 #include "test.h"
-#include "world_internal.h"
+#include "world_state.h"
 
 /* Parameters of a real world (kernel constants, mass calibration). */
 static pbf_params make_params(float r, float scale) {

@@ -8,7 +8,7 @@
 #include "pbf/scene.h"
 #include "resources.h"
 #include "test.h"
-#include "world_internal.h"
+#include "world_state.h"
 
 #define SRC "scenes/x.json"
 

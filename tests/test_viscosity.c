@@ -9,7 +9,7 @@
 #include "pbf/pbf.h"
 #include "pbf/scene.h"
 #include "test.h"
-#include "world_internal.h"
+#include "world_state.h"
 
 /* The world def's kernel pair: the paper's (h = 4r) or Wendland C2 as it is run (h = 5r). */
 static void set_pair(pbf_world_def *d, pbf_kernel_pair kernel) {

@@ -17,7 +17,7 @@
 #include "probes.h"   /* force probes' patches and sums; their pass runs on the device */
 #include "tool.h"     /* the tool's motion and forces; its passes run on the device */
 #include "watchdog.h" /* the watchdog's limits and report, shared with solver.c */
-#include "world_internal.h"
+#include "world_state.h"
 
 struct pbf_cuda_world {
     pbf_cuda *dev;

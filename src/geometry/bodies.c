@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "meshes.h"
+#include "bodies.h"
 #include "rigid.h"
 
 /* Semi-implicit Euler with an added mass M_a = added_mass · ρ0 · V and the matching added

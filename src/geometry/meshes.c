@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emitter.h" /* a sink mesh counts its removals in the flow */
+#include "flow_state.h" /* a sink mesh counts its removals in the flow */
 #include "resources.h"
 #include "rigid.h"
 

@@ -27,7 +27,7 @@
 #include "emitter.h" /* the FLOW section: emitters, sinks, capacity, counters */
 #include "diffuse.h" /* the DIFFUSE section: spray, foam and bubbles */
 #include "cuda/world_cuda.h" /* cuda: a CUDA world's state is read back first */
-#include "world_internal.h"
+#include "world_state.h"
 
 #define MAGIC "PBFCKPT\n"
 #define HEADER_SIZE 32u

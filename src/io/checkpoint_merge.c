@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "world_internal.h"
+#include "world_state.h"
 
 static pbf_status fail(char *err, size_t err_size, pbf_status st, const char *fmt, ...) {
     if (err != NULL && err_size > 0) {

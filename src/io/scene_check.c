@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "pbf/scene.h"
-#include "world_internal.h"
+#include "world_state.h"
 
 /* Lattice points visited per overlap count at most; bigger overlaps are sampled. */
 #define OVERLAP_SAMPLES 1000000.0

@@ -6,7 +6,7 @@
 
 #include <mpi.h>
 
-#include "world_internal.h"
+#include "world_state.h"
 
 typedef struct pbf_halo {
     MPI_Comm comm;
@@ -38,7 +38,7 @@ typedef struct pbf_halo {
     double *sum_buf;   /* ranks · PBF_HALO_SUM_MAX: every rank's values in pbf__halo_sum */
 } pbf_halo;
 
-/* The solver's hook (world_internal.h): migration, halo exchange, dropping the halo. */
+/* The solver's hook (world_state.h): migration, halo exchange, dropping the halo. */
 pbf_status pbf__halo_hook(pbf_world *w, pbf_halo_event event, pbf_status status);
 /* w->halo_sum: n values summed over the ranks in rank order (the same bits on every rank). */
 void pbf__halo_sum(pbf_world *w, double *values, int n);

@@ -21,7 +21,7 @@
 
 #include "anisotropy_math.h"
 #include "cell_index.h"
-#include "surface_internal.h"
+#include "surface_util.h"
 
 void surface_eigen_sym3(const double m[9], double values[3], double vectors[9]) {
     surface_aniso_eigen_sym3(m, values, vectors);

@@ -9,7 +9,7 @@
  * undefined: no nvcc, the sanitizer and fuzzer builds) the functions still link and say so. */
 #include <stddef.h>
 
-#include "surface_internal.h"
+#include "surface_util.h"
 
 #ifdef PBF_HAVE_CUDA
 #include "cuda/anisotropy.h"

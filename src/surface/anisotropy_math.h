@@ -90,7 +90,7 @@ SURFACE_ANISO_INLINE float surface_aniso_step(float x, double k, double m) {
 /* Largest eigenvalues first: symmetric 3x3 m (row-major, double) -> values[3] and unit
  * eigenvectors as the columns of vectors (row-major). Cyclic Jacobi: deterministic, accurate
  * for the small, well-conditioned covariance matrices of particle neighbourhoods.
- * (surface_eigen_sym3 in surface_internal.h is this function for the C callers.) */
+ * (surface_eigen_sym3 in surface_util.h is this function for the C callers.) */
 SURFACE_ANISO_INLINE void surface_aniso_eigen_sym3(const double m[9], double values[3],
                                                    double vectors[9]) {
     double a[3][3], v[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};

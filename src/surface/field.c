@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "surface_grid.h"
-#include "surface_internal.h"
+#include "surface_util.h"
 
 #define POLY6_UNIT 1.5666814710608448 /* 315 / (64 π) */
 

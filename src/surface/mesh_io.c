@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "pbf/export.h"
-#include "surface_internal.h"
+#include "surface_util.h"
 
 static unsigned char *put_u32(unsigned char *p, uint32_t v) {
     p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8);

@@ -7,7 +7,7 @@
 
 #include "cell_index.h"
 #include "mesh_ops.h"
-#include "surface_internal.h"
+#include "surface_util.h"
 
 void pbf_mesh_free(pbf_mesh *mesh) {
     if (mesh == NULL) return;

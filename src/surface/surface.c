@@ -9,7 +9,7 @@
 
 #include "mesh_ops.h"
 #include "surface_grid.h"
-#include "surface_internal.h"
+#include "surface_util.h"
 
 pbf_surface_def pbf_default_surface_def(void) {
     pbf_surface_def d;

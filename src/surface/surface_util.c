@@ -1,11 +1,11 @@
-/* Small helpers of the surface reconstruction (surface_internal.h): messages, threads, input
+/* Small helpers of the surface reconstruction (surface_util.h): messages, threads, input
  * checks. They call nothing else in src/surface/. */
 #include <math.h>
 #include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "surface_internal.h"
+#include "surface_util.h"
 
 void surface_format(char *err, size_t err_size, const char *fmt, ...) {
     if (err == NULL || err_size == 0) return;

@@ -1,6 +1,8 @@
-/* The opaque pbf_world, shared by the library's source files (never installed). */
-#ifndef PBF_WORLD_INTERNAL_H
-#define PBF_WORLD_INTERNAL_H
+/* The opaque pbf_world: the state every part of the library reads and writes (never installed).
+ * It has no source file of its own, so a feature that includes it depends on the state alone,
+ * not on world.c, which creates and frees worlds. */
+#ifndef PBF_WORLD_STATE_H
+#define PBF_WORLD_STATE_H
 
 #include <stdarg.h>
 

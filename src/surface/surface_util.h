@@ -1,6 +1,6 @@
 /* Shared pieces of the surface reconstruction (src/surface/): not part of the public API. */
-#ifndef PBF_SURFACE_INTERNAL_H
-#define PBF_SURFACE_INTERNAL_H
+#ifndef PBF_SURFACE_UTIL_H
+#define PBF_SURFACE_UTIL_H
 
 #include <stddef.h>
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pbf/features.h"
 #include "pbf/scene.h"
 
 static const char info_synopsis[] =
@@ -91,6 +92,18 @@ static int print_info(const pbf_scene *scene) {
            d->solver.iterations);
     printf("output           %s [%s]\n", scene->output_dir,
            cli_format_names(scene->formats, formats, sizeof formats));
+    /* the cells of the table of what runs where (pbf features) that this scene uses */
+    const uint32_t used = pbf_scene_features(scene);
+    printf("features         backend %s; what each feature uses runs on:\n",
+           d->backend == PBF_BACKEND_CUDA ? "cuda" : "cpu");
+    for (int f = 0; f < PBF_FEATURE_COUNT; ++f) {
+        if (!(used & (1u << f))) continue;
+        const pbf_feature_info *fi = pbf_feature_get((pbf_feature)f);
+        printf("  %-16s cpu %s, cuda %s, mpi %s\n", fi->name,
+               pbf_support_name(fi->support[PBF_COLUMN_CPU]),
+               pbf_support_name(fi->support[PBF_COLUMN_CUDA]),
+               pbf_support_name(fi->support[PBF_COLUMN_MPI]));
+    }
     if (scene->has_tool) { /* the tool (docs/tool.md) */
         const pbf_tool_def *t = &scene->tool;
         if (t->motion == PBF_TOOL_FREE)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu_passes.h"
+#include "caps.h" /* what runs where */
 
 #define DIFFUSE_DEAD 255u
 /* A fluid particle is at the surface when its colour-field gradient, scaled by h, exceeds this
@@ -142,6 +143,7 @@ pbf_status pbf_world_enable_diffuse(pbf_world *w, const pbf_diffuse_def *def) {
     if (pbf_diffuse_def_check(def, why, sizeof why) != PBF_OK)
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "%s", why);
     if (w->diffuse == NULL) {
+        if (pbf__caps_require(w, PBF_FEATURE_DIFFUSE) != PBF_OK) return PBF_ERR_UNSUPPORTED;
         w->diffuse = calloc(1, sizeof *w->diffuse);
         if (w->diffuse == NULL)
             return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory enabling diffuse particles");
@@ -386,10 +388,6 @@ static void place(pbf_world *w, pbf_diffuse *D, int first, int nt) {
 
 pbf_status pbf__diffuse_substep(pbf_world *w, int nt) {
     pbf_diffuse *D = w->diffuse;
-    if (w->halo)
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "diffuse particles are not simulated in a world split over processes "
-                         "(MPI) yet; run the scene in one process");
     const int n = w->count;
     if (grow_fluid(D, n) != PBF_OK)
         return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "geometry/geometry_state.h" /* sink meshes: their fields */
-#include "cuda/world_cuda.h" /* cuda: emitters and sinks are refused on the GPU */
+#include "caps.h" /* what runs where: emitters and sinks checked */
 #include "emitter.h"
 
 #define MAX_LAYER (1 << 20) /* particles per layer: a nozzle of more is surely a mistake */
@@ -234,6 +234,7 @@ pbf_status pbf_world_add_emitter(pbf_world *w, const pbf_emitter_def *d) {
     pbf_status st = build_lattice(w, &e);
     e.travel = e.pitch; /* the first layer leaves at the start time */
     if (st == PBF_OK) st = check_placement(w, &e);
+    if (st == PBF_OK) st = pbf__caps_require(w, PBF_FEATURE_EMITTERS);
     if (st == PBF_OK) st = pbf__flow_ensure(w);
     if (st != PBF_OK) {
         free(e.offsets);
@@ -251,7 +252,8 @@ pbf_status pbf_world_add_sink(pbf_world *w, const pbf_sink_def *d) {
         !(d->min.x < d->max.x && d->min.y < d->max.y && d->min.z < d->max.z))
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
                          "sink: min and max must be finite, min below max on every axis");
-    pbf_status st = pbf__flow_ensure(w);
+    pbf_status st = pbf__caps_require(w, PBF_FEATURE_SINKS);
+    if (st == PBF_OK) st = pbf__flow_ensure(w);
     if (st != PBF_OK) return st;
     w->flow->sinks[w->flow->sink_count++] = *d;
     return PBF_OK;

@@ -4,6 +4,7 @@
 #include "energy_audit.h"
 
 #include <string.h>
+#include "caps.h" /* what runs where */
 
 /* Energy of positions pos and velocities: vel, or (pos − x_old)/dt when vel is NULL, plus
  * dv when it is not NULL. In a world split over processes the ghosts are skipped and the
@@ -40,9 +41,8 @@ void pbf__energy_mark(pbf_world *w, pbf_energy_stage stage, const float *pos, co
 }
 
 pbf_status pbf_world_set_energy_audit(pbf_world *w, int on) {
-    if (w->cuda != NULL)
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "the energy audit runs on the CPU backend only (backend cuda)");
+    if (on && !w->energy_audit && pbf__caps_require(w, PBF_FEATURE_ENERGY_AUDIT) != PBF_OK)
+        return PBF_ERR_UNSUPPORTED;
     w->energy_audit = on != 0;
     return PBF_OK;
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "caps.h" /* what runs where: a capacity is the emitters' */
 #include "resources.h" /* memory checks before allocating */
 #include "flow_state.h" /* the fixed capacity */
 #include "cuda/world_cuda.h" /* cuda: the host arrays are rewritten */
@@ -130,10 +131,6 @@ size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {
 /* The flow state exists for the capacity, emitters and sinks alike (flow_state.h). */
 pbf_status pbf__flow_ensure(pbf_world *w) {
     if (w->flow != NULL) return PBF_OK;
-    if (w->cuda != NULL)
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "emitters, sinks and a particle capacity need the CPU backend "
-                         "(solver.backend \"cpu\")");
     w->flow = calloc(1, sizeof *w->flow);
     if (w->flow == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
     return PBF_OK;
@@ -144,7 +141,8 @@ pbf_status pbf_world_set_capacity(pbf_world *w, int capacity) {
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
                          "capacity must be in [%d (the particles already there), %d], got %d",
                          w->count, INT32_MAX / 4, capacity);
-    pbf_status st = pbf__flow_ensure(w);
+    pbf_status st = pbf__caps_require(w, PBF_FEATURE_EMITTERS); /* the capacity is theirs */
+    if (st == PBF_OK) st = pbf__flow_ensure(w);
     if (st != PBF_OK) return st;
     int before = w->flow->capacity;
     w->flow->capacity = capacity; /* reserve allocates exactly this much, once */

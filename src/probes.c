@@ -19,6 +19,7 @@
  * gravity: a resting column's floor carries its weight (tests/test_hydrostatic.c). */
 #include "probes.h"
 #include "probe_level.h"
+#include "caps.h" /* what runs where: force probes checked */
 #include "cpu_passes.h" /* the Δp sum, as stage_delta computes it */
 
 #include <float.h>
@@ -226,6 +227,11 @@ pbf_status pbf_world_set_probes(pbf_world *w, const pbf_probe_def *probes, int c
                                  "probes[%d].name '%s' is already the name of probes[%d]: names "
                                  "must be unique",
                                  i, probes[i].name, j);
+    }
+    for (int i = 0; i < count; ++i) { /* caps.c: force probes have a pass of their own */
+        pbf_feature f = probes[i].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES
+                                                          : PBF_FEATURE_PROBES;
+        if (pbf__caps_require(w, f) != PBF_OK) return PBF_ERR_UNSUPPORTED;
     }
     pbf_probes *set = calloc(1, sizeof *set);
     if (set == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory for the probes");

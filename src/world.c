@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "caps.h" /* what runs where: the def's features, the tool and colliders checked */
 #include "resources.h" /* memory checks before allocating */
 #include "tool.h" /* the tool: freed and counted here */
 #include "probes.h" /* probes: freed here */
@@ -141,29 +142,6 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
     }
     CHECK_RANGE(d->kernel == PBF_KERNEL_PAPER || d->kernel == PBF_KERNEL_WENDLAND, "kernel",
                 "PBF_KERNEL_PAPER or PBF_KERNEL_WENDLAND", d->kernel);
-    if (d->kernel == PBF_KERNEL_WENDLAND) {
-        /* The math of these features is written for the paper's pair (their kernel profiles,
-         * wall integrals and calibrations): refused, not run wrong. */
-        const struct {
-            const char *name;
-            float value;
-        } paper_only[] = {{"material.surface_tension", d->material.surface_tension},
-                          {"wall_adhesion", d->wall_adhesion}};
-        for (size_t k = 0; k < sizeof paper_only / sizeof paper_only[0]; ++k)
-            if (paper_only[k].value != 0.0f) {
-                pbf__format(err, err_size,
-                            "world def: %s must be 0 with the Wendland C2 kernel pair (kernel "
-                            "PBF_KERNEL_WENDLAND), which has no such term yet; got %g",
-                            paper_only[k].name, (double)paper_only[k].value);
-                return PBF_ERR_INVALID_ARG;
-            }
-        if (d->backend == PBF_BACKEND_CUDA) {
-            pbf__format(err, err_size,
-                        "world def: the CUDA backend does not run the Wendland C2 kernel pair "
-                        "(kernel PBF_KERNEL_WENDLAND) yet; use the CPU backend");
-            return PBF_ERR_INVALID_ARG;
-        }
-    }
     CHECK_RANGE(d->phase_count >= 0 && d->phase_count <= PBF_MAX_PHASES, "phase_count",
                 "in [0, 8]", d->phase_count);
     float rho_lo = 3.4e38f, rho_hi = 0.0f;
@@ -197,6 +175,12 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                     (double)PBF_MAX_DENSITY_RATIO);
         return PBF_ERR_INVALID_ARG;
     }
+    CHECK_RANGE(d->backend == PBF_BACKEND_CPU || d->backend == PBF_BACKEND_CUDA, "backend",
+                "PBF_BACKEND_CPU or PBF_BACKEND_CUDA", d->backend);
+    /* what the def uses, on its backend and together (caps.c: the one table) */
+    const pbf_column column = d->backend == PBF_BACKEND_CUDA ? PBF_COLUMN_CUDA : PBF_COLUMN_CPU;
+    pbf_status caps = pbf__caps_check(0, pbf_world_def_features(d), column, err, err_size);
+    if (caps != PBF_OK) return caps;
 #ifndef PBF_HAVE_CUDA /* cuda: without the backend built in (with it: pbf__cuda_attach) */
     if (d->backend == PBF_BACKEND_CUDA) {
         pbf__format(err, err_size,
@@ -204,8 +188,6 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
         return PBF_ERR_UNSUPPORTED;
     }
 #endif
-    CHECK_RANGE(d->backend == PBF_BACKEND_CPU || d->backend == PBF_BACKEND_CUDA, "backend",
-                "PBF_BACKEND_CPU or PBF_BACKEND_CUDA", d->backend);
     return PBF_OK;
 }
 
@@ -456,11 +438,8 @@ pbf_status pbf_world_add_particles_phase(pbf_world *w, int count, const float *p
 
 pbf_status pbf_world_add_collider(pbf_world *w, const pbf_collider_def *c) {
     if (!c) return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: NULL");
-    if (c->adhesion != 0.0f && w->def.kernel == PBF_KERNEL_WENDLAND) /* the paper pair's */
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "collider: adhesion must be 0 with the Wendland C2 kernel pair (kernel "
-                         "PBF_KERNEL_WENDLAND), got %g",
-                         (double)c->adhesion);
+    if (c->adhesion != 0.0f && pbf__caps_require(w, PBF_FEATURE_ADHESION) != PBF_OK)
+        return PBF_ERR_UNSUPPORTED;
     if (w->collider_count >= PBF_MAX_SOLIDS)
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: at most %d colliders", PBF_MAX_SOLIDS);
     switch (c->type) {
@@ -623,10 +602,8 @@ void pbf_world_get_phases(const pbf_world *w, uint8_t *out) {
 /* The tool (tool.c) measures the particles around it when it is set: their positions must be
  * current on the host. */
 pbf_status pbf_world_set_tool(pbf_world *w, const pbf_tool_def *def) {
-    if (def != NULL && w->def.kernel == PBF_KERNEL_WENDLAND) /* its boundary: the paper pair's */
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "tool: not available with the Wendland C2 kernel pair (kernel "
-                         "PBF_KERNEL_WENDLAND)");
+    if (def != NULL && w->tool == NULL && pbf__caps_require(w, PBF_FEATURE_TOOL) != PBF_OK)
+        return PBF_ERR_UNSUPPORTED;
     pbf__cuda_pull(w); /* cuda */
     return pbf__tool_set(w, def);
 }

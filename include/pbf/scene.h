@@ -124,6 +124,9 @@ PBF_API pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **ou
                                           size_t err_size);
 /* Particles the scene's blocks will hold: the sum of pbf_block_particle_count. */
 PBF_API int64_t pbf_scene_particle_count(const pbf_scene *scene);
+/* The features the scene's world will use (include/pbf/features.h), as bits 1u << feature:
+ * what pbf_world_features reads from the world once the scene has built it. */
+PBF_API uint32_t pbf_scene_features(const pbf_scene *scene);
 /* Checks beyond the loader's ranges (docs/robustness.md): values each legal that
  * together cannot give a useful simulation. Returns PBF_ERR_INVALID_ARG, with err naming the
  * fields, for a time step in which gravity alone moves a particle more than the kernel radius.

@@ -296,36 +296,7 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
  * step in one call or, with a free tool, one substep at a time. */
 pbf_status pbf__cuda_step(pbf_world *w, float dt) {
     struct pbf_cuda_world *c = w->cuda;
-    /* Heights and fronts are read from the positions; force probes have a pass on the device,
-     * written after the last GPU run: it stays off until test_cuda has passed on a GPU. */
-    const char *try_probes = getenv("PBF_CUDA_FORCE_PROBES");
-    if (w->probes != NULL && w->probes->patch_count > 0 &&
-        !(try_probes != NULL && strcmp(try_probes, "1") == 0))
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "the CUDA backend's force probes have not run on a GPU yet "
-                         "(docs/cuda.md); run scenes with force probes on the CPU (--backend "
-                         "cpu), or set PBF_CUDA_FORCE_PROBES=1 to try them");
-    if (w->params.surface_tension_on || w->params.adhesion_on || w->params.friction_on)
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "the CUDA backend does not simulate surface tension, adhesion or wall "
-                         "friction (docs/physics.md, \"Materials\") yet; run such scenes on the "
-                         "CPU (--backend cpu)");
-    if (w->params.viscosity_on || w->params.surface_drag > 0.0f)
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "the CUDA backend does not simulate material.viscosity or "
-                         "material.surface_drag (docs/physics.md, \"Viscosity for thick "
-                         "fluids\", \"Surface drag\") yet; run such scenes on the CPU "
-                         "(--backend cpu)");
-    if (w->def.phase_count > 0) /* the device sort does not carry the phases yet */
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "the CUDA backend does not simulate several fluids (the scene's "
-                         "materials; docs/physics.md, \"Several fluids\") yet; run such scenes "
-                         "on the CPU (--backend cpu)");
-    if (w->diffuse != NULL)
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "the CUDA backend does not simulate diffuse particles (the scene's "
-                         "\"diffuse\" section: spray, foam and bubbles, docs/physics.md) yet; "
-                         "run such scenes on the CPU (--backend cpu)");
+    /* what the world uses was checked against the table when it was added (caps.c) */
     double t0 = omp_get_wtime() * 1000.0;
     memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);
     w->substep_iterations = 0;

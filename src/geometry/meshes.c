@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "flow_state.h" /* a sink mesh counts its removals in the flow */
+#include "caps.h" /* what runs where */
 #include "resources.h"
 #include "rigid.h"
 
@@ -252,16 +253,14 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     if (def == NULL) return pbf__fail(w, PBF_ERR_INVALID_ARG, "mesh def: NULL");
     pbf_status st = validate(w, def);
     if (st != PBF_OK) return st;
-    if (w->def.kernel == PBF_KERNEL_WENDLAND) /* the bake's density maps: the paper pair's */
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "mesh '%s': mesh solids are not available with the Wendland C2 kernel "
-                         "pair (kernel PBF_KERNEL_WENDLAND)",
-                         def->path);
-    if (w->cuda != NULL)
-        return pbf__fail(w, PBF_ERR_UNSUPPORTED,
-                         "mesh '%s': the CUDA backend does not support mesh solids yet; run "
-                         "this scene with the CPU backend (--backend cpu)",
-                         def->path);
+    const pbf_feature feature = def->sink                         ? PBF_FEATURE_SINKS
+                                : def->motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
+                                                                   : PBF_FEATURE_MESHES;
+    if (pbf__caps_require(w, feature) != PBF_OK) { /* caps.c: the table's message, named */
+        char why[PBF_ERROR_SIZE];
+        memcpy(why, w->error, sizeof why);
+        return pbf__fail(w, PBF_ERR_UNSUPPORTED, "mesh '%s': %s", def->path, why);
+    }
     pbf_geometry *g = w->geometry;
     int count = g != NULL ? g->count : 0;
     if (count >= PBF_MAX_MESHES || w->collider_count + count >= PBF_MAX_SOLIDS)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pbf/features.h"
 #include "scene_schema.h"
 
 /* FILE:LINE:COL: invalid JSON near '...'. The column counts characters (UTF-8 code points). */
@@ -351,3 +352,20 @@ int64_t pbf_scene_particle_count(const pbf_scene *scene) {
     return total;
 }
 
+uint32_t pbf_scene_features(const pbf_scene *s) {
+    uint32_t m = pbf_world_def_features(&s->world);
+    for (int k = 0; k < s->collider_count; ++k)
+        if (s->colliders[k].adhesion > 0.0f) m |= 1u << PBF_FEATURE_ADHESION;
+    if (s->has_tool) m |= 1u << PBF_FEATURE_TOOL;
+    for (int k = 0; k < s->probe_count; ++k)
+        m |= 1u << (s->probes[k].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES
+                                                         : PBF_FEATURE_PROBES);
+    for (int k = 0; k < s->mesh_count; ++k)
+        m |= 1u << (s->meshes[k].sink                            ? PBF_FEATURE_SINKS
+                    : s->meshes[k].motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
+                                                               : PBF_FEATURE_MESHES);
+    if (s->emitter_count > 0 || s->capacity > 0) m |= 1u << PBF_FEATURE_EMITTERS;
+    if (s->sink_count > 0) m |= 1u << PBF_FEATURE_SINKS;
+    if (s->diffuse_enabled) m |= 1u << PBF_FEATURE_DIFFUSE;
+    return m;
+}

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "caps.h" /* what runs together */
 #include "pbf/probes.h"
 #include "scene_rules.h"
 
@@ -214,19 +215,11 @@ pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char
                           "'domain.no_slip' needs 'fluid.viscosity' > 0: the walls hold the fluid "
                           "through its viscosity (got fluid.viscosity %.9g)",
                           short_float(s->world.material.viscosity));
-    if (s->world.kernel == PBF_KERNEL_WENDLAND) { /* its math has no such terms yet */
-        const struct {
-            const char *key;
-            float value;
-        } paper_only[] = {{"fluid.surface_tension", s->world.material.surface_tension},
-                          {"domain.adhesion", s->world.wall_adhesion}};
-        for (size_t k = 0; k < sizeof paper_only / sizeof paper_only[0]; ++k)
-            if (paper_only[k].value != 0.0f)
-                return scene_fail(c, PBF_ERR_INVALID_ARG, paper_only[k].key,
-                                  "'%s' must be 0 with 'fluid.kernel' \"wendland\", whose math "
-                                  "is written without it, got %.9g",
-                                  paper_only[k].key, short_float(paper_only[k].value));
-    }
+    /* features that do not run together (caps.c: the one table), named by the scene key */
+    char why[PBF_ERROR_SIZE];
+    if (pbf__caps_check(0, pbf_world_def_features(&s->world), PBF_COLUMN_CPU, why, sizeof why) !=
+        PBF_OK)
+        return scene_fail(c, PBF_ERR_INVALID_ARG, "fluid.kernel", "%s", why);
     return check_walls(c, &s->world);
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "caps.h" /* what runs where: the MPI column */
 #include "halo.h"
 
 static pbf_status refuse(char *err, size_t err_size, const char *fmt, ...) {
@@ -20,21 +21,16 @@ static pbf_status refuse(char *err, size_t err_size, const char *fmt, ...) {
     return PBF_ERR_INVALID_ARG;
 }
 
-/* What a split world cannot do yet (the same answer on every rank: the worlds are equal). */
+/* What a split world cannot do: a second split and the CUDA backend; the features it uses,
+ * from the table (caps.c). The same answer on every rank: the worlds are equal. */
 static pbf_status check_supported(const pbf_world *w, char *err, size_t err_size) {
     const char *what = w->halo ? "a world already split"
                        : w->cuda ? "the CUDA backend (world.backend)"
-                       : w->geometry ? "mesh solids and bodies (meshes)"
-                       : w->flow ? "emitters, sinks and a particle capacity (flow)"
-                       : w->diffuse ? "diffuse particles (spray, foam and bubbles: diffuse)"
-                       : w->params.surface_tension_on ? "surface tension (material)"
-                       : w->params.adhesion_on ? "adhesion (material)"
-                       : w->params.viscosity_on ? "the viscosity solve (fluid.viscosity)"
-                       : w->def.phase_count > 0 ? "several fluids (materials)"
-                       : w->params.surface_drag > 0.0f ? "surface drag (fluid.surface_drag)"
-                                                        : NULL;
-    if (what == NULL) return PBF_OK;
-    return refuse(err, err_size, "a run split over MPI ranks does not support %s yet", what);
+                                 : NULL;
+    if (what != NULL)
+        return refuse(err, err_size, "a run split over MPI ranks does not support %s yet", what);
+    pbf_status st = pbf__caps_check(0, pbf_world_features(w), PBF_COLUMN_MPI, err, err_size);
+    return st == PBF_OK ? PBF_OK : PBF_ERR_INVALID_ARG;
 }
 
 static int compare_float(const void *a, const void *b) {

@@ -219,6 +219,29 @@ case_info() {
     expect_in "$TMP/err" "--scene-keys takes no scene"
 }
 
+# pbf features: the table as CSV, one row per feature, every cell yes, unverified or no: <why>;
+# pbf info names the rows a scene uses.
+case_features() {
+    expect_rc 0 "$PBF" features
+    [ "$(head -1 "$TMP/out")" = "feature,cpu,cuda,mpi" ] || fail "header: $(head -1 "$TMP/out")"
+    [ "$(wc -l <"$TMP/out")" -eq 19 ] || fail "rows: $(wc -l <"$TMP/out")"
+    /usr/bin/python3 - "$TMP/out" <<'PY' || fail "cells"
+import csv, re, sys
+rows = list(csv.reader(open(sys.argv[1])))[1:]
+for r in rows:
+    assert len(r) == 4, r
+    assert r[1] == "yes", r
+    for c in r[1:]:
+        assert re.fullmatch(r"yes|unverified|no: .*run the scene.*", c), c
+assert [r[0] for r in rows][:3] == ["fluid", "error_control", "wendland_kernel"], rows
+PY
+    expect_rc 2 "$PBF" features --bogus
+    expect_rc 0 "$PBF" info "$SRC/scenes/floating.json"
+    expect_in "$TMP/out" "floating_bodies  cpu yes, cuda no, mpi no"
+    expect_rc 0 "$PBF" info "$SRC/scenes/honey.json"
+    expect_in "$TMP/out" "viscosity        cpu yes, cuda no, mpi no"
+}
+
 case_interrupt() {
     # Long enough that it is surely still running when the signal comes.
     "$PBF" run --frames 100000 --out "$TMP/o" "${SMALL[@]}" >"$TMP/out" 2>"$TMP/err" &

@@ -215,9 +215,9 @@ refused)
         --set 'domain.max=[0.3,0.8,0.4]' --set 'fluid.blocks[0].max=[0.2,0.6,0.4]' --out "$TMP/a"
     expect_refusal "writes vtu and ply only" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" --format vtk \
         --out "$TMP/b"
-    expect_refusal "a run split over MPI ranks does not support surface tension" -np 2 "$PBF" run \
+    expect_refusal "surface tension (scene key 'fluid.surface_tension'): not available in a world split over MPI processes" -np 2 "$PBF" run \
         "$SCENE" "${ARGS[@]}" --set fluid.surface_tension=0.07 --out "$TMP/c"
-    expect_refusal "does not support diffuse particles" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \
+    expect_refusal "(scene key 'diffuse'): not available in a world split over MPI processes" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \
         --set diffuse.enabled=true --out "$TMP/d"
     expect_refusal "only 'pbf run' and 'pbf resume' run split" -np 2 "$PBF" info "$SCENE"
     # a scene error: every rank finds it, rank 0 alone says it

@@ -1,0 +1,220 @@
+/* What runs where (include/pbf/features.h, docs/features.md): the table of features ×
+ * backends, the pairs of features that do not run together, and the checks that refuse a
+ * combination from them. Every refusal of a feature on a backend, or of two features together,
+ * is made here and nowhere else; the rest of the library asks (pbf__caps_*). */
+#include "caps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow_state.h"
+#include "geometry/geometry_state.h"
+#include "probes.h"
+
+#define Y PBF_SUPPORT_YES
+#define U PBF_SUPPORT_UNVERIFIED
+#define N PBF_SUPPORT_NO
+
+/* The reasons a cell is refused; each says what to use instead. */
+#define ON_CPU "it has no device pass yet; run the scene on the CPU (--backend cpu)"
+#define NOT_SPLIT "its state is not exchanged between processes yet; run the scene in one process"
+
+static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
+    [PBF_FEATURE_FLUID] = {"fluid", "the fluid", {Y, Y, Y}, {"", "", ""}},
+    [PBF_FEATURE_ERROR_CONTROL] = {"error_control",
+                                   "error control (scene key 'solver.target_error')",
+                                   {Y, Y, Y},
+                                   {"", "", ""}},
+    [PBF_FEATURE_WENDLAND] = {"wendland_kernel",
+                              "the Wendland C2 kernel pair (scene key 'fluid.kernel')",
+                              {Y, N, Y},
+                              {"", "the device passes are written for the paper's pair; run the scene on the CPU (--backend cpu)", ""}},
+    [PBF_FEATURE_TOOL] = {"tool", "the tool (scene key 'tool')", {Y, Y, Y}, {"", "", ""}},
+    [PBF_FEATURE_PROBES] = {"probes",
+                            "height, front and level probes (scene key 'probes')",
+                            {Y, Y, Y},
+                            {"", "", ""}},
+    [PBF_FEATURE_FORCE_PROBES] = {"force_probes",
+                                  "force probes (scene key 'probes', type \"force\")",
+                                  {Y, U, Y},
+                                  {"", "their device pass has not run on a GPU (docs/cuda.md); "
+                                       "run the scene on the CPU (--backend cpu), or set "
+                                       "PBF_ALLOW_UNVERIFIED=1 to try it",
+                                   ""}},
+    [PBF_FEATURE_MESHES] = {"meshes",
+                            "mesh solids (scene key 'meshes')",
+                            {Y, N, N},
+                            {"", ON_CPU, NOT_SPLIT}},
+    [PBF_FEATURE_BODIES] = {"floating_bodies",
+                            "floating mesh bodies (scene key 'meshes', motion \"floating\")",
+                            {Y, N, N},
+                            {"", ON_CPU, NOT_SPLIT}},
+    [PBF_FEATURE_EMITTERS] = {"emitters",
+                              "emitters and a particle capacity (scene keys 'flow.emitters', "
+                              "'flow.capacity')",
+                              {Y, N, N},
+                              {"", ON_CPU, NOT_SPLIT}},
+    [PBF_FEATURE_SINKS] = {"sinks",
+                           "sinks (scene key 'flow.sinks', or a mesh with \"sink\": true)",
+                           {Y, N, N},
+                           {"", ON_CPU, NOT_SPLIT}},
+    [PBF_FEATURE_SURFACE_TENSION] = {"surface_tension",
+                                     "surface tension (scene key 'fluid.surface_tension')",
+                                     {Y, N, N},
+                                     {"", ON_CPU, NOT_SPLIT}},
+    [PBF_FEATURE_ADHESION] = {"adhesion",
+                              "adhesion (scene keys 'domain.adhesion', 'colliders[].adhesion')",
+                              {Y, N, N},
+                              {"", ON_CPU, NOT_SPLIT}},
+    [PBF_FEATURE_FRICTION] = {"wall_friction",
+                              "wall friction (scene key 'domain.friction')",
+                              {Y, N, Y},
+                              {"", ON_CPU, ""}},
+    [PBF_FEATURE_VISCOSITY] = {"viscosity",
+                               "the implicit viscosity (scene keys 'fluid.viscosity', "
+                               "'domain.no_slip')",
+                               {Y, N, N},
+                               {"", ON_CPU, NOT_SPLIT}},
+    [PBF_FEATURE_SURFACE_DRAG] = {"surface_drag",
+                                  "surface drag (scene key 'fluid.surface_drag')",
+                                  {Y, N, N},
+                                  {"", ON_CPU, NOT_SPLIT}},
+    [PBF_FEATURE_PHASES] = {"several_fluids",
+                            "several fluids (scene key 'materials')",
+                            {Y, N, N},
+                            {"", ON_CPU, NOT_SPLIT}},
+    [PBF_FEATURE_DIFFUSE] = {"diffuse",
+                             "diffuse particles: spray, foam and bubbles (scene key 'diffuse')",
+                             {Y, N, N},
+                             {"", ON_CPU, NOT_SPLIT}},
+    [PBF_FEATURE_ENERGY_AUDIT] = {"energy_audit",
+                                  "the energy audit (pbf_world_set_energy_audit)",
+                                  {Y, N, Y},
+                                  {"", ON_CPU, ""}},
+};
+
+/* Features that do not run together on any backend: the first one's math is written for the
+ * paper's kernel pair (kernel profiles, wall integrals, calibrations): refused, not run wrong. */
+static const struct {
+    pbf_feature a, b;
+} conflicts[] = {
+    {PBF_FEATURE_WENDLAND, PBF_FEATURE_TOOL},
+    {PBF_FEATURE_WENDLAND, PBF_FEATURE_MESHES},
+    {PBF_FEATURE_WENDLAND, PBF_FEATURE_BODIES},
+    {PBF_FEATURE_WENDLAND, PBF_FEATURE_SURFACE_TENSION},
+    {PBF_FEATURE_WENDLAND, PBF_FEATURE_ADHESION},
+};
+static const int conflict_count = (int)(sizeof conflicts / sizeof conflicts[0]);
+
+static const char *const where[PBF_COLUMN_COUNT] = {"on the CPU backend", "on the CUDA backend",
+                                                    "in a world split over MPI processes"};
+
+const pbf_feature_info *pbf_feature_get(pbf_feature f) {
+    return (int)f >= 0 && f < PBF_FEATURE_COUNT ? &table[f] : NULL;
+}
+
+const char *pbf_column_name(pbf_column c) {
+    return c == PBF_COLUMN_CPU ? "cpu" : c == PBF_COLUMN_CUDA ? "cuda" : c == PBF_COLUMN_MPI ? "mpi" : "?";
+}
+
+const char *pbf_support_name(pbf_support s) {
+    return s == PBF_SUPPORT_YES ? "yes" : s == PBF_SUPPORT_UNVERIFIED ? "unverified" : "no";
+}
+
+static int unverified_allowed(void) {
+    const char *a = getenv("PBF_ALLOW_UNVERIFIED");
+    const char *legacy = getenv("PBF_CUDA_FORCE_PROBES"); /* the force probes' older switch */
+    return (a != NULL && strcmp(a, "1") == 0) || (legacy != NULL && strcmp(legacy, "1") == 0);
+}
+
+pbf_status pbf_feature_check(pbf_feature f, pbf_column c, char *err, size_t err_size) {
+    const pbf_feature_info *i = pbf_feature_get(f);
+    if (i == NULL || (int)c < 0 || c >= PBF_COLUMN_COUNT) {
+        if (err != NULL && err_size > 0) snprintf(err, err_size, "no such feature or column");
+        return PBF_ERR_INVALID_ARG;
+    }
+    pbf_support s = i->support[c];
+    if (s == PBF_SUPPORT_YES || (s == PBF_SUPPORT_UNVERIFIED && unverified_allowed())) return PBF_OK;
+    if (err != NULL && err_size > 0)
+        snprintf(err, err_size, "%s: %s %s yet; %s", i->what,
+                 s == PBF_SUPPORT_UNVERIFIED ? "not verified" : "not available", where[c],
+                 i->reason[c]);
+    return PBF_ERR_UNSUPPORTED;
+}
+
+uint32_t pbf_world_def_features(const pbf_world_def *d) {
+    uint32_t m = 1u << PBF_FEATURE_FLUID;
+    if (d->solver.target_error > 0.0f) m |= 1u << PBF_FEATURE_ERROR_CONTROL;
+    if (d->kernel == PBF_KERNEL_WENDLAND) m |= 1u << PBF_FEATURE_WENDLAND;
+    if (d->material.surface_tension > 0.0f) m |= 1u << PBF_FEATURE_SURFACE_TENSION;
+    if (d->wall_adhesion > 0.0f) m |= 1u << PBF_FEATURE_ADHESION;
+    if (d->wall_friction > 0.0f) m |= 1u << PBF_FEATURE_FRICTION;
+    if (d->material.viscosity > 0.0f || d->wall_no_slip) m |= 1u << PBF_FEATURE_VISCOSITY;
+    if (d->material.surface_drag > 0.0f) m |= 1u << PBF_FEATURE_SURFACE_DRAG;
+    if (d->phase_count > 0) m |= 1u << PBF_FEATURE_PHASES;
+    return m;
+}
+
+uint32_t pbf_world_features(const pbf_world *w) {
+    uint32_t m = pbf_world_def_features(&w->def);
+    for (int k = 0; k < w->collider_count; ++k)
+        if (w->colliders[k].adhesion > 0.0f) m |= 1u << PBF_FEATURE_ADHESION;
+    if (w->tool != NULL) m |= 1u << PBF_FEATURE_TOOL;
+    if (w->probes != NULL && w->probes->count > 0) {
+        for (int k = 0; k < w->probes->count; ++k)
+            m |= 1u << (w->probes->defs[k].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES
+                                                                   : PBF_FEATURE_PROBES);
+    }
+    if (w->geometry != NULL)
+        for (int k = 0; k < w->geometry->count; ++k) {
+            const pbf_mesh_def *d = &w->geometry->body[k]->def;
+            m |= 1u << (d->sink                            ? PBF_FEATURE_SINKS
+                        : d->motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
+                                                         : PBF_FEATURE_MESHES);
+        }
+    if (w->flow != NULL) {
+        if (w->flow->emitter_count > 0 || w->flow->capacity > 0) m |= 1u << PBF_FEATURE_EMITTERS;
+        if (w->flow->sink_count > 0) m |= 1u << PBF_FEATURE_SINKS;
+    }
+    if (w->diffuse != NULL) m |= 1u << PBF_FEATURE_DIFFUSE;
+    if (w->energy_audit) m |= 1u << PBF_FEATURE_ENERGY_AUDIT;
+    return m;
+}
+
+/* The first conflict between the features in `have` and `adding`, as a message. */
+static pbf_status check_conflicts(uint32_t have, uint32_t adding, char *err, size_t err_size) {
+    const uint32_t all = have | adding;
+    for (int k = 0; k < conflict_count; ++k) {
+        const uint32_t a = 1u << conflicts[k].a, b = 1u << conflicts[k].b;
+        if (!((all & a) && (all & b) && ((adding & a) || (adding & b)))) continue;
+        if (err != NULL && err_size > 0)
+            snprintf(err, err_size,
+                     "%s and %s do not run together yet: the second is written for the paper's "
+                     "kernel pair (use fluid.kernel \"paper\", or leave the second out)",
+                     table[conflicts[k].a].what, table[conflicts[k].b].what);
+        return PBF_ERR_UNSUPPORTED;
+    }
+    return PBF_OK;
+}
+
+pbf_status pbf__caps_check(uint32_t have, uint32_t adding, pbf_column column, char *err,
+                           size_t err_size) {
+    for (int f = 0; f < PBF_FEATURE_COUNT; ++f) {
+        if (!(adding & (1u << f))) continue;
+        pbf_status st = pbf_feature_check((pbf_feature)f, column, err, err_size);
+        if (st != PBF_OK) return st;
+    }
+    return check_conflicts(have, adding, err, err_size);
+}
+
+pbf_status pbf__caps_require(pbf_world *w, pbf_feature f) {
+    const uint32_t have = pbf_world_features(w), adding = 1u << f;
+    pbf_status st = PBF_OK;
+    if (w->def.backend == PBF_BACKEND_CUDA)
+        st = pbf__caps_check(have, adding, PBF_COLUMN_CUDA, w->error, sizeof w->error);
+    if (st == PBF_OK && w->halo != NULL)
+        st = pbf__caps_check(have, adding, PBF_COLUMN_MPI, w->error, sizeof w->error);
+    if (st == PBF_OK) st = pbf__caps_check(have, adding, PBF_COLUMN_CPU, w->error, sizeof w->error);
+    return st;
+}

@@ -45,6 +45,7 @@ from ._core import (
     memory_limit,
     read_particles,
     read_png,
+    scene_keys,
     version,
     write_png,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "memory_limit",
     "read_particles",
     "read_png",
+    "scene_keys",
     "version",
     "write_png",
 ]

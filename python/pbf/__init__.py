@@ -50,6 +50,8 @@ from ._core import (
     write_png,
 )
 
+from .dataset import make_dataset
+
 if TYPE_CHECKING:
     from ._core import _Overrides, _StrPath
 
@@ -83,6 +85,7 @@ __all__ = [
     "__version__",
     "backend_info",
     "load_scene",
+    "make_dataset",
     "memory_limit",
     "read_particles",
     "read_png",

@@ -32,7 +32,7 @@ import tempfile
 import time
 import warnings
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+import collections.abc as abc
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -83,10 +83,11 @@ def parse_vary(spec: str) -> tuple[str, float, float]:
     return key, lo, hi
 
 
-def parse_split(split: Union[str, Sequence[float]]) -> tuple[float, float, float]:
+def parse_split(split: Union[str, abc.Sequence[float]]) -> tuple[float, float, float]:
     """'0.8,0.1,0.1' (or three numbers) -> the train, valid and test fractions."""
+    items: abc.Sequence[Any] = split.split(",") if isinstance(split, str) else split
     try:
-        parts = [float(p) for p in (split.split(",") if isinstance(split, str) else split)]
+        parts = [float(p) for p in items]
     except (TypeError, ValueError):
         parts = []
     if len(parts) != 3 or not all(math.isfinite(p) and p > 0 for p in parts) or \
@@ -96,7 +97,7 @@ def parse_split(split: Union[str, Sequence[float]]) -> tuple[float, float, float
     return parts[0], parts[1], parts[2]
 
 
-def split_counts(n: int, fractions: Sequence[float]) -> list[int]:
+def split_counts(n: int, fractions: abc.Sequence[float]) -> list[int]:
     """Trajectories per split: the largest remainders of n × fraction, at least one each."""
     if n < len(fractions):
         raise DatasetError(f"--trajectories {n}: train, valid and test need at least one "
@@ -212,8 +213,7 @@ def _lattice(lo: float, hi: float, spacing: float) -> np.ndarray:
     return np.linspace(lo, hi, n)
 
 
-def _box_surface(lo: Sequence[float], hi: Sequence[float], spacing: float) -> tuple[np.ndarray,
-                                                                                     np.ndarray]:
+def _box_surface(lo: Any, hi: Any, spacing: float) -> tuple[np.ndarray, np.ndarray]:
     """Points on the surface of a box at about spacing, each once, and which of the six faces
     (x-, x+, y-, y+, z-, z+: bits 0..5) each lies on."""
     axes = [_lattice(lo[a], hi[a], spacing) for a in range(3)]
@@ -230,8 +230,8 @@ def _box_surface(lo: Sequence[float], hi: Sequence[float], spacing: float) -> tu
     return points, faces
 
 
-def _sphere_surface(center: Sequence[float], radius: float, spacing: float,
-                    upper: Optional[Sequence[float]] = None) -> np.ndarray:
+def _sphere_surface(center: Any, radius: float, spacing: float,
+                    upper: Any = None) -> np.ndarray:
     """A Fibonacci lattice on a sphere, one point per spacing²; with upper (a unit vector) only
     the half on that side."""
     n = max(1, int(round(4 * math.pi * radius**2 / spacing**2)))
@@ -245,9 +245,9 @@ def _sphere_surface(center: Sequence[float], radius: float, spacing: float,
     return np.asarray(center, float) + radius * unit
 
 
-def _capsule_surface(a: Sequence[float], b: Sequence[float], radius: float,
+def _capsule_surface(end_a: abc.Sequence[float], end_b: abc.Sequence[float], radius: float,
                      spacing: float) -> np.ndarray:
-    a, b = np.asarray(a, float), np.asarray(b, float)
+    a, b = np.asarray(end_a, float), np.asarray(end_b, float)
     axis = b - a
     length = float(np.linalg.norm(axis))
     if length == 0:
@@ -400,7 +400,7 @@ class _H5Writer:
 
     def __init__(self, path: str):
         try:
-            import h5py
+            import h5py  # type: ignore[import]
         except ImportError:
             raise DatasetError("--format lagrangebench writes HDF5 through h5py, which this "
                                f"Python ({sys.executable}) lacks: apt-get install python3-h5py"
@@ -500,12 +500,12 @@ def _scene_sets(scene_path: str, sets: list[str], varied: list[tuple[str, float,
     return base, checks
 
 
-def make_dataset(scenes: Union[str, os.PathLike[str], Sequence[Union[str, os.PathLike[str]]]],
+def make_dataset(scenes: Union[str, os.PathLike[str], abc.Sequence[Union[str, os.PathLike[str]]]],
                  out: Union[str, os.PathLike[str]], *, format: str = "lagrangebench",
                  trajectories: int = 10, frames: int = 100,
-                 set: Union[None, Mapping[str, Any], Iterable[str]] = None,
-                 vary: Union[None, Mapping[str, tuple[float, float]], Iterable[str]] = None,
-                 seed: int = 0, split: Union[str, Sequence[float]] = (0.8, 0.1, 0.1),
+                 set: Union[None, abc.Mapping[str, Any], abc.Iterable[str]] = None,
+                 vary: Union[None, abc.Mapping[str, tuple[float, float]], abc.Iterable[str]] = None,
+                 seed: int = 0, split: Union[str, abc.Sequence[float]] = (0.8, 0.1, 0.1),
                  connectivity_radius: Optional[float] = None, jobs: Optional[int] = None,
                  progress: bool = False) -> dict[str, Any]:
     """Writes a learned-simulator dataset into the folder out and returns its metadata.
@@ -541,16 +541,16 @@ def make_dataset(scenes: Union[str, os.PathLike[str], Sequence[Union[str, os.Pat
             (os.cpu_count() or 1)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise DatasetError(f"--jobs {jobs!r}: expected an integer >= 1")
-    sets = [f"{k}={json.dumps(v)}" for k, v in set.items()] if isinstance(set, Mapping) else \
+    sets = [f"{k}={json.dumps(v)}" for k, v in set.items()] if isinstance(set, abc.Mapping) else \
         list(set or [])
-    if isinstance(vary, Mapping):
+    if isinstance(vary, abc.Mapping):
         varied = []
         for k, r in vary.items():
             try:
-                lo, hi = (float(x) for x in r)
+                low, high = (float(x) for x in r)
             except (TypeError, ValueError):
                 raise DatasetError(f"vary[{k!r}]: expected (low, high)") from None
-            varied.append(parse_vary(f"{k}={lo!r}:{hi!r}"))
+            varied.append(parse_vary(f"{k}={low!r}:{high!r}"))
     else:
         varied = [parse_vary(s) for s in (vary or [])]
     out = os.fspath(out)
@@ -704,7 +704,7 @@ def _metadata(format: str, *, dt: float, radius: float, frames: int, counts: lis
     return meta
 
 
-def _run_all(jobs_list: list[Any], jobs: int) -> Iterable[Any]:
+def _run_all(jobs_list: list[Any], jobs: int) -> abc.Iterable[Any]:
     """The trajectories' results in order: in this process for one job, else in a pool of
     fresh processes (spawned: a forked OpenMP runtime can hang)."""
     if jobs == 1:
@@ -749,7 +749,7 @@ class _Progress:
 # The command line: `pbf dataset ...` runs main() in Debian's interpreter
 
 
-def main(argv: Optional[Sequence[str]] = None, prog: str = "pbf dataset") -> int:
+def main(argv: Optional[abc.Sequence[str]] = None, prog: str = "pbf dataset") -> int:
     parser = argparse.ArgumentParser(
         prog=prog, description="Write a learned-simulator dataset (LagrangeBench HDF5 or GNS "
         "NPZ) from varied runs of pbf scenes (docs/datasets.md).")

@@ -49,8 +49,9 @@ LB_FLUID, LB_SOLID_WALL, LB_MOVING_WALL, LB_RIGID_BODY = 0, 1, 2, 3
 GNS_WATER, GNS_KINEMATIC = 5, 3
 _GNS_TYPE = {LB_FLUID: GNS_WATER, LB_SOLID_WALL: GNS_KINEMATIC, LB_MOVING_WALL: GNS_KINEMATIC,
              LB_RIGID_BODY: GNS_KINEMATIC}
-TYPE_NAMES = {LB_FLUID: "fluid", LB_SOLID_WALL: "static wall or collider",
-              LB_MOVING_WALL: "moving wall or scripted tool", LB_RIGID_BODY: "free tool"}
+TYPE_NAMES = {LB_FLUID: "fluid", LB_SOLID_WALL: "static wall, collider or mesh",
+              LB_MOVING_WALL: "moving wall, keyframed mesh or scripted tool",
+              LB_RIGID_BODY: "floating mesh or free tool"}
 
 SPLITS = ("train", "valid", "test")
 # The domain walls in pbf_wall order; wall w is bit w of a boundary point's face bits.
@@ -266,6 +267,27 @@ def _capsule_surface(end_a: abc.Sequence[float], end_b: abc.Sequence[float], rad
                            _sphere_surface(b, radius, spacing, u)])
 
 
+def _mesh_surface(vertices: np.ndarray, triangles: np.ndarray, spacing: float) -> np.ndarray:
+    """Points on a triangle mesh about spacing apart: a lattice on each triangle (its corners and
+    edges included), thinned to one point per cell of spacing/2 where triangles share edges."""
+    v = vertices.astype(np.float64)
+    parts = []
+    for tri in triangles:
+        a, b, c = v[tri[0]], v[tri[1]], v[tri[2]]
+        longest = max(np.linalg.norm(b - a), np.linalg.norm(c - b), np.linalg.norm(a - c))
+        n = max(1, int(math.ceil(longest / spacing)))
+        i, j = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+        keep = i + j <= n
+        u, w = i[keep, None] / n, j[keep, None] / n
+        parts.append(a + u * (b - a) + w * (c - a))
+    if not parts:
+        return np.zeros((0, 3))
+    points = np.concatenate(parts)
+    cells = np.floor(points / (0.5 * spacing)).astype(np.int64)
+    _, first = np.unique(cells, axis=0, return_index=True)
+    return points[np.sort(first)]
+
+
 class _Boundary:
     """The boundary particles of one world: fixed points plus the parts that move each frame."""
 
@@ -294,8 +316,24 @@ class _Boundary:
             # parts outside the domain never meet the fluid
             p = p[np.all((p >= lo - 1e-9) & (p <= hi + 1e-9), axis=1)]
             fixed.append(p)
+        # meshes: a static one is placed once; a kinematic or floating one moves each frame
+        self.moving_meshes: list[tuple[int, np.ndarray]] = []
+        moving_types = []
+        transforms = world.mesh_transforms().astype(np.float64)
+        for k, m in enumerate(world.meshes()):
+            if m["sink"]:  # removes particles; no solid
+                continue
+            local = _mesh_surface(m["vertices"], m["triangles"], spacing)
+            if m["motion"] == "static":
+                p = local @ transforms[k, :, :3].T + transforms[k, :, 3]
+                fixed.append(p[np.all((p >= lo - 1e-9) & (p <= hi + 1e-9), axis=1)])
+            else:
+                self.moving_meshes.append((k, local))
+                moving_types.append(np.full(len(local), LB_MOVING_WALL if m["motion"] ==
+                                            "kinematic" else LB_RIGID_BODY))
         self.collider_points = np.concatenate(fixed) if fixed else np.zeros((0, 3))
         parts.append(np.full(len(self.collider_points), LB_SOLID_WALL))
+        parts += moving_types
         self.tool_unit: Optional[np.ndarray] = None
         if world.has_tool:
             state = world.tool_state()
@@ -320,6 +358,11 @@ class _Boundary:
         out[:n] = p
         m = n + len(self.collider_points)
         out[n:m] = self.collider_points
+        if self.moving_meshes:
+            transforms = world.mesh_transforms().astype(np.float64)
+            for k, local in self.moving_meshes:
+                out[m:m + len(local)] = local @ transforms[k, :, :3].T + transforms[k, :, 3]
+                m += len(local)
         if self.tool_unit is not None:
             out[m:] = self.tool_unit + np.asarray(world.tool_state().position, float)
 
@@ -466,7 +509,7 @@ def _load(path: str, overrides: list[str], what: str) -> Any:
 
 
 def _check_scene(scene: Any, source: str) -> dict[str, Any]:
-    """What a trajectory with a fixed particle count in LagrangeBench's types cannot hold."""
+    """What a trajectory with a fixed particle count and one fluid type cannot hold."""
     d = scene.to_dict()
     flow = d.get("flow") or {}
     if flow.get("emitters") or flow.get("sinks"):
@@ -475,10 +518,6 @@ def _check_scene(scene: Any, source: str) -> dict[str, Any]:
     if len(d.get("materials") or []) > 1:
         raise DatasetError(f"{source}: 'materials' has several fluids; the learned-simulator "
                            "layouts have one fluid type")
-    if d.get("meshes"):
-        raise DatasetError(f"{source}: 'meshes': triangle-mesh solids are not sampled into "
-                           "boundary particles (the domain walls, colliders and the tool are); "
-                           "use colliders")
     return d
 
 
@@ -696,8 +735,8 @@ def _metadata(format: str, *, dt: float, radius: float, frames: int, counts: lis
             "particle_types": {str(t): n for t, n in TYPE_NAMES.items()},
         })
     else:
-        meta["particle_types"] = {str(GNS_WATER): "fluid",
-                                  str(GNS_KINEMATIC): "boundary (walls, colliders, tool)"}
+        meta["particle_types"] = {str(GNS_WATER): "fluid", str(GNS_KINEMATIC):
+                                  "boundary (walls, colliders, meshes, tool)"}
     meta["units"] = ("m, s; vel_* and acc_* are per saved frame: x[t+1] - x[t] and its change, "
                      "fluid particles, train split")
     meta["pbf"] = source

@@ -220,3 +220,26 @@ def test_command(tmp_path, pbf_cli, dam_break):
     missing = subprocess.run(base + ["--out", str(tmp_path / "f")], env=env,
                              capture_output=True, text=True)
     assert missing.returncode == 1 and "PBF_PYTHON" in missing.stderr
+
+
+def test_moving_walls_and_floating_meshes(tmp_path, source_dir):
+    """scenes/floating.json (coarse): the wave maker's wall is a moving wall whose particles
+    follow it, the floating crates and hull are rigid bodies whose particles keep their
+    distances, the other walls stay put."""
+    meta = pbf.make_dataset(source_dir / "scenes" / "floating.json", tmp_path, trajectories=3,
+                            frames=6, set=["fluid.particle_radius=0.02"], jobs=1)
+    _, x, t = read_split(tmp_path / "train.h5")[0]
+    x = x.astype(np.float64)
+    assert set(np.unique(t)) == {0, 1, 2, 3}
+    assert np.array_equal(x[0, t == 1], x[-1, t == 1])
+    wall = x[:, t == 2, 0]  # on the x_max wall, wherever it is
+    assert np.all(np.ptp(wall, axis=1) < 1e-6)
+    scene = pbf.Scene.load(source_dir / "scenes" / "floating.json")
+    expected = 1.5 + 0.05 * np.sin(2 * np.pi * np.arange(6) * scene.dt / 2.0)
+    assert np.allclose(wall[:, 0], expected, atol=1e-5)
+    bodies = x[:, t == 3]
+    assert np.abs(bodies[-1] - bodies[0]).max() > 1e-3  # they move
+    first = np.linalg.norm(bodies[0, :50, None] - bodies[0, None, :50], axis=2)
+    last = np.linalg.norm(bodies[-1, :50, None] - bodies[-1, None, :50], axis=2)
+    assert np.allclose(first, last, atol=1e-5)  # rigidly
+    assert meta["bounds"][0][1] == pytest.approx(expected.max(), abs=1e-5)

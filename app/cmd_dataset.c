@@ -26,9 +26,9 @@ static const char boot[] =
     "try:\n"
     "    import pbf.dataset as d\n"
     "except ImportError as e:\n"
-    "    sys.exit('pbf dataset: the Python package pbf (with h5py and numpy) is not importable '\n"
-    "             'by ' + sys.executable + ' (' + str(e) + '): install it as docs/python.md '\n"
-    "             'says, or set PBF_PYTHON to an interpreter that has it')\n"
+    "    sys.exit('pbf dataset: the Python package pbf is not importable by ' + sys.executable\n"
+    "             + ' (' + str(e) + '): install it as docs/python.md says, or set PBF_PYTHON '\n"
+    "             'to an interpreter that has it')\n"
     "sys.exit(d.main(sys.argv[1:], prog='pbf dataset'))\n";
 
 static int executable(const char *path) { return access(path, X_OK) == 0; }

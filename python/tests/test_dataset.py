@@ -220,6 +220,17 @@ def test_command(tmp_path, pbf_cli, dam_break):
     missing = subprocess.run(base + ["--out", str(tmp_path / "f")], env=env,
                              capture_output=True, text=True)
     assert missing.returncode == 1 and "PBF_PYTHON" in missing.stderr
+    # an interpreter without the package: it says so instead of a traceback
+    bare = tmp_path / "bare-python"
+    bare.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S \"$@\"\n")
+    bare.chmod(0o755)
+    env["PBF_PYTHON"] = str(bare)
+    without = subprocess.run(base + ["--out", str(tmp_path / "g")], env=env,
+                             capture_output=True, text=True)
+    assert without.returncode == 1
+    assert "the Python package pbf is not importable by" in without.stderr
+    assert "Traceback" not in without.stderr
+    assert not (tmp_path / "f").exists() and not (tmp_path / "g").exists()
 
 
 def test_moving_walls_and_floating_meshes(tmp_path, source_dir):

@@ -6,21 +6,21 @@ LagrangeBench (HDF5) and GNS (DeepMind's learning_to_simulate, and its PyTorch p
 
 or from Python::
 
-    import pbf.dataset
-    meta = pbf.dataset.make_dataset(["scenes/dam_break.json"], "data/dam",
-                                    trajectories=20, frames=200,
-                                    vary={"fluid.blocks[0].max[0]": (0.3, 0.6)})
+    import pbf
+    meta = pbf.make_dataset(["scenes/dam_break.json"], "data/dam", trajectories=20,
+                            frames=200, vary={"fluid.blocks[0].max[0]": (0.3, 0.6)})
 
 Each trajectory is one run of a scene (the scenes are used in turn) with the --set overrides and,
 for each --vary key, a value drawn uniformly from its range by a generator seeded with (seed,
 trajectory index): the same seed gives the same files, byte for byte. The domain walls, the
-colliders and the tool are sampled at the particle spacing into boundary particles with their
-own type. Runs go in parallel over the cores, one process each. docs/datasets.md is the guide.
+colliders, the meshes and the tool are sampled at the particle spacing into boundary particles
+with their own type. Runs go in parallel over the cores, one process each. docs/datasets.md is the guide.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections.abc as abc
 import io
 import json
 import math
@@ -32,7 +32,6 @@ import tempfile
 import time
 import warnings
 import zipfile
-import collections.abc as abc
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -47,8 +46,8 @@ LB_FLUID, LB_SOLID_WALL, LB_MOVING_WALL, LB_RIGID_BODY = 0, 1, 2, 3
 # DeepMind's learning_to_simulate and the GNS port: water is type 5; type 3 is the one
 # kinematic type (KINEMATIC_PARTICLE_ID), so every boundary particle gets it.
 GNS_WATER, GNS_KINEMATIC = 5, 3
-_GNS_TYPE = {LB_FLUID: GNS_WATER, LB_SOLID_WALL: GNS_KINEMATIC, LB_MOVING_WALL: GNS_KINEMATIC,
-             LB_RIGID_BODY: GNS_KINEMATIC}
+# indexed by the LagrangeBench type above
+_GNS_TYPES = np.array([GNS_WATER, GNS_KINEMATIC, GNS_KINEMATIC, GNS_KINEMATIC], np.int64)
 TYPE_NAMES = {LB_FLUID: "fluid", LB_SOLID_WALL: "static wall, collider or mesh",
               LB_MOVING_WALL: "moving wall, keyframed mesh or scripted tool",
               LB_RIGID_BODY: "floating mesh or free tool"}
@@ -522,21 +521,23 @@ def _check_scene(scene: Any, source: str) -> dict[str, Any]:
 
 
 def _scene_sets(scene_path: str, sets: list[str], varied: list[tuple[str, float, float]],
-                frames: int) -> tuple[Any, list[_Varied]]:
+                frames: int) -> list[_Varied]:
+    """The --vary keys checked against one scene: each key's type from the schema, each end of
+    its range through the scene loader (which knows every key's limits)."""
     base_overrides = sets + [f"time.frames={frames - 1}"]
     base = _load(scene_path, base_overrides, "")
     base_dict = base.to_dict()
     checks = []
     for key, low, high in varied:
         v = _Varied(key, low, high, base_dict, scene_path)
-        for end in (low, high):  # the loader knows each key and its limits
+        for end in (low, high):
             value: Union[int, float] = int(end) if v.integer else end
             try:
                 _core.Scene.load(scene_path, base_overrides + [v.override(value)], check=False)
             except _core.Error as e:
                 raise DatasetError(f"--vary {key}={low:g}:{high:g}: {e}") from None
         checks.append(v)
-    return base, checks
+    return checks
 
 
 def make_dataset(scenes: Union[str, os.PathLike[str], abc.Sequence[Union[str, os.PathLike[str]]]],
@@ -603,7 +604,7 @@ def make_dataset(scenes: Union[str, os.PathLike[str], abc.Sequence[Union[str, os
     for i in range(trajectories):
         k = i % len(scene_paths)
         path = scene_paths[k]
-        base, checks = per_scene[k]
+        checks = per_scene[k]
         rng = np.random.default_rng([seed, i])
         values = {v.key: v.draw(rng) for v in checks}
         overrides = sets + [f"time.frames={frames - 1}"] + \
@@ -655,8 +656,7 @@ def make_dataset(scenes: Union[str, os.PathLike[str], abc.Sequence[Union[str, os
         for index, position, types, box, seconds in _run_all(jobs_list, jobs):
             s = splits_of[index]
             key = f"{writers[s].count:05d}"
-            out_types = types if format == "lagrangebench" else \
-                np.vectorize(_GNS_TYPE.get, otypes=[np.int64])(types)
+            out_types = types if format == "lagrangebench" else _GNS_TYPES[types]
             writers[s].add(position, out_types)
             if s == 0:
                 v, a = trajectory_statistics(position, types, LB_FLUID)
@@ -689,7 +689,7 @@ def make_dataset(scenes: Union[str, os.PathLike[str], abc.Sequence[Union[str, os
         with open(temps["metadata.json"], "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
             f.write("\n")
-        for n in names:  # metadata.json last: its presence marks a complete dataset
+        for n in names:  # the splits first, metadata.json last
             os.replace(temps[n], os.path.join(out, n))
         return meta
     finally:

@@ -254,3 +254,23 @@ def test_moving_walls_and_floating_meshes(tmp_path, source_dir):
     last = np.linalg.norm(bodies[-1, :50, None] - bodies[-1, None, :50], axis=2)
     assert np.allclose(first, last, atol=1e-5)  # rigidly
     assert meta["bounds"][0][1] == pytest.approx(expected.max(), abs=1e-5)
+
+
+def test_scripted_tool(tmp_path, source_dir):
+    """scenes/tool_sphere.json (coarse): the scripted tool is a moving boundary on the sphere
+    where the tool is in every frame."""
+    path = source_dir / "scenes" / "tool_sphere.json"
+    sets = ["fluid.particle_radius=0.02"]
+    pbf.make_dataset(path, tmp_path, trajectories=3, frames=5, set=sets, jobs=1)
+    _, x, t = read_split(tmp_path / "train.h5")[0]
+    scene = pbf.Scene.load(path, sets)
+    world = pbf.World(scene, threads=1)
+    tool = x[:, t == 2].astype(np.float64)
+    assert tool.shape[1] == 20  # 4 pi R^2 / (2r)^2 = 19.6 for R = 0.05 m, r = 0.02 m
+    for frame in range(5):
+        if frame:
+            world.step(scene.dt)
+        centre = np.array(world.tool_state().position)
+        radius = np.linalg.norm(tool[frame] - centre, axis=1)
+        assert np.allclose(radius, world.tool_state().radius, atol=1e-6)
+    assert tool[-1, 0, 1] < tool[0, 0, 1]  # lowered into the water

@@ -21,6 +21,7 @@ SOURCE_DIR = Path(os.environ.get("PBF_SOURCE_DIR", Path(__file__).resolve().pare
 SETS = ["fluid.particle_radius=0.04"]
 VARY = {"fluid.blocks[0].max[0]": (0.3, 0.6), "fluid.viscosity": (0.0, 0.001)}
 FRAMES = 10
+SPLIT = "0.5,0.25,0.25"  # two train trajectories: their statistics are averaged as LagrangeBench's
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +29,8 @@ def lagrangebench(tmp_path_factory):
     """One dataset made in a pool of two processes, shared by the tests that only read it."""
     out = tmp_path_factory.mktemp("lb")
     scene = str(SOURCE_DIR / "scenes" / "dam_break.json")
-    meta = pbf.make_dataset([scene], out, trajectories=3, frames=FRAMES, set=SETS, vary=VARY,
-                            seed=7, jobs=2)
+    meta = pbf.make_dataset([scene], out, trajectories=4, frames=FRAMES, set=SETS, vary=VARY,
+                            seed=2, split=SPLIT, jobs=2)
     return out, meta, scene
 
 
@@ -73,11 +74,12 @@ def test_lagrangebench_layout(lagrangebench):
     assert meta["dt"] == scene.dt and meta["write_every"] == 1
     assert meta["dx"] == pytest.approx(0.08)
     assert meta["periodic_boundary_conditions"] == [False, False, False]
-    assert meta["num_trajs_train"] == meta["num_trajs_valid"] == meta["num_trajs_test"] == 1
+    assert meta["num_trajs_train"] == 2
+    assert meta["num_trajs_valid"] == meta["num_trajs_test"] == 1
     counts = []
     for split in ("train", "valid", "test"):
         trajectories = read_split(out / f"{split}.h5")
-        assert [k for k, _, _ in trajectories] == ["00000"]
+        assert [k for k, _, _ in trajectories] == ["00000", "00001"][:meta[f"num_trajs_{split}"]]
         for _, x, t in trajectories:
             assert x.dtype == np.float32 and x.ndim == 3 and x.shape[0] == FRAMES
             assert x.shape[2] == 3 and t.shape == (x.shape[1],) and t.dtype == np.int32
@@ -102,6 +104,11 @@ def test_statistics_come_from_the_train_split(lagrangebench):
     assert np.allclose(meta["vel_std"], vel_std, rtol=1e-9, atol=0)
     assert np.allclose(meta["acc_mean"], acc_mean, rtol=1e-9, atol=0)
     assert np.allclose(meta["acc_std"], acc_std, rtol=1e-9, atol=0)
+    # not the statistics of all samples pooled: the trajectories differ in particle count
+    pooled = np.concatenate([(x[1:, t == 0] - x[:-1, t == 0]).reshape(-1, 3).astype(np.float64)
+                             for _, x, t in train])
+    assert len({x.shape[1] for _, x, _ in train}) == 2
+    assert not np.allclose(meta["vel_mean"], pooled.mean(axis=0), rtol=1e-6, atol=0)
     everything = train + read_split(out / "valid.h5") + read_split(out / "test.h5")
     assert not np.allclose(meta["vel_std"], lagrangebench_statistics(everything)[1], rtol=1e-6)
 
@@ -114,7 +121,7 @@ def test_trajectories_are_the_runs_they_record(lagrangebench):
     assert record["split"] == "train" and record["key"] == "00000"
     lo, hi = VARY["fluid.blocks[0].max[0]"]
     values = [r["values"]["fluid.blocks[0].max[0]"] for r in meta["pbf"]["trajectories"]]
-    assert all(lo <= v <= hi for v in values) and len(set(values)) == 3
+    assert all(lo <= v <= hi for v in values) and len(set(values)) == len(values) == 4
     scene = scene_of(scene_path, record)
     world = pbf.World(scene, threads=1)
     world.step(scene.dt, steps=FRAMES - 1)
@@ -156,8 +163,8 @@ def test_colliders_and_gns_layout(tmp_path, dam_break):
 def test_same_seed_same_bytes(tmp_path, lagrangebench):
     out, _, scene = lagrangebench
     again = tmp_path / "again"
-    pbf.make_dataset([scene], again, trajectories=3, frames=FRAMES, set=SETS, vary=VARY,
-                     seed=7, jobs=1)  # one process instead of two: the same files
+    pbf.make_dataset([scene], again, trajectories=4, frames=FRAMES, set=SETS, vary=VARY,
+                     seed=2, split=SPLIT, jobs=1)  # one process instead of two: the same files
     for name in ("train.h5", "valid.h5", "test.h5", "metadata.json"):
         assert (again / name).read_bytes() == (out / name).read_bytes(), name
     other = tmp_path / "other"

@@ -1,7 +1,7 @@
 """pbf dataset (pbf.make_dataset, docs/datasets.md): the files read back with h5py and numpy as
 LagrangeBench and GNS read them, the statistics recomputed from the train split, the same seed
-giving the same bytes, and the errors on bad input. Tiny runs: 3 trajectories of a coarse dam
-break (about 900 particles with the walls), 10 frames; a few seconds in all."""
+giving the same bytes, and the errors on bad input. Tiny runs: 3 or 4 trajectories of a coarse
+dam break (about 900 particles with the walls), 10 frames; a few seconds in all."""
 
 import json
 import os

@@ -14,7 +14,8 @@ Each trajectory is one run of a scene (the scenes are used in turn) with the --s
 for each --vary key, a value drawn uniformly from its range by a generator seeded with (seed,
 trajectory index): the same seed gives the same files, byte for byte. The domain walls, the
 colliders, the meshes and the tool are sampled at the particle spacing into boundary particles
-with their own type. Runs go in parallel over the cores, one process each. docs/datasets.md is the guide.
+with their own type. Runs go in parallel over the cores, one process each. docs/datasets.md is
+the guide.
 """
 
 from __future__ import annotations

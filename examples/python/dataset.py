@@ -36,7 +36,7 @@ VARY = {
 def read_back(out, fmt):
     """The train split as the loaders see it: (positions [T, N, 3], particle_type [N]) pairs."""
     if fmt == "lagrangebench":
-        import h5py
+        import h5py  # type: ignore[import]
         with h5py.File(out / "train.h5", "r") as f:
             return [(f[k]["position"][()], f[k]["particle_type"][()]) for k in f.keys()]
     with np.load(out / "train.npz", allow_pickle=True) as data:

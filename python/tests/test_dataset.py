@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -189,7 +190,7 @@ def test_same_seed_same_bytes(tmp_path, lagrangebench):
     ({"format": "tfrecord"}, "expected one of lagrangebench, gns"),
 ])
 def test_bad_input_names_the_key(tmp_path, dam_break, kwargs, message):
-    args = {"trajectories": 3, "frames": 3, "set": SETS, "jobs": 1, **kwargs}
+    args: dict[str, Any] = {"trajectories": 3, "frames": 3, "set": SETS, "jobs": 1, **kwargs}
     with pytest.raises((DatasetError, pbf.Error)) as e:
         pbf.make_dataset(dam_break, tmp_path / "out", **args)
     assert message in str(e.value)

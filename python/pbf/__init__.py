@@ -45,9 +45,12 @@ from ._core import (
     memory_limit,
     read_particles,
     read_png,
+    scene_keys,
     version,
     write_png,
 )
+
+from .dataset import make_dataset
 
 if TYPE_CHECKING:
     from ._core import _Overrides, _StrPath
@@ -82,9 +85,11 @@ __all__ = [
     "__version__",
     "backend_info",
     "load_scene",
+    "make_dataset",
     "memory_limit",
     "read_particles",
     "read_png",
+    "scene_keys",
     "version",
     "write_png",
 ]

@@ -23,6 +23,32 @@ static PyObject *module_memory_limit(PyObject *module, PyObject *unused) {
     return PyLong_FromSize_t(pbf_memory_limit());
 }
 
+/* pbf_scene_keys as a list of dicts: the schema that validates every scene, for tools that
+ * need a key's type or range (pbf.dataset's --vary). */
+static PyObject *module_scene_keys(PyObject *module, PyObject *unused) {
+    (void)module, (void)unused;
+    int n = pbf_scene_keys(NULL, 0);
+    if (n < 0) return PyErr_NoMemory();
+    pbf_scene_key_info *keys = PyMem_Calloc((size_t)n + 1, sizeof *keys);
+    if (keys == NULL) return PyErr_NoMemory();
+    if (pbf_scene_keys(keys, n) != n) {
+        PyMem_Free(keys);
+        return PyErr_NoMemory();
+    }
+    PyObject *list = PyList_New(n);
+    for (int i = 0; list != NULL && i < n; ++i) {
+        const pbf_scene_key_info *k = &keys[i];
+        PyObject *d = Py_BuildValue(
+            "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "table", k->table, "path", k->path, "only",
+            k->only, "type", k->type, "unit", k->unit, "default", k->default_value,
+            "default_note", k->default_note, "range", k->range, "doc", k->doc);
+        if (d == NULL) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, i, d);
+    }
+    PyMem_Free(keys);
+    return list;
+}
+
 static PyMethodDef module_functions[] = {
     {"version", module_version, METH_NOARGS,
      "version()\n--\n\nThe library's version string (pbf_version)."},
@@ -34,6 +60,10 @@ static PyMethodDef module_functions[] = {
     {"memory_limit", module_memory_limit, METH_NOARGS,
      "memory_limit()\n--\n\nBytes this process may use (physical memory, cgroup limit, ulimit; "
      "0 when\nunknown); worlds that would need more are refused."},
+    {"scene_keys", module_scene_keys, METH_NOARGS,
+     "scene_keys()\n--\n\nEvery key a scene may have (pbf_scene_keys, docs/scenes.md), as dicts "
+     "with\ntable, path (\"fluid.blocks[i].min\"), only, type (\"number\", \"integer\", "
+     "\"[x, y, z]\", ...),\nunit, default, default_note, range (\"(0, 10]\") and doc."},
     {"read_particles", pbfpy_read_particles, METH_O,
      "read_particles(path, /)\n--\n\n"
      "Reads a PLY or VTK particle file (the format from the extension) into a pbf.Particles.\n"

@@ -5,7 +5,8 @@
  *
  * Files, dependencies pointing down:
  *   module.c                    the module: types, exceptions, functions
- *   world.c world_parts.c       pbf.World (world_parts.c: blocks, colliders, tool, probes)
+ *   world.c world_parts.c       pbf.World (world_parts.c: blocks, colliders, tool, probes;
+ *     world_meshes.c            world_meshes.c: the mesh solids)
  *   scene.c checkpoint.c        pbf.Scene, pbf.Checkpoint
  *   render.c                    pbf.Renderer, PNG files
  *   results.c                   named-tuple results (Profile, Stats, ToolState, ...), files
@@ -88,6 +89,10 @@ PyObject *pbfpy_world_tool_state(pbfpy_world *self, PyObject *unused);
 PyObject *pbfpy_world_set_probes(pbfpy_world *self, PyObject *probes);
 PyObject *pbfpy_world_probes(pbfpy_world *self, PyObject *unused);
 PyObject *pbfpy_world_sample_probes(pbfpy_world *self, PyObject *unused);
+
+/* world_meshes.c: the mesh solids' triangles and their placement now. */
+PyObject *pbfpy_world_meshes(pbfpy_world *self, PyObject *unused);
+PyObject *pbfpy_world_mesh_transforms(pbfpy_world *self, PyObject *unused);
 
 /* render.c: PNG files (module functions). */
 PyObject *pbfpy_write_png(PyObject *module, PyObject *args, PyObject *kwargs);

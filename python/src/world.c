@@ -475,6 +475,13 @@ static PyMethodDef world_methods[] = {
               "half_extents) or 'capsule' (a, b, radius), m."),
     METHOD_0("colliders", pbfpy_world_colliders,
              "colliders($self, /)\n--\n\nThe colliders as dicts (the fields of add_collider)."),
+    METHOD_0("meshes", pbfpy_world_meshes,
+             "meshes($self, /)\n--\n\nThe triangle-mesh solids as dicts: path, vertices "
+             "(float32 (V, 3), m, in the\nmesh's own frame), triangles (int32 (T, 3)), motion "
+             "('static', 'kinematic',\n'floating'), role ('obstacle', 'container'), sink."),
+    METHOD_0("mesh_transforms", pbfpy_world_mesh_transforms,
+             "mesh_transforms($self, /)\n--\n\nWhere the meshes are now: float32 (M, 3, 4), "
+             "row-major [R | position], with\nx_world = R x_mesh + position."),
     METHOD_KW("set_tool", pbfpy_world_set_tool,
               "set_tool($self, /, **fields)\n--\n\n"
               "Gives the world its tool, a rigid sphere two-way coupled to the fluid\n"

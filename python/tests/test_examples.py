@@ -8,8 +8,6 @@ import sys
 import numpy as np
 import pytest
 
-import pbf
-
 
 def run_example(source_dir, name, *args):
     script = source_dir / "examples" / "python" / name
@@ -17,24 +15,30 @@ def run_example(source_dir, name, *args):
 
 
 def test_dataset(tmp_path, source_dir):
-    out = tmp_path / "data.npz"
-    run_example(source_dir, "dataset.py", "--out", str(out), "--trajectories", "2",
-                "--frames", "3", "--radius", "0.03", "--velocities", "--threads", "1")
-    data = np.load(out)
-    meta = json.loads(str(data["metadata"]))
-    assert meta["frames"] == 4 and len(meta["trajectories"]) == 2
+    """The example's dataset: its varied keys within their ranges, the obstacle's particles on
+    the box it records, the LagrangeBench files read back (test_dataset.py checks the rest)."""
+    h5py = pytest.importorskip("h5py", reason="h5py is not installed (Debian: python3-h5py)")
+    out = tmp_path / "data"
+    run_example(source_dir, "dataset.py", "--out", str(out), "--trajectories", "3",
+                "--frames", "4", "--radius", "0.04", "--jobs", "1")
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["sequence_length"] == 3 and len(meta["pbf"]["trajectories"]) == 3
     assert meta["dt"] == pytest.approx(1 / 60)
-    for i, t in enumerate(meta["trajectories"]):
-        x = data[f"positions_{i:03d}"]
-        v = data[f"velocities_{i:03d}"]
-        assert x.dtype == np.float32 and x.shape == (4, t["particles"], 3) == v.shape
-        # the stored scene re-simulates the trajectory bit for bit
-        scene = pbf.Scene.from_dict(t["scene"])
-        world = pbf.World(scene)
-        world.step(scene.dt, steps=3)
-        assert np.array_equal(world.positions(), x[3])
-    assert len(meta["displacement_std"]) == 3
-    assert not list(tmp_path.glob(".dataset-*"))  # no temporary file left
+    record = meta["pbf"]["trajectories"][0]
+    for key, (lo, hi) in [("colliders[0].center[0]", (0.8, 1.3)),
+                          ("fluid.viscosity", (0.0, 0.005))]:
+        assert lo <= record["values"][key] <= hi
+    with h5py.File(out / "train.h5", "r") as f:
+        x, t = f["00000/position"][()], f["00000/particle_type"][()]
+    assert x.shape == (4, len(t), 3) and np.count_nonzero(t == 0) == record["fluid_particles"]
+    # the obstacle's surface: boundary particles inside the domain, off its walls
+    lo, hi = np.array(meta["bounds"]).T
+    p = x[0, t == 1].astype(np.float64)
+    inner = p[np.all((p > lo + 1e-6) & (p < hi - 1e-6), axis=1)]
+    half_x = record["values"]["colliders[0].half_extents[0]"]
+    assert len(inner) > 0
+    assert np.allclose(inner[:, 0].min(), record["values"]["colliders[0].center[0]"] - half_x)
+    assert not list(out.glob(".*"))  # no temporary file left
 
 
 def test_haptic(tmp_path, source_dir):

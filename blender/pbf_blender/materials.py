@@ -1,4 +1,4 @@
-"""The materials of an imported run: water, spray, solids and the floor.
+"""The materials of an imported run: water, particles, spray, solids and the floor.
 
 Plain Principled BSDF node trees that Cycles and EEVEE both render without a denoiser. The
 water is clear glass (IOR 1.33) with a blue absorption inside, so thick water is blue and thin
@@ -9,6 +9,7 @@ exists under the same name is reused, so a user's edits survive a second import.
 import bpy
 
 WATER = "pbf water"
+PARTICLES = "pbf particles"
 SPRAY = "pbf spray"
 SOLID = "pbf solid"
 FLOOR = "pbf floor"
@@ -31,7 +32,7 @@ def _principled(name, settings):
 
 def water():
     # "Transmission" in Blender 3.x, "Transmission Weight" from 4.0 on
-    mat, new = _principled(WATER, {"Base Color": (0.85, 0.95, 1.0, 1.0), "Roughness": 0.03,
+    mat, new = _principled(WATER, {"Base Color": (0.6, 0.8, 1.0, 1.0), "Roughness": 0.03,
                                    "IOR": 1.33, "Transmission": 1.0,
                                    "Transmission Weight": 1.0})
     if new:
@@ -49,6 +50,11 @@ def water():
         if hasattr(mat, "blend_method"):
             mat.blend_method = "HASHED"
     return mat
+
+
+def particles():
+    """Opaque blue: particles drawn as spheres read better solid than as glass beads."""
+    return _principled(PARTICLES, {"Base Color": (0.05, 0.3, 0.85, 1.0), "Roughness": 0.25})[0]
 
 
 def spray():

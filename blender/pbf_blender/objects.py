@@ -10,7 +10,6 @@ several fluids. The solids are one object each, their triangles in the body's ow
 their poses keyframed, so they animate without the handler too.
 """
 
-import math
 import os
 
 import bpy
@@ -201,15 +200,6 @@ def _new_object(collection, name, folder, kind):
     return obj
 
 
-def _quat_matrix(q):
-    w, x, y, z = q
-    n = math.sqrt(w * w + x * x + y * y + z * z) or 1.0
-    w, x, y, z = w / n, x / n, y / n, z / n
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-
-
 def _solids(collection, folder, material):
     """One object per mesh solid, in its own frame, with its pose keyframed on every frame
     that has a solids file. Returns the objects."""
@@ -224,11 +214,7 @@ def _solids(collection, folder, material):
         used, inverse = np.unique(tri, return_inverse=True)
         world = first["position"][used]
         pose = poses.get(index)
-        if pose is not None:  # the body's frame: local = R^T (world - p)
-            r = _quat_matrix(pose["orientation"])
-            local = (world - np.array(pose["position"])) @ r
-        else:
-            local = world
+        local = run_folder.body_frame(world, pose) if pose is not None else world
         name = "solid %d %s" % (index, pose["file"] if pose else "")
         obj = bpy.data.objects.new(name.strip(), bpy.data.meshes.new(name.strip()))
         _fill_triangles(obj.data, local, inverse.reshape(-1, 3), smooth=False)
@@ -291,7 +277,7 @@ def import_run(path, context, stage=True):
     has_surface = bool(folder.files["surface"])
 
     particles = _new_object(collection, "particles", folder, "frame")
-    _points_modifier(particles, radius, water)
+    _points_modifier(particles, radius, materials.particles())
     # with a surface to render, the points stay in the viewport only
     particles.hide_render = has_surface
     summary = {"run": folder.path, "frames": len(frames), "first_frame": frames[0],

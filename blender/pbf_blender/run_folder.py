@@ -14,6 +14,7 @@ Needs numpy only, so it also runs outside Blender.
 """
 
 import json
+import math
 import os
 import re
 
@@ -269,3 +270,20 @@ def read_solids(path):
     pos = plyfile.columns(v, ("x", "y", "z")) if v.count else np.zeros((0, 3), np.float32)
     return {"position": to_z_up(pos), "triangles": np.ascontiguousarray(tri, np.int32),
             "solid": solid, "poses": poses}
+
+
+def quat_matrix(q):
+    """The rotation matrix of a quaternion (w, x, y, z)."""
+    w, x, y, z = q
+    n = math.sqrt(w * w + x * x + y * y + z * z) or 1.0
+    w, x, y, z = w / n, x / n, y / n, z / n
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def body_frame(world, pose):
+    """World vertices [n, 3] of a solid -> its own frame, R^T (x - p), for a pose of
+    read_solids (both z-up): what the object's keyframed pose turns back into `world`."""
+    r = quat_matrix(pose["orientation"])
+    return (np.asarray(world, np.float64) - np.array(pose["position"])) @ r

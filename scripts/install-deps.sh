@@ -20,7 +20,8 @@ packages=(
   valgrind                                  # memcheck run of the test suite
   python3-dev python3-setuptools python3-numpy python3-venv python3-pip   # the Python package
   python3-pytest python3-mypy               # its tests (pytest; stubtest checks the .pyi stubs)
-  python3                                   # examples/blender_import.py checks, test helpers
+  python3                                   # test helpers
+  blender python3-pil                       # the Blender add-on and its test (docs/blender.md)
 )
 
 sudo=""

@@ -37,7 +37,10 @@ def _main():
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.dirname(here))
     import pbf_blender.headless
-    argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+    if "--" in sys.argv:  # Blender's own arguments come before "--"
+        argv = sys.argv[sys.argv.index("--") + 1:]
+    else:
+        argv = [] if "bpy" in sys.modules else sys.argv[1:]
     try:
         status = pbf_blender.headless.main(argv)
     except SystemExit as e:  # argparse's usage errors and --help

@@ -90,6 +90,16 @@ def readers(run):
         check(s["triangles"].min() >= 0 and s["triangles"].max() < len(s["position"]), "corners")
         print("readers: surface %d vertices, %d triangles" % (len(s["position"]),
                                                               len(s["triangles"])))
+        for obj in sorted(glob.glob(os.path.join(run, "surface_[0-9]*.obj"))):
+            # the same surface written as OBJ (`pbf mesh --mesh-format obj`) reads the same
+            o = run_folder.read_surface(obj)
+            p_ = run_folder.read_surface(obj[:-4] + ".ply")
+            check(np.array_equal(o["triangles"], p_["triangles"]), "%s: triangles" % obj)
+            err = float(np.abs(o["position"] - p_["position"]).max())
+            check(err < 1e-5, "%s: positions differ from the PLY's by %g" % (obj, err))
+            check(float(np.abs(o["normal"] - p_["normal"]).max()) < 1e-5, "%s: normals" % obj)
+            print("readers: %s reads as its PLY (positions within %.1g m)"
+                  % (os.path.basename(obj), err))
     if files(run, "solids"):
         first, last_s = (run_folder.read_solids(f) for f in (files(run, "solids")[0],
                                                               files(run, "solids")[-1]))

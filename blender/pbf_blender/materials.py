@@ -52,9 +52,38 @@ def water():
     return mat
 
 
-def particles():
-    """Opaque blue: particles drawn as spheres read better solid than as glass beads."""
-    return _principled(PARTICLES, {"Base Color": (0.05, 0.3, 0.85, 1.0), "Roughness": 0.25})[0]
+def particles(name, colours):
+    """Opaque spheres coloured by the particles' `phase` attribute: `colours[i]` (RGB) for
+    phase i, through an Attribute node of type Instancer (the spheres are instances on the
+    points) and a constant colour ramp. Particles without phases take colours[0]."""
+    mat = bpy.data.materials.get(name)
+    if mat is not None:
+        return mat
+    mat, _ = _principled(name, {"Base Color": tuple(colours[0]) + (1.0,), "Roughness": 0.25})
+    nodes, links = mat.node_tree.nodes, mat.node_tree.links
+    bsdf = nodes.get("Principled BSDF")
+    if bsdf is None or len(colours) < 2:
+        return mat
+    attr = nodes.new("ShaderNodeAttribute")
+    attr.attribute_type = "INSTANCER"
+    attr.attribute_name = "phase"
+    scale = nodes.new("ShaderNodeMath")  # phase i -> the middle of the ramp's i-th step
+    scale.operation = "MULTIPLY_ADD"
+    scale.inputs[1].default_value = 1.0 / len(colours)
+    scale.inputs[2].default_value = 0.5 / len(colours)
+    ramp = nodes.new("ShaderNodeValToRGB")
+    ramp.color_ramp.interpolation = "CONSTANT"
+    elements = ramp.color_ramp.elements
+    while len(elements) < len(colours):
+        elements.new(0.0)
+    for i, c in enumerate(colours):
+        elements[i].position = i / len(colours)
+        elements[i].color = tuple(c) + (1.0,)
+    attr.location, scale.location, ramp.location = (-900, 300), (-700, 300), (-500, 300)
+    links.new(attr.outputs["Fac"], scale.inputs[0])
+    links.new(scale.outputs["Value"], ramp.inputs["Fac"])
+    links.new(ramp.outputs["Color"], bsdf.inputs["Base Color"])
+    return mat
 
 
 def spray():

@@ -157,36 +157,41 @@ def remove_handlers():
 
 
 def _points_modifier(obj, radius, material):
-    """Geometry Nodes that draw the vertices as spheres of the particles' radius (Cycles renders
-    points natively) with `material`; the attributes pass through for the user's own nodes."""
-    name = "pbf points %s" % material.name
+    """Geometry Nodes that draw each vertex as a small sphere of the particles' radius with
+    `material`: an icosphere instanced on the points, which Cycles and EEVEE both render (EEVEE
+    in Blender 3.x draws no point clouds). The point attributes reach the instances, so a
+    material's Attribute node (type Instancer) reads `speed`, `density`, `phase`, ..."""
+    name = "pbf spheres %s" % material.name
     group = bpy.data.node_groups.get(name)
     if group is None:
         group = bpy.data.node_groups.new(name, "GeometryNodeTree")
         if hasattr(group, "interface"):  # Blender 4.0 and later
             group.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+            group.interface.new_socket("Radius", in_out="INPUT", socket_type="NodeSocketFloat")
             group.interface.new_socket("Geometry", in_out="OUTPUT",
                                        socket_type="NodeSocketGeometry")
-            group.interface.new_socket("Radius", in_out="INPUT", socket_type="NodeSocketFloat")
         else:
             group.inputs.new("NodeSocketGeometry", "Geometry")
             group.inputs.new("NodeSocketFloat", "Radius")
             group.outputs.new("NodeSocketGeometry", "Geometry")
         nodes, links = group.nodes, group.links
         gin, gout = nodes.new("NodeGroupInput"), nodes.new("NodeGroupOutput")
-        to_points = nodes.new("GeometryNodeMeshToPoints")
+        sphere = nodes.new("GeometryNodeMeshIcoSphere")
+        sphere.inputs["Subdivisions"].default_value = 2
         set_mat = nodes.new("GeometryNodeSetMaterial")
         set_mat.inputs["Material"].default_value = material
-        gin.location, to_points.location = (-400, 0), (-180, 0)
-        set_mat.location, gout.location = (40, 0), (260, 0)
-        links.new(gin.outputs["Geometry"], to_points.inputs["Mesh"])
-        links.new(gin.outputs["Radius"], to_points.inputs["Radius"])
-        links.new(to_points.outputs["Points"], set_mat.inputs["Geometry"])
-        links.new(set_mat.outputs["Geometry"], gout.inputs["Geometry"])
-    mod = obj.modifiers.new("pbf points", "NODES")
+        instance = nodes.new("GeometryNodeInstanceOnPoints")
+        gin.location, sphere.location, set_mat.location = (-500, 0), (-300, -150), (-100, -150)
+        instance.location, gout.location = (120, 0), (340, 0)
+        links.new(gin.outputs["Radius"], sphere.inputs["Radius"])
+        links.new(sphere.outputs["Mesh"], set_mat.inputs["Geometry"])
+        links.new(gin.outputs["Geometry"], instance.inputs["Points"])
+        links.new(set_mat.outputs["Geometry"], instance.inputs["Instance"])
+        links.new(instance.outputs["Instances"], gout.inputs["Geometry"])
+    mod = obj.modifiers.new("pbf spheres", "NODES")
     mod.node_group = group
-    key = next((s.identifier for s in (group.interface.items_tree if hasattr(group, "interface")
-                                       else group.inputs) if s.name == "Radius"), None)
+    sockets = group.interface.items_tree if hasattr(group, "interface") else group.inputs
+    key = next((s.identifier for s in sockets if s.name == "Radius"), None)
     if key is not None:
         mod[key] = float(radius)
     return mod
@@ -277,7 +282,8 @@ def import_run(path, context, stage=True):
     has_surface = bool(folder.files["surface"])
 
     particles = _new_object(collection, "particles", folder, "frame")
-    _points_modifier(particles, radius, materials.particles())
+    _points_modifier(particles, radius,
+                     materials.particles("pbf particles " + folder.name, folder.fluid_colours))
     # with a surface to render, the points stay in the viewport only
     particles.hide_render = has_surface
     summary = {"run": folder.path, "frames": len(frames), "first_frame": frames[0],

@@ -23,6 +23,7 @@ import numpy as np
 from . import plyfile
 
 KINDS = ("frame", "surface", "solids", "diffuse")
+DEFAULT_ABSORPTION = (8.0, 3.0, 1.5)  # pbf's water, 1/m (docs/scenes.md, materials[i].absorption)
 _NAME = re.compile(r"(frame|surface|solids|diffuse)_(\d+)\.(ply|obj)")
 
 
@@ -120,6 +121,21 @@ class RunFolder:
                 and all(isinstance(x, (int, float)) for x in lo + hi)):
             return [float(x) for x in lo], [float(x) for x in hi]
         return None
+
+    @property
+    def fluid_colours(self):
+        """An RGB colour per fluid (phase): the light a fluid lets through over 25 cm,
+        exp(-0.25 m * absorption), from each of scene.json's `materials` (pbf's default water,
+        absorption [8, 3, 1.5] per metre, when it has none)."""
+        colours = []
+        mats = self._get(("materials",), None)
+        for m in mats if isinstance(mats, list) else []:
+            a = m.get("absorption") if isinstance(m, dict) else None
+            if not (isinstance(a, list) and len(a) == 3 and
+                    all(isinstance(x, (int, float)) for x in a)):
+                a = DEFAULT_ABSORPTION
+            colours.append([math.exp(-0.25 * float(x)) for x in a])
+        return colours or [[math.exp(-0.25 * x) for x in DEFAULT_ABSORPTION]]
 
     @property
     def camera(self):

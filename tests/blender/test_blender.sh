@@ -87,7 +87,8 @@ case_falls_down() {
 {
   "name": "drop",
   "domain": {"min": [0, 0, 0], "max": [1.2, 1.5, 1.2]},
-  "materials": [{"name": "water", "density": 1000}, {"name": "oil", "density": 800}],
+  "materials": [{"name": "water", "density": 1000},
+                {"name": "oil", "density": 800, "absorption": [1.5, 2.5, 12]}],
   "fluid": {
     "particle_radius": 0.025,
     "blocks": [{"min": [0.3, 0.7, 0.3], "max": [0.6, 1.3, 0.9], "material": "water"},

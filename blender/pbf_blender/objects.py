@@ -16,7 +16,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from . import materials, run_folder
+from . import materials, run_folder, stage
 
 PROP_RUN = "pbf_run"
 PROP_KIND = "pbf_kind"
@@ -259,12 +259,12 @@ def _header_poses(path):
     return run_folder.read_solids_header(head[:end].decode("ascii", "replace"))
 
 
-def import_run(path, context, stage=True):
+def import_run(path, context, add_stage=True):
     """Imports the run folder `path` into the scene: a collection "pbf NAME" with the particles,
-    surfaces, diffuse particles and solids; sets the frame range and rate; with `stage`, adds a
-    camera, a light and a floor. Returns a summary dict (what the headless mode prints) and the
-    objects made: {"particles", "surface" and "diffuse" where the run has them, "solids" (a
-    list)}."""
+    surfaces, diffuse particles and solids; sets the frame range and rate and the render settings
+    the materials need; with `add_stage`, adds a camera, a light and a floor. Returns a summary
+    dict (what the headless mode prints) and the objects made: {"particles", "surface" and
+    "diffuse" where the run has them, "solids" (a list)}."""
     folder = run_folder.RunFolder(path)
     _runs[folder.path] = folder
     scene = context.scene
@@ -299,9 +299,9 @@ def import_run(path, context, stage=True):
     install_handlers()
     for obj in made.values():
         load_frame(obj, frames[0])
-    if stage:
-        from . import stage as stage_module
-        stage_module.add(collection, folder, scene)
+    stage.render_settings(scene)
+    if add_stage:
+        stage.add(collection, folder, scene)
     summary.update({
         "surfaces": len(folder.files["surface"]),
         "solids": len(solids),

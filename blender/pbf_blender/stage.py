@@ -105,8 +105,7 @@ def render_settings(scene, denoise=None):
 
 
 def add(collection, folder, scene):
-    """Adds the camera, a sun and a floor to `collection`; sets the render settings."""
+    """Adds the camera (the scene's active one from now), a sun and a floor to `collection`."""
     _camera(collection, folder, scene)
     _light(collection)
     _floor(collection, folder)
-    render_settings(scene)

@@ -31,7 +31,7 @@ class PBF_OT_import_run(bpy.types.Operator):
     def execute(self, context):
         path = bpy.path.abspath(self.directory)
         try:
-            summary, _ = objects.import_run(path, context, stage=self.add_stage)
+            summary, _ = objects.import_run(path, context, add_stage=self.add_stage)
         except (run_folder.RunError, OSError, ValueError) as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}

@@ -131,15 +131,31 @@ def readers(run):
         d = run_folder.read_diffuse(files(run, "diffuse")[-1])
         check(len(d["kind"]) == count(files(run, "diffuse")[-1], "vertex"), "diffuse count")
         check(set(d["kind"].tolist()) <= {0, 1, 2}, "diffuse kinds %s" % set(d["kind"].tolist()))
-    # a folder with no frames: an error naming it
+    # a folder with no frames: an error naming it; with VTK frames only: a hint
     empty = os.path.join(run, "empty_sub")
     os.makedirs(empty, exist_ok=True)
+    for extra in ("", "frame_00000.vtk"):
+        if extra:
+            open(os.path.join(empty, extra), "w").close()
+        try:
+            run_folder.RunFolder(empty)
+            fail("a folder with no frames was accepted")
+        except run_folder.RunError as e:
+            check(empty in str(e) and "frame_NNNNN.ply" in str(e), "message: %s" % e)
+            check(not extra or "--format ply" in str(e), "no hint to --format ply: %s" % e)
+            print("readers: %s: %s" % ("VTK frames only" if extra else "empty folder", e))
+    # a truncated particle file: an error naming it
+    cut = os.path.join(empty, "frame_00001.ply")
+    with open(last, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[: len(data) - 7])
     try:
-        run_folder.RunFolder(empty)
-        fail("a folder with no frames was accepted")
-    except run_folder.RunError as e:
-        check(empty in str(e) and "frame_NNNNN.ply" in str(e), "message: %s" % e)
-        print("readers: empty folder: %s" % e)
+        run_folder.read_particles(cut)
+        fail("a truncated particle file was read")
+    except ValueError as e:
+        check(cut in str(e) and "truncated" in str(e), "message: %s" % e)
+        print("readers: truncated file: %s" % e)
 
 
 def summary(out, run):

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The Blender add-on (blender/pbf_blender, docs/blender.md). Usage: test_blender.sh PBF SOURCE_DIR CASE
+# The Blender add-on (blender/pbf_blender, docs/blender.md).
+# Usage: test_blender.sh PBF SOURCE_DIR CASE
 # Each case_* is one CTest test. `readers` needs no Blender; the others run Debian's Blender
 # headless and exit 77 (a skip) where `blender` is not installed. Runs are coarse (1.3k to 2k
 # particles, a few frames) and renders small (160x120, 8 Cycles samples on the CPU).
@@ -20,9 +21,12 @@ expect_rc() {
     local want=$1; shift
     "$@" >"$TMP/out" 2>"$TMP/err"
     local rc=$?
-    [ "$rc" -eq "$want" ] || { tail -n 40 "$TMP/out" "$TMP/err" >&2; fail "'$*' exited $rc, expected $want"; }
+    [ "$rc" -eq "$want" ] ||
+        { tail -n 40 "$TMP/out" "$TMP/err" >&2; fail "'$*' exited $rc, expected $want"; }
 }
-expect_in() { grep -qF -- "$2" "$1" || { tail -n 40 "$1" >&2; fail "'$2' not in $(basename "$1")"; }; }
+expect_in() {
+    grep -qF -- "$2" "$1" || { tail -n 40 "$1" >&2; fail "'$2' not in $(basename "$1")"; }
+}
 need_blender() {
     command -v blender >/dev/null || { echo "SKIP: blender is not installed"; exit 77; }
 }

@@ -83,6 +83,11 @@ def _render(bpy, scene, args):
         scene.cycles.samples = args.samples
         if hasattr(scene.cycles, "use_adaptive_sampling"):
             scene.cycles.use_adaptive_sampling = False
+        # without a denoiser: no caustics through the water and clamped indirect light, which
+        # would otherwise leave bright speckles at few samples
+        scene.cycles.caustics_reflective = False
+        scene.cycles.caustics_refractive = False
+        scene.cycles.sample_clamp_indirect = 10.0
     else:
         scene.eevee.taa_render_samples = args.samples
     out = os.path.abspath(args.render)
@@ -95,23 +100,31 @@ def _render(bpy, scene, args):
 
 def main(argv):
     args = _parse(argv)
+    from . import run_folder
+
+    # the folder and the frame first: their errors come before anything else, in Blender or not
+    try:
+        folder = run_folder.RunFolder(args.run_dir)
+        frames = folder.frames
+        frame = frames[0] if args.frame is None else args.frame
+        if not frames[0] <= frame <= frames[-1]:
+            raise run_folder.RunError("%s: --frame %d is outside the run's frames %d to %d"
+                                      % (args.run_dir, frame, frames[0], frames[-1]))
+    except run_folder.RunError as e:
+        print("pbf_blender error: %s" % e, file=sys.stderr)
+        return 1
     try:
         import bpy
     except ImportError:
         print("pbf_blender error: run this inside Blender: " + USAGE, file=sys.stderr)
         return 1
-    from . import objects, run_folder, stage
+    from . import objects, stage
 
     try:
         removed_cube = _remove_default_cube(bpy)
         summary, made = objects.import_run(args.run_dir, bpy.context)
         particles = made["particles"]
         scene = bpy.context.scene
-        frame = summary["first_frame"] if args.frame is None else args.frame
-        if not summary["first_frame"] <= frame <= summary["last_frame"]:
-            raise run_folder.RunError("%s: --frame %d is outside the run's frames %d to %d"
-                                      % (args.run_dir, frame, summary["first_frame"],
-                                         summary["last_frame"]))
         stage.render_settings(scene, denoise=False)
         scene.frame_set(frame)
         shown = objects.load_frame(particles, frame)

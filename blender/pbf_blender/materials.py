@@ -1,12 +1,15 @@
 """The materials of an imported run: water, particles, spray, solids and the floor.
 
 Plain Principled BSDF node trees that Cycles and EEVEE both render without a denoiser. The
-water is clear glass (IOR 1.33) with a blue absorption inside, so thick water is blue and thin
-water clear; EEVEE gets screen-space refraction switched on for it. A material that already
-exists under the same name is reused, so a user's edits survive a second import.
+water is clear glass (IOR 1.33) with pbf's default water absorption inside (docs/scenes.md,
+materials[i].absorption), so thick water is blue and thin water clear; EEVEE gets screen-space
+refraction switched on for it. A material that already exists under the same name is reused,
+so a user's edits survive a second import.
 """
 
 import bpy
+
+from . import run_folder
 
 WATER = "pbf water"
 PARTICLES = "pbf particles"
@@ -39,9 +42,12 @@ def water():
         mat.diffuse_color = (0.2, 0.45, 0.9, 1.0)
         nodes, links = mat.node_tree.nodes, mat.node_tree.links
         out = nodes.get("Material Output")
+        # pbf's water colour: Beer-Lambert coefficients a (1/m) as Blender's absorption,
+        # whose coefficient is (1 - colour) * density
+        a = run_folder.DEFAULT_ABSORPTION
         absorb = nodes.new("ShaderNodeVolumeAbsorption")
-        absorb.inputs["Color"].default_value = (0.15, 0.45, 0.9, 1.0)
-        absorb.inputs["Density"].default_value = 6.0  # per metre: 10 cm of water is light blue
+        absorb.inputs["Color"].default_value = tuple(1 - x / max(a) for x in a) + (1.0,)
+        absorb.inputs["Density"].default_value = max(a)
         absorb.location = (out.location.x - 250, out.location.y - 250)
         links.new(absorb.outputs["Volume"], out.inputs["Volume"])
         # EEVEE: refraction through the surface (with the scene's screen-space refraction on)

@@ -57,7 +57,8 @@ def _light(collection):
 
 
 def _floor(collection, folder):
-    """A plane under the domain, as wide as three domains, so the water sits on something."""
+    """A square under the domain, four times its largest side across, so the water sits on
+    something and the camera sees no edge."""
     domain = folder.domain
     if domain is None:
         return None
@@ -65,7 +66,7 @@ def _floor(collection, folder):
     lo, hi = Vector(map(min, lo, hi)), Vector(map(max, lo, hi))
     size = hi - lo
     cx, cy, z = (lo.x + hi.x) / 2, (lo.y + hi.y) / 2, lo.z
-    w, d = 1.5 * max(size.x, 1e-3), 1.5 * max(size.y, 1e-3)
+    w = d = 2.0 * max(size.x, size.y, size.z, 1e-3)
     mesh = bpy.data.meshes.new("pbf floor")
     mesh.from_pydata([(cx - w, cy - d, z), (cx + w, cy - d, z), (cx + w, cy + d, z),
                       (cx - w, cy + d, z)], [], [(0, 1, 2, 3)])

@@ -15,7 +15,7 @@ class PBF_OT_import_run(bpy.types.Operator):
     bl_label = "Import pbf run"
     bl_options = {"REGISTER", "UNDO"}
 
-    directory: StringProperty(name="Run folder", subtype="DIR_PATH",
+    directory: StringProperty(name="Run folder", subtype="DIR_PATH", options={"SKIP_SAVE"},
                               description="The output folder of `pbf run SCENE --out DIR`")
     filter_folder: BoolProperty(default=True, options={"HIDDEN"})
     add_stage: BoolProperty(name="Camera, light and floor", default=True,
@@ -23,8 +23,10 @@ class PBF_OT_import_run(bpy.types.Operator):
                                         "a sun and a floor, and render settings the water needs")
 
     def invoke(self, context, event):
-        if not self.directory and context.scene.pbf_run_dir:
-            self.directory = bpy.path.abspath(context.scene.pbf_run_dir)
+        # from the sidebar, with its folder field filled in: import that folder at once;
+        # from File > Import: pick the folder in the file browser
+        if self.directory and os.path.isdir(bpy.path.abspath(self.directory)):
+            return self.execute(context)
         context.window_manager.fileselect_add(self)
         return {"RUNNING_MODAL"}
 
@@ -77,7 +79,7 @@ class PBF_PT_sidebar(bpy.types.Panel):
         layout.prop(context.scene, "pbf_run_dir", text="")
         row = layout.row(align=True)
         op = row.operator(PBF_OT_import_run.bl_idname, text="Import", icon="IMPORT")
-        op.directory = bpy.path.abspath(context.scene.pbf_run_dir)
+        op.directory = context.scene.pbf_run_dir
         row.operator(PBF_OT_reload.bl_idname, text="", icon="FILE_REFRESH")
         shown = [o for o in context.scene.objects
                  if o.get(objects.PROP_KIND) in ("frame", "surface", "diffuse")]

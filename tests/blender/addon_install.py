@@ -62,7 +62,9 @@ def main(zip_path, run):
           "the enabled add-on is %s, not the installed zip" % addon_file)
 
     cube = bpy.data.objects.get("Cube")
-    check(bpy.ops.pbf.import_run(directory=run) == {"FINISHED"}, "the operator failed")
+    # as the sidebar's Import button calls it: invoked with the folder field filled in
+    check(bpy.ops.pbf.import_run("INVOKE_DEFAULT", directory=run) == {"FINISHED"},
+          "the operator failed")
     check(bpy.data.objects.get("Cube") is cube and cube is not None,
           "the operator removed the user's cube (only the headless mode may)")
     scene = bpy.context.scene
@@ -104,6 +106,14 @@ def main(zip_path, run):
                 p = m @ v.co
                 worst = max(worst, min((p - w).length for w in world))
         check(worst < 1e-4, "frame %d: a solid's vertex is %g m from the file's" % (frame, worst))
+    # the sidebar panel draws (into a stand-in layout: there is no window here)
+    class Layout:
+        def __getattr__(self, name):
+            return lambda *a, **k: self
+    drawn = type("Panel", (), {"layout": Layout()})()
+    bpy.context.scene.pbf_run_dir = run
+    bpy.types.PBF_PT_sidebar.draw(drawn, bpy.context)
+    check(bpy.ops.pbf.reload() == {"FINISHED"}, "Reload frames failed")
     print("addon_install: ok: installed %s, %d particles, %d frames, objects %s"
           % (os.path.basename(zip_path), len(particles.data.vertices), len(frames),
              sorted(objs)))

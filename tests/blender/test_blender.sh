@@ -48,9 +48,15 @@ case_readers() {
     expect_rc 0 "$PBF" mesh "$TMP/run" --frames 8:8 --mesh-format obj -q
     expect_rc 0 "${CHECK[@]}" readers "$TMP/run"
     cat "$TMP/out"
-    # the headless mode's usage errors and its message outside Blender, before any bpy
+    # the headless mode's checks of its arguments and the folder come before Blender's
+    # modules are needed, so they run here too: usage, a frame outside the run, no frames
     expect_rc 2 "$PY" "$ADDON" "$TMP/run" --frame x
     expect_in "$TMP/err" "usage: blender -b --python"
+    expect_rc 1 "$PY" "$ADDON" "$TMP/run" --frame 9
+    expect_in "$TMP/err" "pbf_blender error: $TMP/run: --frame 9 is outside the run's frames 0 to 8"
+    mkdir -p "$TMP/empty"
+    expect_rc 1 "$PY" "$ADDON" "$TMP/empty"
+    expect_in "$TMP/err" "pbf_blender error: $TMP/empty: no particle frames frame_NNNNN.ply"
     expect_rc 1 "$PY" "$ADDON" "$TMP/run"
     expect_in "$TMP/err" "pbf_blender error: run this inside Blender"
 }
@@ -119,12 +125,9 @@ case_errors() {
     blender_run 1 "$TMP/empty"
     expect_in "$TMP/err" "pbf_blender error: $TMP/empty: no particle frames frame_NNNNN.ply"
     grep -q "^pbf_blender:" "$TMP/out" && fail "a summary line after an error"
-    # a frame outside the run
+    # the startup cube stays once the user touched it (here: moved it); --save writes a .blend
     expect_rc 0 "$PBF" run --frames 2 --out "$TMP/run" --threads 2 \
         --set fluid.particle_radius=0.04 --set time.substeps=1 -q
-    blender_run 1 "$TMP/run" --frame 9
-    expect_in "$TMP/err" "--frame 9 is outside the run's frames 0 to 2"
-    # the startup cube stays once the user touched it (here: moved it); --save writes a .blend
     expect_rc 0 blender -b --factory-startup -noaudio \
         --python-expr "import bpy; bpy.data.objects['Cube'].location.x = 3" \
         --python "$ADDON" -- "$TMP/run" --frame 2 --save "$TMP/scene.blend"

@@ -39,13 +39,21 @@ def element_count(lines, name):
     return next(int(ln.split()[2]) for ln in lines if ln.startswith("element %s " % name))
 
 
-def particle_positions(path):
+def particles(path):
+    """[(position, velocity, density, id)] of a particle file, turned to Blender's axes: pbf's
+    (x, y, z), y up -> (x, -z, y), z up."""
     lines, body = ply(path)
     n = element_count(lines, "vertex")
     stride = 36 if "property int phase" in lines else 32
-    # pbf's (x, y, z), y up -> Blender's (x, -z, y), z up
-    return [(x, -z, y) for x, y, z in (struct.unpack_from("<3f", body, i * stride)
-                                       for i in range(n))]
+    out = []
+    for i in range(n):
+        x, y, z, vx, vy, vz, rho, pid = struct.unpack_from("<7fi", body, i * stride)
+        out.append(((x, -z, y), (vx, -vz, vy), rho, pid))
+    return out
+
+
+def max_diff(a, b):
+    return max((abs(p - q) for u, v in zip(a, b) for p, q in zip(u, v)), default=0.0)
 
 
 def main(zip_path, run):
@@ -77,18 +85,25 @@ def main(zip_path, run):
     check((scene.frame_start, scene.frame_end) == (0, len(frames) - 1),
           "frame range %d..%d" % (scene.frame_start, scene.frame_end))
 
-    particles = objs["frame"]
-    names = {a.name for a in particles.data.attributes}
+    particles_obj = objs["frame"]
+    names = {a.name for a in particles_obj.data.attributes}
     check({"velocity", "density", "id", "speed"} <= names, "attributes %s" % sorted(names))
     # the frame-change handler puts each frame's file into the mesh
     for frame in (len(frames) - 1, 0):
         scene.frame_set(frame)
-        want = particle_positions(frames[frame])
-        got = [tuple(v.co) for v in particles.data.vertices]
+        want = particles(frames[frame])
+        mesh = particles_obj.data
+        got = [tuple(v.co) for v in mesh.vertices]
         check(len(got) == len(want), "frame %d: %d vertices, %d in the file"
               % (frame, len(got), len(want)))
-        err = max(abs(a - b) for p, q in zip(got, want) for a, b in zip(p, q))
+        err = max_diff(got, [w[0] for w in want])
         check(err < 1e-6, "frame %d: vertices differ from the file by %g" % (frame, err))
+        vel = [tuple(d.vector) for d in mesh.attributes["velocity"].data]
+        check(max_diff(vel, [w[1] for w in want]) < 1e-6, "frame %d: velocities" % frame)
+        rho = [(d.value,) for d in mesh.attributes["density"].data]
+        check(max_diff(rho, [(w[2],) for w in want]) < 1e-3, "frame %d: densities" % frame)
+        ids = [d.value for d in mesh.attributes["id"].data]
+        check(ids == [w[3] for w in want], "frame %d: ids" % frame)
         surface = os.path.join(run, "surface_%05d.ply" % frame)
         nt = element_count(ply(surface)[0], "face")
         check(len(objs["surface"].data.polygons) == nt, "frame %d: %d surface triangles, %d in "
@@ -115,7 +130,7 @@ def main(zip_path, run):
     bpy.types.PBF_PT_sidebar.draw(drawn, bpy.context)
     check(bpy.ops.pbf.reload() == {"FINISHED"}, "Reload frames failed")
     print("addon_install: ok: installed %s, %d particles, %d frames, objects %s"
-          % (os.path.basename(zip_path), len(particles.data.vertices), len(frames),
+          % (os.path.basename(zip_path), len(particles_obj.data.vertices), len(frames),
              sorted(objs)))
 
 

@@ -48,6 +48,12 @@ def _main():
     sys.stdout.flush()
     if status:
         sys.exit(status)
+    bpy = sys.modules.get("bpy")
+    if bpy is not None and not bpy.app.background and not hasattr(bpy.types, "PBF_PT_sidebar"):
+        pbf_blender.register()  # with a window: the panel too, as if the add-on were enabled
+        runs = [o["pbf_run"] for o in bpy.context.scene.objects if o.get("pbf_run")]
+        if runs:
+            bpy.context.scene.pbf_run_dir = runs[-1]
 
 
 if __name__ == "__main__":

@@ -89,10 +89,9 @@ class PBF_PT_sidebar(bpy.types.Panel):
                       icon="OUTLINER_OB_POINTCLOUD" if obj.get(objects.PROP_KIND) != "surface"
                       else "OUTLINER_OB_MESH")
             if obj.get(objects.PROP_KIND) == "frame":
-                col.label(text="%d particles; %s" % (
-                    len(obj.data.vertices),
-                    ", ".join(a.name for a in obj.data.attributes
-                              if not a.name.startswith(".") and a.name != "position")))
+                col.label(text="%d particles" % len(obj.data.vertices))
+                col.label(text=", ".join(a.name for a in obj.data.attributes
+                                         if not a.name.startswith(".") and a.name != "position"))
 
 
 def menu_import(self, context):

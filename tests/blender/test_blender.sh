@@ -37,10 +37,17 @@ blender_run() { # blender_run RC ARGS...: the add-on headless on a factory-start
 }
 
 # floating.json: three mesh bodies on a wave tank, with surfaces (--mesh) and spray (diffuse)
+# (a skip where pbf was built without mesh import, PBF_MESH=OFF or no Assimp)
 floating_run() {
-    expect_rc 0 "$PBF" run "$SRC/scenes/floating.json" --out "$TMP/run" --frames 8 --threads 2 \
+    "$PBF" run "$SRC/scenes/floating.json" --out "$TMP/run" --frames 8 --threads 2 \
         --set fluid.particle_radius=0.02 --set time.substeps=1 --set diffuse.enabled=true \
-        --mesh -q
+        --mesh -q >"$TMP/out" 2>"$TMP/err" && return
+    if grep -q "mesh import is not built into this pbf" "$TMP/err"; then
+        echo "SKIP: this pbf has no mesh import (floating.json's bodies)"
+        exit 77
+    fi
+    cat "$TMP/out" "$TMP/err" >&2
+    fail "the floating run failed"
 }
 
 case_readers() {

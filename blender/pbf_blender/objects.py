@@ -4,7 +4,7 @@ Each animated object (particles, surface, diffuse particles) keeps its run folde
 custom properties (`pbf_run`, `pbf_kind`); on every frame change the handler reads that frame's
 file and replaces the object's mesh data in place, so modifiers (Geometry Nodes), materials and
 the object's name stay. The particles are a mesh with vertices only, carrying the named point
-attributes `velocity` (m/s; also what Cycles' motion blur reads), `speed`, `density`, `id`
+attributes `velocity` (m/s), `speed`, `density`, `id`
 (Blender's own stable id, what Geometry Nodes' ID node reads) and `phase` for scenes with
 several fluids. The solids are one object each, their triangles in the body's own frame and
 their poses keyframed, so they animate without the handler too.

@@ -1,6 +1,6 @@
 /* `pbf mesh RUN_DIR`: the fluid's surface as a closed triangle mesh for every particle file of
  * a run (surface_NNNNN.ply / .obj next to frame_NNNNN.ply, or in --out DIR), for renderers that
- * want a surface rather than points (Blender: examples/blender_import.py). The method is the
+ * want a surface rather than points (Blender: the add-on in blender/, docs/blender.md). The method is the
  * library's (include/pbf/surface.h); docs/surface.md has the parameters and measured figures. */
 #include <math.h>
 #include <stdlib.h>
@@ -40,7 +40,7 @@ static const char mesh_help[] =
     "examples:\n"
     "  pbf run scenes/dam_break.json --out out/dam && pbf mesh out/dam\n"
     "  pbf mesh out/dam --frames 60:60 --mesh-format ply,obj --cell 0.5\n"
-    "  blender --python examples/blender_import.py -- out/dam   # the sequence in Blender\n";
+    "  blender --python blender/pbf_blender/__init__.py -- out/dam   # the run in Blender\n";
 
 /* Progress on stderr: one line redrawn on a terminal, a line per 10 % otherwise. */
 typedef struct mesh_progress {

@@ -21,7 +21,8 @@ packages=(
   python3-dev python3-setuptools python3-numpy python3-venv python3-pip   # the Python package
   python3-pytest python3-mypy               # its tests (pytest; stubtest checks the .pyi stubs)
   python3-h5py                              # pbf dataset: LagrangeBench's HDF5 layout (docs/datasets.md)
-  python3                                   # examples/blender_import.py checks, test helpers
+  python3                                   # test helpers
+  blender python3-pil                       # the Blender add-on and its test (docs/blender.md)
 )
 
 sudo=""

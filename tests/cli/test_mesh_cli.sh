@@ -112,27 +112,6 @@ case_mesh_usage() {
     expect_rc 2 "$PBF" mesh "$TMP" --bogus
 }
 
-# The Blender importer: valid Python (Blender itself is not installed here; where it is, the
-# script is run headless on a small mesh sequence).
-case_blender_script() {
-    python3 -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' \
-        "$SRC/examples/blender_import.py" || fail "examples/blender_import.py does not compile"
-    expect_rc 0 python3 "$SRC/examples/blender_import.py" --help
-    expect_in "$TMP/out" "blender --python examples/blender_import.py -- RUN_DIR"
-    # its PLY reader on real meshes, outside Blender
-    expect_rc 0 "$PBF" run --frames 1 --out "$TMP/run" "${SMALL[@]}" -q
-    expect_rc 0 "$PBF" mesh "$TMP/run" -q
-    t=$(check_mesh "$TMP/run/surface_00001.ply")
-    expect_rc 0 python3 "$SRC/examples/blender_import.py" --check "$TMP/run/surface_00001.ply"
-    expect_in "$TMP/out" "$t triangles, with normals"
-    expect_rc 1 python3 "$SRC/examples/blender_import.py" "$TMP/run" # not inside Blender
-    expect_in "$TMP/err" "run this inside Blender"
-    if command -v blender >/dev/null; then
-        expect_rc 0 blender -b --python "$SRC/examples/blender_import.py" -- "$TMP/run"
-        expect_in "$TMP/out" "imported 2 meshes"
-    fi
-}
-
 case_run_mesh() {
     expect_rc 0 "$PBF" run --frames 2 --out "$TMP/run" "${SMALL[@]}" --mesh
     for f in 0 1 2; do check_mesh "$TMP/run/surface_0000$f.ply" >/dev/null; done

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "pbf/geometry.h" /* the open-mesh warning */
 #include "interrupt.h"
 #include "progress.h"
 #include "run_checkpoint.h"
@@ -145,6 +146,18 @@ int run_simulation(const run_options *o, const run_hooks *hooks) {
         cli_error("%s", err);
         cli_unmute_stderr(muted);
         return CLI_EXIT_ERROR;
+    }
+    /* An open obstacle is legal (a sheet, a baffle), but a solid whose file was cut short
+     * loads as one too: say so, naming the file and its open edges. */
+    for (int k = 0; k < pbf_world_mesh_count(world); ++k) {
+        pbf_mesh_solid_info mi = pbf_world_mesh_info(world, k);
+        if (mi.open_edges > 0 && (o->comm == NULL || o->comm->rank == 0))
+            fprintf(stderr,
+                    "pbf: warning: mesh '%s' is an open surface (%lld open edge%s), simulated as "
+                    "a sheet; if it should be a closed solid, the file may be cut short or have "
+                    "holes\n",
+                    pbf_world_get_mesh_def(world, k)->path, mi.open_edges,
+                    mi.open_edges == 1 ? "" : "s");
     }
     if (o->comm != NULL && o->comm->split(world) != 0) { /* every rank: the same answer */
         pbf_world_destroy(world);

@@ -106,6 +106,9 @@ typedef struct pbf_mesh_solid_info {
     double volume;            /* m³ (closed meshes; 0 otherwise) */
     float mass;               /* kg (floating) */
     pbf_vec3 bounds_min, bounds_max; /* world box at the start */
+    /* Edges with one triangle (after welding): 0 for a closed solid. An obstacle may be an open
+     * sheet; a file cut short mid-way also loads as one, so `pbf run` warns when this is > 0. */
+    long long open_edges;
 } pbf_mesh_solid_info;
 
 /* A moving mesh after the last step. Forces are the fluid's on the mesh (gravity excluded),

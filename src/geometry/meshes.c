@@ -245,6 +245,7 @@ static pbf_status load_mesh(pbf_world *w, pbf_mesh_body *b, char *err, size_t er
      * container's sign and the mass all need faces that point out */
     if (pbf__trimesh_volume(&b->mesh) < 0.0) pbf__trimesh_flip(&b->mesh);
     if (open == 0) pbf__trimesh_mass(&b->mesh, &b->props);
+    b->info.open_edges = (long long)open; /* an open obstacle loads; `pbf run` says so */
     (void)w;
     return PBF_OK;
 }

@@ -40,7 +40,8 @@ static const char mesh_help[] =
     "\n"
     "examples:\n"
     "  pbf run scenes/dam_break.json --out out/dam && pbf mesh out/dam\n"
-    "  pbf mesh out/dam --frames 60:60 --mesh-format ply,obj --cell 0.5\n"    "  pbf mesh out/dam --mesh-format vdb   # OpenVDB level sets for Houdini and Blender\n"
+    "  pbf mesh out/dam --frames 60:60 --mesh-format ply,obj --cell 0.5\n"
+    "  pbf mesh out/dam --mesh-format vdb   # OpenVDB level sets for Houdini and Blender\n"
     "  blender --python examples/blender_import.py -- out/dam   # the sequence in Blender\n";
 
 /* Progress on stderr: one line redrawn on a terminal, a line per 10 % otherwise. */

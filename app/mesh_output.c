@@ -86,7 +86,8 @@ const char *mesh_formats_text(unsigned formats, char *buf, size_t size) {
     buf[0] = '\0';
     for (unsigned f = MESH_PLY; f <= MESH_VDB && n < size; f <<= 1)
         if (formats & f)
-            n += (size_t)snprintf(buf + n, size - n, "%s%s", n > 0 ? "/." : "", format_extension(f));
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", n > 0 ? "/." : "",
+                                  format_extension(f));
     return buf;
 }
 

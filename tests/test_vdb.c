@@ -196,7 +196,10 @@ static int test_ball_level_set(void) {
     double *pts = malloc(3 * max_points * sizeof *pts);
     float *got = malloc(max_points * sizeof *got);
     ENSURE(pts != NULL && got != NULL);
-    for (int d = 0; d < 3; ++d) pts[d] = centre[d], pts[3 + d] = centre[d] + (d == 0 ? 3 * ball : 0);
+    for (int d = 0; d < 3; ++d) {
+        pts[d] = centre[d];
+        pts[3 + d] = centre[d] + (d == 0 ? 3 * ball : 0);
+    }
     const int m = mesh.vertex_count < max_points - far_points ? mesh.vertex_count
                                                                : max_points - far_points;
     for (int i = 0; i < m; ++i)

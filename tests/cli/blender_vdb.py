@@ -2,15 +2,15 @@
 case vdb_blender; docs/surface.md "OpenVDB level sets").
 
     blender -b --factory-startup --python tests/cli/blender_vdb.py -- \
-        SURFACE.vdb SURFACE.ply VOXEL OUT.png
+        SURFACE.vdb SURFACE.ply OUT.png
 
 Imports SURFACE.vdb with bpy.ops.object.volume_import as a user would, turns it from pbf's y up
 to Blender's z up, meshes the grid back with a Volume to Mesh modifier at threshold 0 (the level
-set's zero crossing), imports SURFACE.ply (pbf's mesh of the same frame, turned the same way) for
-comparison, renders the volume's mesh with Cycles on the CPU (small, few samples, no denoiser)
-and prints one line `pbf_vdb: {json}` with what it found: the grids and their types, the voxel
-size from the grid's transform, both meshes' bounding boxes and volumes, and the share of the
-picture's pixels that show water. The shell test judges the figures.
+set's zero crossing) on a mesh object, imports SURFACE.ply (pbf's mesh of the same frame, turned
+the same way) for comparison, renders the level set's mesh with Cycles on the CPU (small, few
+samples, no denoiser) and prints one line `pbf_vdb: {json}` with what it found: the grids and
+their types, the voxel size from the grid's transform, both meshes' bounding boxes and volumes,
+and the share of the picture's pixels that show water. The shell test judges the figures.
 """
 import json
 import math
@@ -22,7 +22,7 @@ import bpy
 from mathutils import Vector
 
 argv = sys.argv[sys.argv.index("--") + 1:]
-vdb_path, ply_path, voxel, png_path = argv[0], argv[1], float(argv[2]), argv[3]
+vdb_path, ply_path, png_path = argv[0], argv[1], argv[2]
 
 bpy.ops.wm.read_factory_settings(use_empty=True)  # no default cube, camera or light
 scene = bpy.context.scene
@@ -37,9 +37,17 @@ grids = [{"name": g.name, "type": g.data_type} for g in volume.grids]
 surface = volume.grids.get("surface")
 scale = [surface.matrix_object.col[k].length for k in range(3)] if surface else []
 volume_obj.rotation_euler = (math.pi / 2, 0.0, 0.0)  # pbf: y up; Blender: z up
+# Blender's Volume to Mesh adds half a voxel along each axis to what OpenVDB meshes (to line the
+# mesh up with Blender's drawing of the voxels); in OpenVDB and Houdini voxel (i, j, k) is
+# centred at (i, j, k) voxel sizes: the volume is moved back by half a voxel.
+volume_obj.location = [-s / 2 for s in scale]
 
-# The level set's zero crossing as a mesh (the modifier applies to the volume object).
-mod = volume_obj.modifiers.new("surface", "VOLUME_TO_MESH")
+# The level set's zero crossing as a mesh: a Volume to Mesh modifier on an empty mesh object,
+# reading the volume object (its transform, turn included, carries over).
+water_obj = bpy.data.objects.new("water", bpy.data.meshes.new("water"))
+scene.collection.objects.link(water_obj)
+mod = water_obj.modifiers.new("surface", "VOLUME_TO_MESH")
+mod.object = volume_obj
 mod.grid_name = "surface"
 mod.resolution_mode = "GRID"
 mod.threshold = 0.0
@@ -65,7 +73,9 @@ def evaluated_mesh_figures(obj):
     return {"vertices": count, "min": lo, "max": hi, "volume": vol}
 
 
-level_set = evaluated_mesh_figures(volume_obj)
+bpy.context.view_layer.update()
+level_set = evaluated_mesh_figures(water_obj)
+volume_obj.hide_render = True  # Cycles would draw the grid as a fog of its values
 
 # pbf's own mesh of the frame, for comparison; hidden in the picture.
 bpy.ops.import_mesh.ply(filepath=ply_path)
@@ -81,7 +91,7 @@ water.use_nodes = True
 bsdf = water.node_tree.nodes["Principled BSDF"]
 bsdf.inputs["Base Color"].default_value = (0.05, 0.25, 0.8, 1.0)
 bsdf.inputs["Roughness"].default_value = 0.2
-volume_obj.data.materials.append(water)  # the modifier's mesh takes the volume's material
+water_obj.data.materials.append(water)
 
 lo, hi = Vector(level_set["min"]), Vector(level_set["max"])
 centre, size = (lo + hi) / 2, max((hi - lo).length, 1e-3)

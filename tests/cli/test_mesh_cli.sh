@@ -186,11 +186,13 @@ case_vdb_blender() {
     command -v blender >/dev/null || { echo "blender is not installed: skipped"; exit 77; }
     expect_rc 0 "$PBF" run --frames 1 --out "$TMP/run" "${SMALL[@]}" -q --mesh --mesh-format ply,vdb
     expect_rc 0 blender -b --factory-startup --python "$SRC/tests/cli/blender_vdb.py" -- \
-        "$TMP/run/surface_00001.vdb" "$TMP/run/surface_00001.ply" 0.02 "$TMP/vdb.png"
+        "$TMP/run/surface_00001.vdb" "$TMP/run/surface_00001.ply" "$TMP/vdb.png"
     grep '^pbf_vdb: ' "$TMP/out" | sed 's/^pbf_vdb: //' >"$TMP/vdb.json"
-    [ -s "$TMP/vdb.json" ] || { cat "$TMP/out" "$TMP/err" >&2; fail "no pbf_vdb line from Blender"; }
+    [ -s "$TMP/vdb.json" ] \
+        || { cat "$TMP/out" "$TMP/err" >&2; fail "no pbf_vdb line from Blender"; }
     [ -z "${PBF_KEEP_PICTURE:-}" ] || cp "$TMP/vdb.png" "$PBF_KEEP_PICTURE"
-    python3 - "$TMP/vdb.json" "$TMP/run/surface_00001.ply" <<'PY' || fail "Blender's reading of the .vdb: $(cat "$TMP/vdb.json")"
+    python3 - "$TMP/vdb.json" "$TMP/run/surface_00001.ply" <<'PY' \
+        || fail "Blender's reading of the .vdb: $(cat "$TMP/vdb.json")"
 import json, struct, sys
 r = json.load(open(sys.argv[1]))
 voxel = 0.02  # cell 1 r, r = 0.02 m
@@ -198,11 +200,13 @@ assert r["grids"] == [{"name": "surface", "type": "FLOAT"}], r["grids"]
 assert all(abs(v - voxel) < 1e-6 for v in r["voxel"]) and len(r["voxel"]) == 3, r["voxel"]
 ls, ply = r["level_set"], r["ply"]
 assert ls["vertices"] > 100, ls
-# the zero crossing is pbf's mesh: boxes within one voxel, enclosed volumes within 5 %
-for k in range(3):
-    assert abs(ls["min"][k] - ply["min"][k]) < voxel, (k, ls["min"], ply["min"])
-    assert abs(ls["max"][k] - ply["max"][k]) < voxel, (k, ls["max"], ply["max"])
-assert abs(ls["volume"] / ply["volume"] - 1) < 0.05, (ls["volume"], ply["volume"])
+# the zero crossing is pbf's mesh: boxes within a quarter voxel, enclosed volumes within 2 %
+# (measured on this frame: 0.0033 m = 0.17 voxel, where the block's rounded edges bend within a
+# voxel and the distance interpolated between voxel centres errs most, and 0.5 %)
+box = max(max(abs(ls["min"][k] - ply["min"][k]), abs(ls["max"][k] - ply["max"][k]))
+          for k in range(3))
+assert box < 0.25 * voxel, (ls, ply)
+assert abs(ls["volume"] / ply["volume"] - 1) < 0.02, (ls["volume"], ply["volume"])
 # turned by +90 degrees about x, pbf's y (up) is Blender's z (up): pbf's heights, from the PLY
 data = open(sys.argv[2], "rb").read()
 nv = int(data.split(b"element vertex ")[1].split(b"\n")[0])
@@ -211,8 +215,9 @@ ys = struct.unpack_from("<%df" % (6 * nv), data, body)[1::6]
 assert abs(ply["min"][2] - min(ys)) < 1e-5 and abs(ply["max"][2] - max(ys)) < 1e-5, (ply, min(ys))
 assert r["picture"] == [240, 180], r["picture"]
 assert r["water_fraction"] > 0.05, r["water_fraction"]
-print("blender: level set box %s..%s, volume %.4g m3 (pbf's mesh %.4g), water in %.0f %% of the picture"
-      % ([round(x, 3) for x in ls["min"]], [round(x, 3) for x in ls["max"]], ls["volume"],
+print("blender: level set box %s..%s (%.2g m from pbf's mesh's), volume %.4g m3 (pbf's mesh "
+      "%.4g), water in %.0f %% of the picture"
+      % ([round(x, 3) for x in ls["min"]], [round(x, 3) for x in ls["max"]], box, ls["volume"],
          ply["volume"], 100 * r["water_fraction"]))
 PY
 }

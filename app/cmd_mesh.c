@@ -168,7 +168,7 @@ int cmd_mesh(int argc, char **argv) {
     pbf_particles parts;
     memset(&parts, 0, sizeof parts);
     mesh_progress bar = {isatty(fileno(stderr)), selected, 10, 0, cli_now(), cli_now()};
-    double sum_ms[4] = {0, 0, 0, 0};
+    double sum_ms[5] = {0, 0, 0, 0, 0};
     long long sum_tris = 0, sum_particles = 0;
     size_t peak = 0;
     int done = 0, interrupted = 0;
@@ -197,15 +197,16 @@ int cmd_mesh(int argc, char **argv) {
                     (double)set.def.cell_size, out);
         pbf_surface_stats stats;
         int triangles = 0;
+        double files_ms = 0.0;
         if (mesh_frame(&set, parts.positions, parts.count, out, files[i].number, &stats,
-                       &triangles, err, sizeof err) != 0) {
+                       &triangles, &files_ms, err, sizeof err) != 0) {
             if (bar.drawn) fputc('\n', stderr);
             rc = cli_error("%s: %s", files[i].path, err);
             break;
         }
         ++done;
         sum_ms[0] += stats.total_ms, sum_ms[1] += stats.anisotropy_ms;
-        sum_ms[2] += stats.field_ms, sum_ms[3] += stats.mesh_ms;
+        sum_ms[2] += stats.field_ms, sum_ms[3] += stats.mesh_ms, sum_ms[4] += files_ms;
         sum_tris += triangles;
         sum_particles += parts.count;
         if (stats.peak_bytes > peak) peak = stats.peak_bytes;
@@ -223,6 +224,8 @@ int cmd_mesh(int argc, char **argv) {
         printf("  time per frame   %.1f ms (anisotropy %.1f, field and marching cubes %.1f, "
                "smoothing and normals %.1f)\n",
                sum_ms[0] / done, sum_ms[1] / done, sum_ms[2] / done, sum_ms[3] / done);
+        printf("  files per frame  %.1f ms (writing%s)\n", sum_ms[4] / done,
+               (set.formats & MESH_VDB) ? "; the .vdb's level set included" : "");
         printf("  working memory   %s at most\n",
                cli_format_bytes((double)peak, bytes, sizeof bytes));
     }

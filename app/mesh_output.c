@@ -100,11 +100,14 @@ int mesh_settings_check(const mesh_settings *s, const char *option) {
 }
 
 int mesh_frame(const mesh_settings *s, const float *positions, int count, const char *dir,
-               int frame, pbf_surface_stats *stats, int *triangles, char *err, size_t err_size) {
+               int frame, pbf_surface_stats *stats, int *triangles, double *files_ms, char *err,
+               size_t err_size) {
     pbf_mesh mesh;
+    *files_ms = 0.0;
     if (pbf_surface_reconstruct(&s->def, positions, count, &mesh, stats, err, err_size) != PBF_OK)
         return 1;
     *triangles = mesh.triangle_count;
+    const double start = cli_now();
     int rc = 0;
     for (unsigned f = MESH_PLY; f <= MESH_VDB && rc == 0; f <<= 1) {
         if (!(s->formats & f)) continue;
@@ -120,6 +123,7 @@ int mesh_frame(const mesh_settings *s, const float *positions, int count, const 
                                 err_size);
         if (st != PBF_OK) rc = 1;
     }
+    *files_ms = 1e3 * (cli_now() - start);
     pbf_mesh_free(&mesh);
     return rc;
 }
@@ -184,10 +188,11 @@ static int mesh_on_frame(const pbf_world *world, int frame, void *user) {
         return cli_error("frame %d: --mesh: %s", frame, err);
     pbf_surface_stats st;
     int triangles = 0;
+    double files_ms = 0.0;
     if (mesh_frame(&mr->settings, mr->particles.positions, mr->particles.count, mr->dir, frame,
-                   &st, &triangles, err, sizeof err) != 0)
+                   &st, &triangles, &files_ms, err, sizeof err) != 0)
         return cli_error("frame %d: --mesh: %s", frame, err);
-    mr->ms += st.total_ms;
+    mr->ms += st.total_ms + files_ms;
     mr->triangles += triangles;
     ++mr->frames;
     return mr->inner.on_frame ? mr->inner.on_frame(world, frame, mr->inner.user) : 0;

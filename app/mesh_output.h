@@ -34,9 +34,11 @@ const char *mesh_formats_text(unsigned formats, char *buf, size_t size);
 
 /* Meshes one frame and writes DIR/surface_NNNNN.ply (and/or .obj, .vdb: the OpenVDB level set
  * of the mesh, voxel = the marching-cubes cell). Returns 0, or 1 with the message in err. The
- * mesh's size and the timings go to *stats and *triangles. */
+ * mesh's size and the timings go to *stats and *triangles; the time spent writing the files
+ * (the level set's conversion included) to *files_ms. */
 int mesh_frame(const mesh_settings *s, const float *positions, int count, const char *dir,
-               int frame, pbf_surface_stats *stats, int *triangles, char *err, size_t err_size);
+               int frame, pbf_surface_stats *stats, int *triangles, double *files_ms, char *err,
+               size_t err_size);
 /* "surface_00042.ply" */
 const char *mesh_frame_name(int frame, unsigned format, char *buf, size_t size);
 

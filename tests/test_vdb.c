@@ -3,14 +3,18 @@
  * grid is "surface", a level set with the voxel size asked for; it is negative inside and
  * positive outside; at voxel centres near the surface it holds the signed distance to the mesh
  * (computed here by brute force); its zero crossing is the mesh; thread counts agree; an empty
- * mesh, bad arguments and unwritable or foreign files give clear errors and leave no file.
+ * mesh, bad arguments, unwritable or foreign files and a write failing midway give clear errors
+ * and leave no file behind (nor clobber the one there).
  * Without OpenVDB built in: the calls' error is checked and the test is skipped (exit 77). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -351,6 +355,41 @@ static int test_errors(void) {
     return 0;
 }
 
+/* A write that fails midway (the file size limit, as a full disk would): an error naming the
+ * file and the system's reason, no temporary file, and the file that was there is untouched. */
+static int test_write_fails_midway(void) {
+    pbf_mesh mesh;
+    ENSURE(ball_mesh(&mesh) == 0);
+    char path[1200], err[PBF_ERROR_SIZE];
+    path_in_tmp(path, sizeof path, "keep.vdb");
+    ENSURE(pbf_mesh_write_vdb(&mesh, 0.025, 0, path, err, sizeof err) == PBF_OK);
+    struct stat before;
+    ENSURE(stat(path, &before) == 0);
+
+    struct rlimit old, lim;
+    ENSURE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    lim = old;
+    lim.rlim_cur = 4096; /* the fine level set below takes more */
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    ENSURE(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    pbf_status st = pbf_mesh_write_vdb(&mesh, 0.005, 0, path, err, sizeof err);
+    ENSURE(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    signal(SIGXFSZ, old_handler);
+
+    if (st != PBF_ERR_IO) fprintf(stderr, "status %d: %s\n", (int)st, err);
+    ENSURE(st == PBF_ERR_IO);
+    ENSURE(strstr(err, path) != NULL);
+    ENSURE(strstr(err, strerror(EFBIG)) != NULL);
+    ENSURE(count_temp_files() == 0);
+    struct stat after;
+    ENSURE(stat(path, &after) == 0 && after.st_size == before.st_size);
+    pbf_vdb_grid_info info;
+    ENSURE(pbf__vdb_read_grid(path, "surface", &info, NULL, 0, NULL, err, sizeof err) == PBF_OK);
+    ENSURE_NEAR(info.voxel_size[0], 0.025, 1e-12); /* still the first file */
+    pbf_mesh_free(&mesh);
+    return 0;
+}
+
 static void remove_tmp_dir(void) {
     DIR *d = opendir(tmp_dir);
     if (d == NULL) return;
@@ -396,6 +435,7 @@ int main(void) {
     RUN_TEST(test_voxel_size);
     RUN_TEST(test_empty);
     RUN_TEST(test_errors);
+    RUN_TEST(test_write_fails_midway);
     remove_tmp_dir();
     return test_failures_ == 0 ? 0 : 1;
 }

@@ -210,9 +210,11 @@ PBF_API pbf_status pbf_mesh_read_ply(const char *path, pbf_mesh *out, char *err,
  * outside, in metres. Its transform is a uniform scale by voxel_size (m): voxel (i, j, k) is
  * centred at voxel_size · (i, j, k), in pbf's coordinates (y up; Blender, z up, needs the object
  * turned by +90° about x). The voxels within 3 voxel sizes of the surface (OpenVDB's standard
- * half width) hold their distance to the mesh's triangles, computed exactly by OpenVDB's
- * meshToLevelSet with the sign from inside or outside; the rest are inactive and hold the
- * background, +3 voxel sizes outside and -3 inside. An empty mesh gives an empty grid.
+ * half width) hold their signed distance to the mesh's triangles, by OpenVDB's meshToLevelSet
+ * (exact at nearly every voxel; within 0.01 voxel at the few whose closest triangle it takes
+ * from a neighbour, when the voxel is the mesh's cell: docs/surface.md); the rest are inactive
+ * and hold the background, +3 voxel sizes outside and -3 inside. An empty mesh gives an empty
+ * grid.
  *
  * threads: TBB threads for the conversion, 0 as many as TBB gives. The file is written under a
  * temporary name, synced and renamed, so it is complete or absent. Errors name the file:

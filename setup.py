@@ -7,6 +7,8 @@ Everything comes from the repository and Debian packages: nothing is downloaded.
 Environment (all optional):
   PBF_CUDA=AUTO|ON|OFF      the CUDA backend (default AUTO: built when nvcc is found)
   PBF_RENDER=AUTO|ON|OFF    the renderer (default AUTO: built when EGL, GL headers, libpng are)
+  PBF_VDB=AUTO|ON|OFF       OpenVDB level sets (default OFF: the module has no binding for them,
+                            and OpenVDB's templates take about a CPU minute to compile)
   PBF_PYTHON_BUILD_DIR=DIR  CMake's build folder (default build/python-<interpreter>)
   PBF_BUILD_JOBS=N          parallel compile jobs (default: the CPU count)
 """
@@ -47,6 +49,7 @@ class CMakeBuild(build_ext):
             "-DPBF_PYTHON=ON",
             "-DPBF_CUDA=" + os.environ.get("PBF_CUDA", "AUTO"),
             "-DPBF_RENDER=" + os.environ.get("PBF_RENDER", "AUTO"),
+            "-DPBF_VDB=" + os.environ.get("PBF_VDB", "OFF"),
             "-DPython3_EXECUTABLE=" + sys.executable,
         ]
         subprocess.check_call(configure)

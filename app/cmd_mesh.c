@@ -17,14 +17,15 @@
 static const char mesh_synopsis[] =
     "usage: pbf mesh RUN_DIR [--out DIR] [--frames A:B] [--threads N] [--quiet]\n"
     "                [--kernel anisotropic|isotropic] [--cell C] [--iso V] [--smooth N]\n"
-    "                [--decimate F] [--stretch K] [--radius R] [--mesh-format ply,obj]\n";
+    "                [--decimate F] [--stretch K] [--radius R] [--mesh-format ply,obj,vdb]\n";
 
 static const char mesh_help[] =
     "Reconstructs the surface of the fluid in every particle file of RUN_DIR (the --out of\n"
     "`pbf run`): frame_00042.ply gives surface_00042.ply, a closed (watertight, manifold)\n"
-    "triangle mesh with normals pointing out of the fluid. Each file is written to a temporary\n"
-    "name and renamed, so a file is complete or absent. The particle radius comes from\n"
-    "RUN_DIR/scene.json (or --radius, or is estimated from the particle spacing).\n"
+    "triangle mesh with normals pointing out of the fluid (--mesh-format vdb: surface_00042.vdb,\n"
+    "an OpenVDB level set of that mesh). Each file is written to a temporary name and renamed,\n"
+    "so a file is complete or absent. The particle radius comes from RUN_DIR/scene.json (or\n"
+    "--radius, or is estimated from the particle spacing).\n"
     "\n"
     "options:\n"
     "  --out DIR           write the meshes into DIR (created; default: RUN_DIR)\n"
@@ -40,6 +41,7 @@ static const char mesh_help[] =
     "examples:\n"
     "  pbf run scenes/dam_break.json --out out/dam && pbf mesh out/dam\n"
     "  pbf mesh out/dam --frames 60:60 --mesh-format ply,obj --cell 0.5\n"
+    "  pbf mesh out/dam --mesh-format vdb   # OpenVDB level sets for Houdini and Blender\n"
     "  blender --python blender/pbf_blender/__init__.py -- out/dam   # the run in Blender\n";
 
 /* Progress on stderr: one line redrawn on a terminal, a line per 10 % otherwise. */
@@ -135,6 +137,7 @@ int cmd_mesh(int argc, char **argv) {
         return cli_usage_error(&p, "'%s' is a file; give the run folder that holds frame_NNNNN.ply",
                                dir);
     set.def.threads = threads;
+    if (mesh_settings_check(&set, "--mesh-format") != 0) return 1;
 
     frame_file *files = NULL;
     int count = 0, rc = frame_files_list(dir, &files, &count);
@@ -165,7 +168,7 @@ int cmd_mesh(int argc, char **argv) {
     pbf_particles parts;
     memset(&parts, 0, sizeof parts);
     mesh_progress bar = {isatty(fileno(stderr)), selected, 10, 0, cli_now(), cli_now()};
-    double sum_ms[4] = {0, 0, 0, 0};
+    double sum_ms[5] = {0, 0, 0, 0, 0};
     long long sum_tris = 0, sum_particles = 0;
     size_t peak = 0;
     int done = 0, interrupted = 0;
@@ -194,15 +197,16 @@ int cmd_mesh(int argc, char **argv) {
                     (double)set.def.cell_size, out);
         pbf_surface_stats stats;
         int triangles = 0;
+        double files_ms = 0.0;
         if (mesh_frame(&set, parts.positions, parts.count, out, files[i].number, &stats,
-                       &triangles, err, sizeof err) != 0) {
+                       &triangles, &files_ms, err, sizeof err) != 0) {
             if (bar.drawn) fputc('\n', stderr);
             rc = cli_error("%s: %s", files[i].path, err);
             break;
         }
         ++done;
         sum_ms[0] += stats.total_ms, sum_ms[1] += stats.anisotropy_ms;
-        sum_ms[2] += stats.field_ms, sum_ms[3] += stats.mesh_ms;
+        sum_ms[2] += stats.field_ms, sum_ms[3] += stats.mesh_ms, sum_ms[4] += files_ms;
         sum_tris += triangles;
         sum_particles += parts.count;
         if (stats.peak_bytes > peak) peak = stats.peak_bytes;
@@ -212,15 +216,16 @@ int cmd_mesh(int argc, char **argv) {
     if (installed) interrupt_restore();
     if (!quiet && done > 0) {
         char bytes[32];
+        char ext[32];
         printf("pbf mesh: %d mesh%s in %s (surface_NNNNN.%s)\n", done, done == 1 ? "" : "es", out,
-               set.formats == (MESH_PLY | MESH_OBJ) ? "ply/.obj"
-               : set.formats == MESH_OBJ            ? "obj"
-                                                    : "ply");
+               mesh_formats_text(set.formats, ext, sizeof ext));
         printf("  per frame        %.0f particles, %.0f triangles\n", (double)sum_particles / done,
                (double)sum_tris / done);
         printf("  time per frame   %.1f ms (anisotropy %.1f, field and marching cubes %.1f, "
                "smoothing and normals %.1f)\n",
                sum_ms[0] / done, sum_ms[1] / done, sum_ms[2] / done, sum_ms[3] / done);
+        printf("  files per frame  %.1f ms (writing%s)\n", sum_ms[4] / done,
+               (set.formats & MESH_VDB) ? "; the .vdb's level set included" : "");
         printf("  working memory   %s at most\n",
                cli_format_bytes((double)peak, bytes, sizeof bytes));
     }

@@ -17,7 +17,9 @@ const char mesh_settings_help[] =
     "                      the mesh closed; default 1: all)\n"
     "  --stretch K         largest axis ratio of the ellipsoids (default 4; 1: round)\n"
     "  --radius R          particle radius in m (default: the run's scene.json, else estimated)\n"
-    "  --mesh-format LIST  ply, obj or ply,obj (default ply: binary, with normals)\n";
+    "  --mesh-format LIST  ply, obj, vdb or several (ply,vdb); default ply: binary, with\n"
+    "                      normals. vdb: an OpenVDB level set (grid 'surface', voxel = cell)\n"
+    "                      for Houdini and Blender\n";
 
 void mesh_settings_init(mesh_settings *s) {
     memset(s, 0, sizeof *s);
@@ -52,10 +54,12 @@ int mesh_settings_option(mesh_settings *s, cli_parser *p) {
             size_t len = strcspn(t, ",");
             if (len == 3 && strncmp(t, "ply", 3) == 0) bits |= MESH_PLY;
             else if (len == 3 && strncmp(t, "obj", 3) == 0) bits |= MESH_OBJ;
+            else if (len == 3 && strncmp(t, "vdb", 3) == 0) bits |= MESH_VDB;
             else {
-                cli_usage_error(
-                    p, "--mesh-format: unknown format '%.*s' (expected ply, obj or ply,obj)",
-                    (int)len, t);
+                cli_usage_error(p,
+                                "--mesh-format: unknown format '%.*s' (expected ply, obj, vdb or "
+                                "a list such as ply,vdb)",
+                                (int)len, t);
                 break;
             }
             if (t[len] == '\0') break;
@@ -68,27 +72,58 @@ int mesh_settings_option(mesh_settings *s, cli_parser *p) {
     return 1;
 }
 
+static const char *format_extension(unsigned format) {
+    return format == MESH_OBJ ? "obj" : format == MESH_VDB ? "vdb" : "ply";
+}
+
 const char *mesh_frame_name(int frame, unsigned format, char *buf, size_t size) {
-    snprintf(buf, size, "surface_%05d.%s", frame, format == MESH_OBJ ? "obj" : "ply");
+    snprintf(buf, size, "surface_%05d.%s", frame, format_extension(format));
     return buf;
 }
 
+const char *mesh_formats_text(unsigned formats, char *buf, size_t size) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (unsigned f = MESH_PLY; f <= MESH_VDB && n < size; f <<= 1)
+        if (formats & f)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", n > 0 ? "/." : "",
+                                  format_extension(f));
+    return buf;
+}
+
+int mesh_settings_check(const mesh_settings *s, const char *option) {
+    if ((s->formats & MESH_VDB) && !pbf_vdb_available())
+        return cli_error("%s vdb: OpenVDB output is not built into this pbf (install "
+                         "libopenvdb-dev and libboost-dev, and configure with -DPBF_VDB=ON)",
+                         option);
+    return 0;
+}
+
 int mesh_frame(const mesh_settings *s, const float *positions, int count, const char *dir,
-               int frame, pbf_surface_stats *stats, int *triangles, char *err, size_t err_size) {
+               int frame, pbf_surface_stats *stats, int *triangles, double *files_ms, char *err,
+               size_t err_size) {
     pbf_mesh mesh;
+    *files_ms = 0.0;
     if (pbf_surface_reconstruct(&s->def, positions, count, &mesh, stats, err, err_size) != PBF_OK)
         return 1;
     *triangles = mesh.triangle_count;
+    const double start = cli_now();
     int rc = 0;
-    for (unsigned f = MESH_PLY; f <= MESH_OBJ && rc == 0; f <<= 1) {
+    for (unsigned f = MESH_PLY; f <= MESH_VDB && rc == 0; f <<= 1) {
         if (!(s->formats & f)) continue;
         char name[64], path[4096];
         mesh_frame_name(frame, f, name, sizeof name);
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        if (pbf_mesh_write(&mesh, f == MESH_OBJ ? PBF_MESH_OBJ : PBF_MESH_PLY, path, err,
-                           err_size) != PBF_OK)
-            rc = 1;
+        pbf_status st;
+        if (f == MESH_VDB) /* the level set on the marching-cubes grid's spacing */
+            st = pbf_mesh_write_vdb(&mesh, (double)s->def.cell_size * s->def.particle_radius,
+                                    s->def.threads, path, err, err_size);
+        else
+            st = pbf_mesh_write(&mesh, f == MESH_OBJ ? PBF_MESH_OBJ : PBF_MESH_PLY, path, err,
+                                err_size);
+        if (st != PBF_OK) rc = 1;
     }
+    *files_ms = 1e3 * (cli_now() - start);
     pbf_mesh_free(&mesh);
     return rc;
 }
@@ -98,7 +133,8 @@ int mesh_frame(const mesh_settings *s, const float *positions, int count, const 
 const char mesh_run_help[] =
     "meshing while simulating:\n"
     "  --mesh              also write surface_NNNNN.ply, the fluid's surface as a closed\n"
-    "                      triangle mesh, for every frame (`pbf mesh DIR` does it afterwards)\n";
+    "                      triangle mesh, for every frame (`pbf mesh DIR` does it afterwards);\n"
+    "                      --mesh-format vdb writes OpenVDB level sets instead or as well\n";
 
 struct mesh_run {
     int enabled, quiet;
@@ -140,6 +176,7 @@ static int mesh_on_start(const pbf_world *world, const pbf_scene *scene, void *u
     char err[PBF_ERROR_SIZE];
     if (pbf_surface_check_def(&mr->settings.def, err, sizeof err) != PBF_OK)
         return cli_error("--mesh: %s", err);
+    if (mesh_settings_check(&mr->settings, "--mesh-format") != 0) return 1;
     return mr->inner.on_start ? mr->inner.on_start(world, scene, mr->inner.user) : 0;
 }
 
@@ -151,10 +188,11 @@ static int mesh_on_frame(const pbf_world *world, int frame, void *user) {
         return cli_error("frame %d: --mesh: %s", frame, err);
     pbf_surface_stats st;
     int triangles = 0;
+    double files_ms = 0.0;
     if (mesh_frame(&mr->settings, mr->particles.positions, mr->particles.count, mr->dir, frame,
-                   &st, &triangles, err, sizeof err) != 0)
+                   &st, &triangles, &files_ms, err, sizeof err) != 0)
         return cli_error("frame %d: --mesh: %s", frame, err);
-    mr->ms += st.total_ms;
+    mr->ms += st.total_ms + files_ms;
     mr->triangles += triangles;
     ++mr->frames;
     return mr->inner.on_frame ? mr->inner.on_frame(world, frame, mr->inner.user) : 0;
@@ -162,11 +200,14 @@ static int mesh_on_frame(const pbf_world *world, int frame, void *user) {
 
 static void mesh_on_finish(const pbf_world *world, int frames_done, void *user) {
     mesh_run *mr = user;
-    if (!mr->quiet && mr->frames > 0)
-        fprintf(stderr, "pbf run: %d surface mesh%s in %s (surface_NNNNN.ply), %.0f triangles and "
+    if (!mr->quiet && mr->frames > 0) {
+        char ext[32];
+        fprintf(stderr, "pbf run: %d surface mesh%s in %s (surface_NNNNN.%s), %.0f triangles and "
                         "%.0f ms per frame\n",
                 mr->frames, mr->frames == 1 ? "" : "es", mr->dir,
+                mesh_formats_text(mr->settings.formats, ext, sizeof ext),
                 (double)mr->triangles / mr->frames, mr->ms / mr->frames);
+    }
     if (mr->inner.on_finish) mr->inner.on_finish(world, frames_done, mr->inner.user);
 }
 

@@ -9,11 +9,11 @@
 #include "pbf/surface.h"
 #include "run.h"
 
-enum { MESH_PLY = 1, MESH_OBJ = 2 };
+enum { MESH_PLY = 1, MESH_OBJ = 2, MESH_VDB = 4 };
 
 typedef struct mesh_settings {
     pbf_surface_def def;   /* particle_radius 0: from the scene (or estimated) */
-    unsigned formats;      /* MESH_PLY | MESH_OBJ */
+    unsigned formats;      /* MESH_PLY | MESH_OBJ | MESH_VDB */
     const char *out_dir;   /* NULL: next to the particle files */
 } mesh_settings;
 
@@ -26,10 +26,19 @@ void mesh_settings_init(mesh_settings *s);
  * taken. */
 int mesh_settings_option(mesh_settings *s, cli_parser *p);
 
-/* Meshes one frame and writes DIR/surface_NNNNN.ply (and/or .obj). Returns 0, or 1 with the
- * message in err. The mesh's size and the timings go to *stats and *triangles. */
+/* 0 when the formats chosen can be written by this build; otherwise a message (exit status 1)
+ * naming the option: .vdb files need OpenVDB built in. */
+int mesh_settings_check(const mesh_settings *s, const char *option);
+/* The extensions of the chosen formats for a message: "ply", "ply/.obj/.vdb". */
+const char *mesh_formats_text(unsigned formats, char *buf, size_t size);
+
+/* Meshes one frame and writes DIR/surface_NNNNN.ply (and/or .obj, .vdb: the OpenVDB level set
+ * of the mesh, voxel = the marching-cubes cell). Returns 0, or 1 with the message in err. The
+ * mesh's size and the timings go to *stats and *triangles; the time spent writing the files
+ * (the level set's conversion included) to *files_ms. */
 int mesh_frame(const mesh_settings *s, const float *positions, int count, const char *dir,
-               int frame, pbf_surface_stats *stats, int *triangles, char *err, size_t err_size);
+               int frame, pbf_surface_stats *stats, int *triangles, double *files_ms, char *err,
+               size_t err_size);
 /* "surface_00042.ply" */
 const char *mesh_frame_name(int frame, unsigned format, char *buf, size_t size);
 

@@ -9,6 +9,8 @@ packages=(
   libcjson-dev                              # scene files
   zlib1g-dev                                # CRC-32 of checkpoint files
   libassimp-dev                             # triangle meshes as solids (OBJ, STL, PLY)
+  libopenvdb-dev libboost-dev               # OpenVDB level sets of the surface (docs/surface.md)
+  blender                                   # the test that opens a .vdb in Blender and renders it
   libopenmpi-dev openmpi-bin                # runs split over MPI processes (docs/mpi.md)
   libpng-dev                                # rendered frames
   libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri libglfw3-dev   # OpenGL: EGL headless, GLFW windows

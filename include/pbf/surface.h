@@ -202,6 +202,30 @@ PBF_API pbf_status pbf_mesh_write(const pbf_mesh *mesh, pbf_mesh_format format, 
 PBF_API pbf_status pbf_mesh_read_ply(const char *path, pbf_mesh *out, char *err,
                                      size_t err_size);
 
+/* OpenVDB level sets, for the VFX tools (docs/surface.md): Houdini reads .vdb files natively,
+ * Blender imports them as volume objects.
+ *
+ * Writes a closed mesh (pbf_surface_reconstruct's are) as a narrow-band signed distance field:
+ * one float grid named "surface", of class level set, negative inside the fluid and positive
+ * outside, in metres. Its transform is a uniform scale by voxel_size (m): voxel (i, j, k) is
+ * centred at voxel_size · (i, j, k), in pbf's coordinates (y up; Blender, z up, needs the object
+ * turned by +90° about x). The voxels within 3 voxel sizes of the surface (OpenVDB's standard
+ * half width) hold their signed distance to the mesh's triangles, by OpenVDB's meshToLevelSet
+ * (exact at nearly every voxel; within 0.01 voxel at the few whose closest triangle it takes
+ * from a neighbour, when the voxel is the mesh's cell: docs/surface.md); the rest are inactive
+ * and hold the background, +3 voxel sizes outside and -3 inside. An empty mesh gives an empty
+ * grid.
+ *
+ * threads: TBB threads for the conversion, 0 as many as TBB gives. The file is written under a
+ * temporary name, synced and renamed, so it is complete or absent. Errors name the file:
+ * PBF_ERR_INVALID_ARG for voxel_size not finite and > 0, a vertex index out of range or a mesh
+ * wider than 2^30 voxels; PBF_ERR_IO when it cannot be written (the system's reason);
+ * PBF_ERR_OUT_OF_MEMORY; PBF_ERR_UNSUPPORTED where pbf was built without OpenVDB. */
+PBF_API pbf_status pbf_mesh_write_vdb(const pbf_mesh *mesh, double voxel_size, int threads,
+                                      const char *path, char *err, size_t err_size);
+/* 1 when pbf_mesh_write_vdb is built in (OpenVDB found at configure time), else 0. */
+PBF_API int pbf_vdb_available(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,9 +27,11 @@ for f in include/pbf/pbf.h include/pbf/base.h include/pbf/scene.h include/pbf/ex
 done
 [ -e "$prefix/include/pbf/kernels.h" ] && fail "an internal header was installed"
 
-# libpbf.so: the public API and nothing else (PBF_API, hidden visibility)
+# libpbf.so: the public API and nothing else (PBF_API, hidden visibility, cmake/pbf.map). Only
+# global symbols are exports: the linker may leave a local one in the dynamic table (a libstdc++
+# template that the OpenVDB code instantiates), where nothing can bind to it.
 NM=${NM:-nm}
-"$NM" -D --defined-only "$prefix/$libdir/libpbf.so" | awk '{ print $NF }' >"$TMP/exports"
+"$NM" -D --defined-only --extern-only "$prefix/$libdir/libpbf.so" | awk '{ print $NF }' >"$TMP/exports"
 grep -qx pbf_world_create "$TMP/exports" || fail "libpbf.so does not export pbf_world_create"
 if grep -v '^pbf_' "$TMP/exports" >"$TMP/foreign"; then
     head "$TMP/foreign" >&2

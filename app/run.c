@@ -284,6 +284,12 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                 rc = CLI_EXIT_ERROR; /* the hook printed why */
                 break;
             }
+            /* the series name the frame's files once all are written, the hooks' too */
+            if (run_output_series(&out, world, frame) != 0) {
+                if (!o->quiet) progress_end(&bar);
+                rc = cli_error("%s", out.error);
+                break;
+            }
             if (!o->quiet && frame > 0)
                 progress_update(&bar, frame, pbf_world_time(world),
                                 o->comm != NULL ? out.total_particles /* MPI: whole world */

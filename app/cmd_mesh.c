@@ -213,9 +213,7 @@ int cmd_mesh(int argc, char **argv) {
     if (!quiet && done > 0) {
         char bytes[32];
         printf("pbf mesh: %d mesh%s in %s (surface_NNNNN.%s)\n", done, done == 1 ? "" : "es", out,
-               set.formats == (MESH_PLY | MESH_OBJ) ? "ply/.obj"
-               : set.formats == MESH_OBJ            ? "obj"
-                                                    : "ply");
+               mesh_format_names(set.formats));
         printf("  per frame        %.0f particles, %.0f triangles\n", (double)sum_particles / done,
                (double)sum_tris / done);
         printf("  time per frame   %.1f ms (anisotropy %.1f, field and marching cubes %.1f, "

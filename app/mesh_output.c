@@ -17,7 +17,8 @@ const char mesh_settings_help[] =
     "                      the mesh closed; default 1: all)\n"
     "  --stretch K         largest axis ratio of the ellipsoids (default 4; 1: round)\n"
     "  --radius R          particle radius in m (default: the run's scene.json, else estimated)\n"
-    "  --mesh-format LIST  ply, obj or ply,obj (default ply: binary, with normals)\n";
+    "  --mesh-format LIST  ply, obj, vtu or a list of them (default ply: binary, with\n"
+    "                      normals; `pbf run --mesh --format vtu` adds vtu for frames.pvd)\n";
 
 void mesh_settings_init(mesh_settings *s) {
     memset(s, 0, sizeof *s);
@@ -52,9 +53,10 @@ int mesh_settings_option(mesh_settings *s, cli_parser *p) {
             size_t len = strcspn(t, ",");
             if (len == 3 && strncmp(t, "ply", 3) == 0) bits |= MESH_PLY;
             else if (len == 3 && strncmp(t, "obj", 3) == 0) bits |= MESH_OBJ;
+            else if (len == 3 && strncmp(t, "vtu", 3) == 0) bits |= MESH_VTU;
             else {
                 cli_usage_error(
-                    p, "--mesh-format: unknown format '%.*s' (expected ply, obj or ply,obj)",
+                    p, "--mesh-format: unknown format '%.*s' (expected ply, obj or vtu)",
                     (int)len, t);
                 break;
             }
@@ -68,8 +70,17 @@ int mesh_settings_option(mesh_settings *s, cli_parser *p) {
     return 1;
 }
 
+const char *mesh_format_names(unsigned formats) {
+    static const char *const names[8] = {"",        "ply",     "obj",     "ply/.obj",
+                                         "vtu",     "ply/.vtu", "obj/.vtu", "ply/.obj/.vtu"};
+    return names[formats & 7u];
+}
+
 const char *mesh_frame_name(int frame, unsigned format, char *buf, size_t size) {
-    snprintf(buf, size, "surface_%05d.%s", frame, format == MESH_OBJ ? "obj" : "ply");
+    snprintf(buf, size, "surface_%05d.%s", frame,
+             format == MESH_OBJ   ? "obj"
+             : format == MESH_VTU ? "vtu"
+                                  : "ply");
     return buf;
 }
 
@@ -80,14 +91,17 @@ int mesh_frame(const mesh_settings *s, const float *positions, int count, const 
         return 1;
     *triangles = mesh.triangle_count;
     int rc = 0;
-    for (unsigned f = MESH_PLY; f <= MESH_OBJ && rc == 0; f <<= 1) {
+    for (unsigned f = MESH_PLY; f <= MESH_VTU && rc == 0; f <<= 1) {
         if (!(s->formats & f)) continue;
         char name[64], path[4096];
         mesh_frame_name(frame, f, name, sizeof name);
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        if (pbf_mesh_write(&mesh, f == MESH_OBJ ? PBF_MESH_OBJ : PBF_MESH_PLY, path, err,
-                           err_size) != PBF_OK)
+        if (f == MESH_VTU) {
+            if (pbf_export_surface_write_vtu(&mesh, path, err, err_size) != PBF_OK) rc = 1;
+        } else if (pbf_mesh_write(&mesh, f == MESH_OBJ ? PBF_MESH_OBJ : PBF_MESH_PLY, path, err,
+                                  err_size) != PBF_OK) {
             rc = 1;
+        }
     }
     pbf_mesh_free(&mesh);
     return rc;
@@ -137,6 +151,8 @@ static int mesh_on_start(const pbf_world *world, const pbf_scene *scene, void *u
     if (mr->settings.def.particle_radius <= 0.0f)
         mr->settings.def.particle_radius = scene->world.particle_radius;
     mr->settings.def.threads = scene->world.threads;
+    /* with vtu the surfaces are a part of frames.pvd too (app/series_output.h) */
+    if (scene->formats & PBF_FORMAT_VTU) mr->settings.formats |= MESH_VTU;
     char err[PBF_ERROR_SIZE];
     if (pbf_surface_check_def(&mr->settings.def, err, sizeof err) != PBF_OK)
         return cli_error("--mesh: %s", err);
@@ -163,9 +179,10 @@ static int mesh_on_frame(const pbf_world *world, int frame, void *user) {
 static void mesh_on_finish(const pbf_world *world, int frames_done, void *user) {
     mesh_run *mr = user;
     if (!mr->quiet && mr->frames > 0)
-        fprintf(stderr, "pbf run: %d surface mesh%s in %s (surface_NNNNN.ply), %.0f triangles and "
+        fprintf(stderr, "pbf run: %d surface mesh%s in %s (surface_NNNNN.%s), %.0f triangles and "
                         "%.0f ms per frame\n",
                 mr->frames, mr->frames == 1 ? "" : "es", mr->dir,
+                mesh_format_names(mr->settings.formats),
                 (double)mr->triangles / mr->frames, mr->ms / mr->frames);
     if (mr->inner.on_finish) mr->inner.on_finish(world, frames_done, mr->inner.user);
 }

@@ -9,11 +9,12 @@
 #include "pbf/surface.h"
 #include "run.h"
 
-enum { MESH_PLY = 1, MESH_OBJ = 2 };
+/* MESH_VTU: an XML VTK UnstructuredGrid, for frames.pvd (`pbf run --mesh --format vtu` adds it) */
+enum { MESH_PLY = 1, MESH_OBJ = 2, MESH_VTU = 4 };
 
 typedef struct mesh_settings {
     pbf_surface_def def;   /* particle_radius 0: from the scene (or estimated) */
-    unsigned formats;      /* MESH_PLY | MESH_OBJ */
+    unsigned formats;      /* MESH_PLY | MESH_OBJ | MESH_VTU */
     const char *out_dir;   /* NULL: next to the particle files */
 } mesh_settings;
 
@@ -26,7 +27,9 @@ void mesh_settings_init(mesh_settings *s);
  * taken. */
 int mesh_settings_option(mesh_settings *s, cli_parser *p);
 
-/* Meshes one frame and writes DIR/surface_NNNNN.ply (and/or .obj). Returns 0, or 1 with the
+/* "ply", "ply/.obj", ... : the extensions of the formats, for messages. */
+const char *mesh_format_names(unsigned formats);
+/* Meshes one frame and writes DIR/surface_NNNNN.ply (and/or .obj, .vtu). Returns 0, or 1 with the
  * message in err. The mesh's size and the timings go to *stats and *triangles. */
 int mesh_frame(const mesh_settings *s, const float *positions, int count, const char *dir,
                int frame, pbf_surface_stats *stats, int *triangles, char *err, size_t err_size);

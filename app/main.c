@@ -16,6 +16,7 @@ static const cli_command commands[] = {
     {"resume", cmd_resume, "go on with a run from its checkpoint (pbf run --checkpoint-every)"},
     {"validate", cmd_validate, "compare a validation case with laboratory data (metrics, plots)"},
     {"mesh", cmd_mesh, "write the fluid's surface as triangle meshes for a run's frames"},
+    {"paraview", cmd_paraview, "open a run in ParaView, or render one of its frames headless"},
 #ifdef PBF_APP_HAVE_VIEW
     {"view", cmd_view, "open a window and play with the fluid"},
 #endif

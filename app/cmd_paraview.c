@@ -1,0 +1,202 @@
+/* pbf paraview RUN_DIR: opens a run folder in ParaView (the particles coloured by speed, the
+ * mesh solids, the surfaces, the diffuse particles, from the scene's camera), or renders one
+ * frame headless. The work is ParaView's own Python, in the shipped script pbf_paraview.py,
+ * which this command finds and runs with pvbatch (under xvfb-run where there is one: pvbatch's
+ * own off-screen mode aborts in Debian's build). Debian's `paraview` GUI has no Python, so the
+ * interactive case saves a state file with pvbatch and opens it with `paraview --state`. */
+#include <errno.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+extern char **environ;
+
+#ifndef PBF_PARAVIEW_SCRIPT_SOURCE
+#define PBF_PARAVIEW_SCRIPT_SOURCE ""
+#endif
+#define SCRIPT_NAME "pbf_paraview.py"
+
+static const char synopsis[] =
+    "usage: pbf paraview RUN_DIR [--render OUT.png] [--frame N] [--size WxH] [--state OUT.pvsm]\n"
+    "                    [--source auto|pvd|vtk|ply]\n";
+
+static const char help[] =
+    "Opens a run folder in ParaView: the particles coloured by speed, the mesh solids, the\n"
+    "fluid's surfaces (--mesh) and the diffuse particles, at the run's times in seconds, from\n"
+    "the scene's camera. Reads frames.pvd (--format vtu) or the .series files of the .vtk/.ply\n"
+    "series. Needs ParaView with Python (Debian: paraview, python3-paraview; xvfb for --render).\n"
+    "\n"
+    "options:\n"
+    "  --render OUT.png   render one frame headless to a PNG instead of opening a window\n"
+    "  --frame N          the frame to show (default: the last)\n"
+    "  --size WxH         picture size (default 1280x720)\n"
+    "  --state OUT.pvsm   where to save the ParaView state (default: RUN_DIR/pbf.pvsm when a\n"
+    "                     window opens; with --render, none unless given)\n"
+    "  --source KIND      auto (default: frames.pvd when present, else the .vtk series, else\n"
+    "                     the .ply), pvd, vtk or ply\n"
+    "  -h, --help         this text\n"
+    "It prints one line `pbf_paraview: {json}` with the time steps it found and, per part,\n"
+    "the point and cell counts and the arrays of the frame shown.\n"
+    "\n"
+    "examples:\n"
+    "  pbf run scenes/floating.json --format vtu --frames 120 --out out/floating\n"
+    "  pbf paraview out/floating\n"
+    "  pbf paraview out/floating --render floating.png --frame 60\n";
+
+/* Whether `path` names a regular file. */
+static int is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The program `name` on PATH, into buf; 0 when there is none. */
+static int find_program(const char *name, char *buf, size_t size) {
+    const char *path = getenv("PATH");
+    if (path == NULL) path = "/usr/bin:/bin";
+    while (*path) {
+        size_t len = strcspn(path, ":");
+        snprintf(buf, size, "%.*s/%s", (int)len, len ? path : ".", name);
+        if (access(buf, X_OK) == 0 && is_file(buf)) return 1;
+        path += len + (path[len] == ':');
+    }
+    return 0;
+}
+
+/* The shipped script: $PBF_PARAVIEW_SCRIPT, then <prefix>/share/pbf/ beside an installed
+ * bin/pbf, then the source tree this binary was built from. */
+static int find_script(char *buf, size_t size) {
+    const char *env = getenv("PBF_PARAVIEW_SCRIPT");
+    if (env != NULL && env[0] != '\0') {
+        snprintf(buf, size, "%s", env);
+        return is_file(buf);
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            snprintf(buf, size, "%s/../share/pbf/%s", exe, SCRIPT_NAME);
+            if (is_file(buf)) return 1;
+        }
+    }
+    snprintf(buf, size, "%s", PBF_PARAVIEW_SCRIPT_SOURCE);
+    return buf[0] != '\0' && is_file(buf);
+}
+
+/* Runs argv (argv[0] looked up on PATH) and waits; returns its exit status, or CLI_EXIT_ERROR
+ * with a message when it cannot start or dies of a signal. */
+static int run_program(char *const *argv) {
+    pid_t pid;
+    int e = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+    if (e != 0) return cli_error("cannot run %s: %s", argv[0], strerror(e));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return cli_error("waiting for %s: %s", argv[0], strerror(errno));
+    if (WIFSIGNALED(status))
+        return cli_error("%s was stopped by signal %d", argv[0], WTERMSIG(status));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : CLI_EXIT_ERROR;
+}
+
+int cmd_paraview(int argc, char **argv) {
+    cli_parser p;
+    cli_parser_init(&p, "paraview", synopsis, argc, argv);
+    const char *dir = NULL, *render = NULL, *state = NULL, *size = NULL, *source = NULL, *a, *v;
+    const char *frame_text = NULL;
+    int frame = 0, want_help = 0;
+    while ((a = cli_next(&p)) != NULL) {
+        if (cli_flag(&p, "--help", "-h")) want_help = 1;
+        else if (cli_option(&p, "--render", &v)) render = v;
+        else if (cli_option(&p, "--state", &v)) state = v;
+        else if (cli_option(&p, "--size", &v)) {
+            int w = 0, h = 0, end = 0;
+            if (sscanf(v, "%dx%d%n", &w, &h, &end) != 2 || v[end] != '\0' || w < 16 || h < 16 ||
+                w > 8192 || h > 8192)
+                cli_usage_error(&p, "--size expects WxH, 16..8192 pixels each, got '%s'", v);
+            size = v;
+        } else if (cli_option(&p, "--frame", &v)) {
+            if (cli_parse_int(&p, "--frame", v, 0, 100000000, &frame)) frame_text = v;
+        } else if (cli_option(&p, "--source", &v)) {
+            if (strcmp(v, "auto") != 0 && strcmp(v, "pvd") != 0 && strcmp(v, "vtk") != 0 &&
+                strcmp(v, "ply") != 0)
+                cli_usage_error(&p, "--source expects auto, pvd, vtk or ply, got '%s'", v);
+            source = v;
+        } else if (p.failed) {
+            break;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            cli_usage_error(&p, "unknown option '%s'", a);
+        } else if (dir != NULL) {
+            cli_usage_error(&p, "one run folder at a time (got '%s' and '%s')", dir, a);
+        } else {
+            dir = a;
+        }
+        if (p.failed) break;
+    }
+    if (p.failed) return CLI_EXIT_USAGE;
+    if (want_help) {
+        printf("%s\n%s", synopsis, help);
+        return CLI_EXIT_OK;
+    }
+    if (dir == NULL) return cli_usage_error(&p, "which run folder? (pbf paraview RUN_DIR)");
+    struct stat st;
+    if (stat(dir, &st) != 0) return cli_error("%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return cli_error("%s: not a folder (expected a pbf run folder)", dir);
+
+    char script[PATH_MAX + 64], pvbatch[PATH_MAX + 64], xvfb[PATH_MAX + 64], gui[PATH_MAX + 64];
+    if (!find_script(script, sizeof script))
+        return cli_error("cannot find %s (set PBF_PARAVIEW_SCRIPT to its path)", SCRIPT_NAME);
+    if (!find_program("pvbatch", pvbatch, sizeof pvbatch))
+        return cli_error("pvbatch not found: install ParaView with Python (Debian: apt-get install "
+                         "paraview python3-paraview xvfb)");
+    const char *display = getenv("DISPLAY");
+    int has_display = display != NULL && display[0] != '\0';
+    if (render == NULL && !has_display && state == NULL)
+        return cli_error("no display to open ParaView's window on: render a frame with --render "
+                         "OUT.png, or save the state with --state OUT.pvsm and open it elsewhere");
+    if (render == NULL && state == NULL && !find_program("paraview", gui, sizeof gui))
+        return cli_error("paraview not found: install it (Debian: apt-get install paraview), or "
+                         "render a frame with --render OUT.png");
+    /* the state file that the window opens */
+    char default_state[PATH_MAX + 16];
+    int open_window = render == NULL && state == NULL;
+    if (open_window) {
+        snprintf(default_state, sizeof default_state, "%s/pbf.pvsm", dir);
+        state = default_state;
+    }
+
+    /* xvfb-run -a pvbatch SCRIPT DIR [options] */
+    const char *args[32];
+    int n = 0;
+    if (find_program("xvfb-run", xvfb, sizeof xvfb)) {
+        args[n++] = xvfb;
+        args[n++] = "-a";
+    }
+    args[n++] = pvbatch;
+    args[n++] = script;
+    args[n++] = dir;
+    if (render != NULL) args[n++] = "--render", args[n++] = render;
+    if (state != NULL) args[n++] = "--state", args[n++] = state;
+    if (frame_text != NULL) args[n++] = "--frame", args[n++] = frame_text;
+    if (size != NULL) args[n++] = "--size", args[n++] = size;
+    if (source != NULL) args[n++] = "--source", args[n++] = source;
+    args[n] = NULL;
+    int rc = run_program((char *const *)args);
+    if (rc != 0) { /* the script says why with exit status 1; anything else is pvbatch's */
+        if (rc != 1) fprintf(stderr, "pbf: pvbatch %s failed (exit status %d)\n", script, rc);
+        return CLI_EXIT_ERROR;
+    }
+    if (!open_window) return CLI_EXIT_OK;
+    char state_arg[PATH_MAX + 32];
+    snprintf(state_arg, sizeof state_arg, "--state=%s", state);
+    char *const window[] = {gui, state_arg, NULL};
+    rc = run_program(window);
+    return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+}

@@ -150,6 +150,19 @@ int cmd_paraview(int argc, char **argv) {
     if (stat(dir, &st) != 0) return cli_error("%s: %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode)) return cli_error("%s: not a folder (expected a pbf run folder)", dir);
 
+    /* a run folder: its series (app/series_output.h), before ParaView takes seconds to start */
+    static const char *const series[] = {"frames.pvd", "frames.vtk.series", "frames.ply.series"};
+    int found = 0;
+    for (size_t i = 0; i < sizeof series / sizeof series[0] && !found; ++i) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s", dir, series[i]);
+        found = is_file(path);
+    }
+    if (!found)
+        return cli_error("%s: no frames.pvd, frames.vtk.series or frames.ply.series: not a pbf run "
+                         "folder, or one written before pbf wrote them (pbf run --format vtu, vtk "
+                         "or ply writes them)",
+                         dir);
     char script[PATH_MAX + 64], pvbatch[PATH_MAX + 64], xvfb[PATH_MAX + 64], gui[PATH_MAX + 64];
     if (!find_script(script, sizeof script))
         return cli_error("cannot find %s (set PBF_PARAVIEW_SCRIPT to its path)", SCRIPT_NAME);

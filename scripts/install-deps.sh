@@ -21,6 +21,7 @@ packages=(
   python3-dev python3-setuptools python3-numpy python3-venv python3-pip   # the Python package
   python3-pytest python3-mypy               # its tests (pytest; stubtest checks the .pyi stubs)
   python3                                   # examples/blender_import.py checks, test helpers
+  paraview python3-paraview                 # pbf paraview and its test (pvbatch under xvfb-run)
 )
 
 sudo=""

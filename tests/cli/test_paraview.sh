@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A run opened with Debian's ParaView (pvbatch under xvfb-run, through `pbf paraview`): the
+# floating crates with --format vtu,vtk,ply and --mesh for 3 frames, read from frames.pvd (with a
+# picture) and from the legacy .vtk series (with a state file); check_paraview.py compares what
+# ParaView read with the folder's own files. Skips (77) where pvbatch or xvfb-run is missing.
+# Usage: test_paraview.sh PBF_BINARY SOURCE_DIR
+set -u
+PBF=${1:?usage: test_paraview.sh PBF_BINARY SOURCE_DIR}
+SRC=${2:?source dir}
+for tool in pvbatch xvfb-run; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "SKIP: $tool not installed (apt-get install paraview python3-paraview xvfb)"
+        exit 77
+    fi
+done
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/pbf_paraview_XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# (the .ply files are the check's reference counts)
+"$PBF" run "$SRC/scenes/floating.json" --set fluid.particle_radius=0.02 --frames 3 \
+    --format vtu,vtk,ply --mesh --out "$TMP/run" --quiet || fail "pbf run exited $?"
+
+"$PBF" paraview "$TMP/run" --render "$TMP/frame.png" --frame 2 --size 480x270 >"$TMP/pvd.out" \
+    2>"$TMP/pvd.err" || { cat "$TMP/pvd.err" >&2; fail "pbf paraview --render exited $?"; }
+"$PY" "$SRC/tests/cli/check_paraview.py" "$TMP/run" "$TMP/pvd.out" pvd 2 \
+    "$TMP/frame.png" 480 270 || fail "check_paraview.py, frames.pvd"
+
+"$PBF" paraview "$TMP/run" --source vtk --state "$TMP/run.pvsm" --frame 1 >"$TMP/vtk.out" \
+    2>"$TMP/vtk.err" || { cat "$TMP/vtk.err" >&2; fail "pbf paraview --source vtk exited $?"; }
+"$PY" "$SRC/tests/cli/check_paraview.py" "$TMP/run" "$TMP/vtk.out" vtk 1 \
+    || fail "check_paraview.py, .vtk series"
+grep -q "<ServerManagerState" "$TMP/run.pvsm" || fail "run.pvsm is not a ParaView state file"
+
+# a folder that is not a run: a clear error before ParaView starts, no picture
+mkdir "$TMP/empty"
+"$PBF" paraview "$TMP/empty" --render "$TMP/none.png" 2>"$TMP/empty.err" \
+    && fail "pbf paraview on an empty folder succeeded"
+grep -q "no frames.pvd, frames.vtk.series or frames.ply.series" "$TMP/empty.err" \
+    || { cat "$TMP/empty.err" >&2; fail "the empty folder's message"; }
+[ ! -e "$TMP/none.png" ] || fail "a picture of an empty folder"
+echo "test_paraview: ok"

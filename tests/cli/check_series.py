@@ -42,6 +42,17 @@ def read_solids_ply(path):
     return verts, faces, solid
 
 
+def read_diffuse_ply(path):
+    """(positions, velocities, kinds, lifetimes) of pbf's diffuse PLY (include/pbf/export.h)."""
+    data = open(path, "rb").read()
+    end = data.index(b"end_header\n") + len(b"end_header\n")
+    header = data[:end].split(b"\n")
+    n = int([x for x in header if x.startswith(b"element vertex")][0].split()[2])
+    rows = [struct.unpack_from("<6fBf", data, end + 29 * i) for i in range(n)]
+    return ([r[0:3] for r in rows], [r[3:6] for r in rows], [r[6] for r in rows],
+            [r[7] for r in rows])
+
+
 def main():
     folder, frames = sys.argv[1], int(sys.argv[2])
     with open(os.path.join(folder, "stats.csv")) as f:
@@ -90,6 +101,21 @@ def main():
         if set(v["types"]) != {5} or v["offsets"] != [3 * (i + 1) for i in range(v["cells"])]:
             fail(f"{vtu}: cells are not triangles")
 
+    # the diffuse particles' .vtu: the PLY's values, bit for bit
+    diffuse = 0
+    for k in range(frames + 1):
+        ply = os.path.join(folder, f"diffuse_{k:05d}.ply")
+        vtu = os.path.join(folder, f"diffuse_{k:05d}.vtu")
+        if not (os.path.exists(ply) and os.path.exists(vtu)):
+            continue
+        x, v, kind, life = read_diffuse_ply(ply)
+        d = read_vtu_cells(vtu)
+        got = (d["Points"], d["point_data"].get("velocity"), d["point_data"].get("kind"),
+               d["point_data"].get("lifetime"))
+        if got != (x, v, kind, life) or set(d["types"]) - {1}:
+            fail(f"{vtu}: not the diffuse particles of {ply}")
+        diffuse += len(x)
+
     # the legacy series: "<series>.<ext>.series" beside each
     checked = []
     for _, prefix, series in KINDS:
@@ -117,7 +143,8 @@ def main():
         fail("temporary files left behind")
     print(f"check_series: frames.pvd with {len(present)} parts "
           f"({', '.join(k[0] for k in present)}) and {', '.join(checked)} list their files "
-          f"of frames 0..{frames} at stats.csv's times")
+          f"of frames 0..{frames} at stats.csv's times"
+          + (f"; {diffuse} diffuse particles as in the PLY files" if diffuse else ""))
 
 
 main()

@@ -40,6 +40,15 @@ rm "$TMP/floating/frames.pvd" "$TMP/floating/"*.series
     || fail "the first run's surfaces (0..4) are not what the folder holds"
 python3 "$SRC/tests/cli/check_series.py" "$TMP/floating" 6 || fail "check_series.py, resumed"
 
+# Spray, foam and bubbles (splash.json): diffuse_NNNNN.vtu, a part of frames.pvd, holds the PLY's
+# values (27 particles by frame 5 at this size).
+"$PBF" run "$SRC/scenes/splash.json" --set fluid.particle_radius=0.025 --frames 5 \
+    --format ply,vtu --out "$TMP/splash" --quiet || fail "pbf run splash exited $?"
+python3 "$SRC/tests/cli/check_series.py" "$TMP/splash" 5 >"$TMP/splash.out" \
+    || fail "check_series.py, splash"
+cat "$TMP/splash.out"
+grep -q "diffuse particles as in the PLY" "$TMP/splash.out" || fail "no diffuse particles compared"
+
 # Killed after a few frames: frames.pvd names only frames that exist.
 "$PBF" run "$SRC/scenes/dam_break.json" --set fluid.particle_radius=0.015 --frames 10000 \
     --format vtu --out "$TMP/killed" --quiet &

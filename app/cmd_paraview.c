@@ -22,6 +22,7 @@ extern char **environ;
 #define PBF_PARAVIEW_SCRIPT_SOURCE ""
 #endif
 #define SCRIPT_NAME "pbf_paraview.py"
+#define SCRIPT_EXPLAINED 3 /* its exit status after explaining a refusal (EXIT_EXPLAINED) */
 
 static const char synopsis[] =
     "usage: pbf paraview RUN_DIR [--render OUT.png] [--frame N] [--size WxH] [--state OUT.pvsm]\n"
@@ -185,12 +186,14 @@ int cmd_paraview(int argc, char **argv) {
         state = default_state;
     }
 
-    /* xvfb-run -a pvbatch SCRIPT DIR [options] */
+    /* xvfb-run -a -s "-screen 0 WxHx24" pvbatch SCRIPT DIR [options] */
     const char *args[32];
-    int n = 0;
-    if (find_program("xvfb-run", xvfb, sizeof xvfb)) {
+    int n = 0, under_xvfb = find_program("xvfb-run", xvfb, sizeof xvfb);
+    if (under_xvfb) {
         args[n++] = xvfb;
         args[n++] = "-a";
+        args[n++] = "-s";
+        args[n++] = "-screen 0 1920x1080x24"; /* a true-colour screen for OpenGL */
     }
     args[n++] = pvbatch;
     args[n++] = script;
@@ -201,11 +204,19 @@ int cmd_paraview(int argc, char **argv) {
     if (size != NULL) args[n++] = "--size", args[n++] = size;
     if (source != NULL) args[n++] = "--source", args[n++] = source;
     args[n] = NULL;
-    int rc = run_program((char *const *)args);
-    if (rc != 0) { /* the script says why with exit status 1; anything else is pvbatch's */
-        if (rc != 1) fprintf(stderr, "pbf: pvbatch %s failed (exit status %d)\n", script, rc);
-        return CLI_EXIT_ERROR;
+    /* The script explains its own refusals (exit status 3). Anything else is pvbatch's crash or
+     * xvfb-run's failure: `xvfb-run -a` picks a free display by looking, and two started at
+     * once can pick the same one (pvbatch then aborts: "bad X server connection"), so that is
+     * tried again, twice at most. */
+    int rc = 0;
+    for (int attempt = 1; attempt <= 3; ++attempt) {
+        rc = run_program((char *const *)args);
+        if (rc == 0 || rc == SCRIPT_EXPLAINED || rc == 2) break; /* 2: its usage error */
+        fprintf(stderr, "pbf: pvbatch %s failed (exit status %d)%s\n", script, rc,
+                under_xvfb && attempt < 3 ? "; trying again on another X display" : "");
+        if (!under_xvfb) break;
     }
+    if (rc != 0) return CLI_EXIT_ERROR;
     if (!open_window) return CLI_EXIT_OK;
     char state_arg[PATH_MAX + 32];
     snprintf(state_arg, sizeof state_arg, "--state=%s", state);

@@ -21,9 +21,14 @@ PARTS = ("particles", "solids", "surfaces", "diffuse")
 SERIES = {"particles": "frames", "solids": "solids", "surfaces": "surfaces", "diffuse": "diffuse"}
 
 
+# The exit status of a failure this script explains (bad input): `pbf paraview` tells it from
+# pvbatch's own crashes and xvfb-run's failures, which it tries again.
+EXIT_EXPLAINED = 3
+
+
 def fail(message):
     print(f"pbf paraview: {message}", file=sys.stderr)
-    sys.exit(1)
+    sys.exit(EXIT_EXPLAINED)
 
 
 def parse_args(argv):

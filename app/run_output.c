@@ -64,9 +64,10 @@ static int has_suffix(const char *name, size_t len, const char *suffix) {
     return len > n && strncmp(name + len - n, suffix, n) == 0;
 }
 
-/* Files a run writes: frame_<digits>.ply|vtk|vtu, solids_<digits>.ply|vtk, diffuse_<digits>.ply,
- * frames.pvd, its checkpoint (or the pieces and manifest of one split over MPI ranks), and the
- * temporary files
+/* Files a run writes: frame_<digits>.ply|vtk|vtu, solids_<digits>.ply|vtk|vtu,
+ * diffuse_<digits>.ply|vtu, surface_<digits>.ply|obj|vtu (--mesh, or pbf mesh afterwards),
+ * frames.pvd and the .series files, its checkpoint (or the pieces and manifest of one split over
+ * MPI ranks), and the temporary files
  * "<ours>.tmp.<pid>" that a killed run can leave behind (for frames, stats.csv, scene.json and
  * the checkpoint). An earlier run's checkpoint goes too: resuming it would mix two runs. */
 static int is_run_file(const char *name, int *is_frame) {
@@ -77,7 +78,7 @@ static int is_run_file(const char *name, int *is_frame) {
     size_t pre = frame_prefix(name);
     if (pre > 0 && len > pre + 4) {
         /* frame_<digits>.ply|vtk|vtu|pvtu, the MPI pieces frame_<digits>_<digits>.vtu, and
-         * solids_<digits>.ply|vtk */
+         * the solids', diffuse particles' and surfaces' <prefix>_<digits>.<ext> */
         size_t ext = has_suffix(name, len, ".pvtu") ? 5
                      : has_suffix(name, len, ".ply") || has_suffix(name, len, ".vtk") ||
                                has_suffix(name, len, ".vtu") || has_suffix(name, len, ".obj")

@@ -13,12 +13,11 @@ enum { K_PARTICLES, K_SOLIDS, K_SURFACES, K_DIFFUSE, KINDS };
 static const char *const file_prefix[KINDS] = {"frame", "solids", "surface", "diffuse"};
 static const char *const series_name[KINDS] = {"frames", "solids", "surfaces", "diffuse"};
 static const char *const part_name[KINDS] = {"particles", "solids", "surfaces", "diffuse"};
-/* extensions: the .vtu (and the particles' .pvtu) go into frames.pvd, the
- * others into a
+/* extensions: the .vtu (and the particles' .pvtu) go into frames.pvd, the others into a
  * "<series>.<ext>.series" each */
 enum { E_VTU, E_PVTU, E_PLY, E_VTK, E_OBJ, EXTS };
 static const char *const extension[EXTS] = {"vtu", "pvtu", "ply", "vtk", "obj"};
-#define BIT(k, e) (1u << ((k)*EXTS + (e)))
+#define BIT(k, e) (1u << ((k) * EXTS + (e)))
 
 static const char pvd_name[] = "frames.pvd";
 
@@ -80,8 +79,7 @@ static uint32_t frame_files(const series_output *s, int frame) {
     return bits;
 }
 
-/* frames.pvd: every .vtu / .pvtu of frames 0..frames-1; a part per kind that
- * has any. */
+/* frames.pvd: every .vtu / .pvtu of frames 0..frames-1; a part per kind that has any. */
 static int write_pvd(const series_output *s, uint32_t all, char *err, size_t err_size) {
     int part[KINDS], parts = 0;
     const char *names[KINDS];
@@ -170,8 +168,7 @@ int series_output_frame(series_output *s, int frame, double time, char *err, siz
     return write_all(s, err, err_size);
 }
 
-/* The time column of stats.csv's rows for frames 0..frame (frame, time, ... per
- * row). */
+/* The time column of stats.csv's rows for frames 0..frame (frame, time, ... per row). */
 static void read_times(series_output *s, int frame) {
     char path[4200], line[4096];
     snprintf(path, sizeof path, "%s/stats.csv", s->dir);

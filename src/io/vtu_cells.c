@@ -10,16 +10,15 @@
 static const char *const type_names[] = {"Float32", "Int32", "UInt8"};
 static const int type_bytes[] = {4, 4, 1};
 
-/* The appended block's generated arrays (the cells) and the caller's, in file
- * order. */
+/* The appended block's generated arrays (the cells) and the caller's, in file order. */
 enum { G_POINTS, G_CONNECTIVITY, G_OFFSETS, G_TYPES, G_COUNT };
 
 static void put_le(unsigned char *dst, uint64_t u, int bytes) {
     for (int k = 0; k < bytes; ++k) dst[k] = (unsigned char)(u >> (8 * k));
 }
 
-/* values 32-bit words (floats or int32 as their bit pattern) or bytes,
- * little-endian, after their UInt64 byte count. */
+/* `values` 32-bit words (floats or int32 as their bit pattern) or bytes, little-endian, after
+ * their UInt64 byte count. */
 static void write_values(atomic_file *af, const void *data, int64_t values, int bytes) {
     unsigned char head[8];
     put_le(head, (uint64_t)values * (uint64_t)bytes, 8);
@@ -42,8 +41,7 @@ static void write_values(atomic_file *af, const void *data, int64_t values, int 
     }
 }
 
-/* The cells' generated arrays: connectivity (0..n-1 for vertices), offsets (1,
- * 2, ... or 3, 6,
+/* The cells' generated arrays: connectivity (0..n-1 for vertices), offsets (1, 2, ... or 3, 6,
  * ...), types (VTK_VERTEX = 1 or VTK_TRIANGLE = 5). */
 static void write_generated(atomic_file *af, int g, int64_t cells, int per_cell, int type) {
     int bytes = g == G_TYPES ? 1 : 4;
@@ -80,8 +78,7 @@ void pbf__write_vtu_cells(atomic_file *af, const float *points, int64_t point_co
                           int array_count) {
     const int per_cell = triangles != NULL ? 3 : 1;
     const int64_t cells = triangles != NULL ? triangle_count : point_count;
-    /* offsets in the appended block: points and cells first, then the caller's
-     * arrays */
+    /* offsets in the appended block: points and cells first, then the caller's arrays */
     uint64_t at = 0, generated[G_COUNT];
     generated[G_POINTS] = at, at += 8 + 12 * (uint64_t)point_count;
     generated[G_CONNECTIVITY] = at, at += 8 + 4 * (uint64_t)(cells * per_cell);

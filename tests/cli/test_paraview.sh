@@ -2,11 +2,31 @@
 # A run opened with Debian's ParaView (pvbatch under xvfb-run, through `pbf paraview`): the
 # floating crates with --format vtu,vtk,ply and --mesh for 3 frames, read from frames.pvd (with a
 # picture) and from the legacy .vtk series (with a state file); check_paraview.py compares what
-# ParaView read with the folder's own files. Skips (77) where pvbatch or xvfb-run is missing.
+# ParaView read with the folder's own files; and the refusals before ParaView starts. Skips (77)
+# after those where pvbatch or xvfb-run is missing.
 # Usage: test_paraview.sh PBF_BINARY SOURCE_DIR
 set -u
 PBF=${1:?usage: test_paraview.sh PBF_BINARY SOURCE_DIR}
 SRC=${2:?source dir}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/pbf_paraview_XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Refusals come before ParaView is looked for (so they run without it too): a usage error (2),
+# a folder that is not there or not a run (1, naming it and what was expected), no picture.
+"$PBF" paraview 2>"$TMP/err"; [ $? -eq 2 ] || fail "no folder: exit status, expected 2"
+grep -q "usage: pbf paraview RUN_DIR" "$TMP/err" || fail "no usage line"
+"$PBF" paraview "$TMP" --size 4x4 2>"$TMP/err"; [ $? -eq 2 ] || fail "--size 4x4 accepted"
+grep -q "size expects WxH" "$TMP/err" || fail "the --size message"
+"$PBF" paraview "$TMP/none" 2>"$TMP/err"; [ $? -eq 1 ] || fail "a missing folder accepted"
+grep -q "$TMP/none: No such file or directory" "$TMP/err" || fail "the missing folder's message"
+mkdir "$TMP/empty"
+"$PBF" paraview "$TMP/empty" --render "$TMP/none.png" 2>"$TMP/err"
+[ $? -eq 1 ] || fail "an empty folder accepted"
+grep -q "empty: no frames.pvd, frames.vtk.series or frames.ply.series" "$TMP/err" \
+    || { cat "$TMP/err" >&2; fail "the empty folder's message"; }
+[ ! -e "$TMP/none.png" ] || fail "a picture of an empty folder"
+
 for tool in pvbatch xvfb-run; do
     if ! command -v "$tool" >/dev/null; then
         echo "SKIP: $tool not installed (apt-get install paraview python3-paraview xvfb)"
@@ -15,9 +35,6 @@ for tool in pvbatch xvfb-run; do
 done
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/pbf_paraview_XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # (the .ply files are the check's reference counts)
 "$PBF" run "$SRC/scenes/floating.json" --set fluid.particle_radius=0.02 --frames 3 \
@@ -34,11 +51,4 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
     || fail "check_paraview.py, .vtk series"
 grep -q "<ServerManagerState" "$TMP/run.pvsm" || fail "run.pvsm is not a ParaView state file"
 
-# a folder that is not a run: a clear error before ParaView starts, no picture
-mkdir "$TMP/empty"
-"$PBF" paraview "$TMP/empty" --render "$TMP/none.png" 2>"$TMP/empty.err" \
-    && fail "pbf paraview on an empty folder succeeded"
-grep -q "no frames.pvd, frames.vtk.series or frames.ply.series" "$TMP/empty.err" \
-    || { cat "$TMP/empty.err" >&2; fail "the empty folder's message"; }
-[ ! -e "$TMP/none.png" ] || fail "a picture of an empty folder"
 echo "test_paraview: ok"

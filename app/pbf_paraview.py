@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+import xml.etree.ElementTree as ET
 
 PARTS = ("particles", "solids", "surfaces", "diffuse")
 SERIES = {"particles": "frames", "solids": "solids", "surfaces": "surfaces", "diffuse": "diffuse"}
@@ -130,13 +131,12 @@ def main(argv):
         reader = pv.PVDReader(registrationName="frames.pvd", FileName=found["collection"])
         reader.UpdatePipelineInformation()
         times = list(reader.TimestepValues or [0.0])
-        reader.UpdatePipeline(times[0])
-        first = servermanager.Fetch(reader)
+        # the parts the collection names (a part may start late: surfaces meshed afterwards)
+        named = {d.get("name") for d in ET.parse(found["collection"]).iter("DataSet")}
         for part in PARTS:
-            if block_of(first, part) is None:
-                continue
-            sources[part] = pv.ExtractBlock(registrationName=part, Input=reader,
-                                            Selectors=[f"/Root/{part}"])
+            if part in named:
+                sources[part] = pv.ExtractBlock(registrationName=part, Input=reader,
+                                                Selectors=[f"/Root/{part}"])
     else:
         times = None
         for part, path in found.items():

@@ -93,6 +93,19 @@ static int find_script(char *buf, size_t size) {
     return buf[0] != '\0' && is_file(buf);
 }
 
+/* Whether the folder that would hold `path` takes a new file; prints why not. */
+static int writable_folder(const char *option, const char *path) {
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) slash[1] = '\0';
+    else *slash = '\0';
+    if (access(dir, W_OK) == 0) return 1;
+    cli_error("%s %s: cannot write into '%s': %s", option, path, dir, strerror(errno));
+    return 0;
+}
+
 /* Runs argv (argv[0] looked up on PATH) and waits; returns its exit status, or CLI_EXIT_ERROR
  * with a message when it cannot start or dies of a signal. */
 static int run_program(char *const *argv) {
@@ -184,6 +197,14 @@ int cmd_paraview(int argc, char **argv) {
     if (open_window) {
         snprintf(default_state, sizeof default_state, "%s/pbf.pvsm", dir);
         state = default_state;
+    }
+
+    /* the picture and the state are written where asked: a folder that does not take them is
+     * an error now, not after ParaView's start */
+    if (render != NULL && !writable_folder("--render", render)) return CLI_EXIT_ERROR;
+    if (state != NULL && !writable_folder(open_window ? "the state file" : "--state", state)) {
+        if (open_window) fprintf(stderr, "pbf paraview: save it elsewhere with --state FILE\n");
+        return CLI_EXIT_ERROR;
     }
 
     /* xvfb-run -a -s "-screen 0 WxHx24" pvbatch SCRIPT DIR [options] */

@@ -29,7 +29,10 @@ EXIT_EXPLAINED = 3
 
 def fail(message):
     print(f"pbf paraview: {message}", file=sys.stderr)
-    sys.exit(EXIT_EXPLAINED)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # at once: pvbatch can crash tearing a half-built pipeline down after a failed save
+    os._exit(EXIT_EXPLAINED)
 
 
 def parse_args(argv):
@@ -212,13 +215,21 @@ def main(argv):
 
     if args.render:
         out = os.path.abspath(args.render)
-        pv.SaveScreenshot(out, view, ImageResolution=list(args.size))
+        try:
+            pv.SaveScreenshot(out, view, ImageResolution=list(args.size))
+        except (OSError, RuntimeError) as e:
+            fail(f"{out}: ParaView could not write the picture: {e}")
         if not os.path.isfile(out):
             fail(f"{out}: ParaView wrote no picture")
         report["render"] = out
     if args.state:
         out = os.path.abspath(args.state)
-        pv.SaveState(out)
+        try:
+            pv.SaveState(out)
+        except (OSError, RuntimeError) as e:
+            fail(f"{out}: ParaView could not save the state: {e}")
+        if not os.path.isfile(out):
+            fail(f"{out}: ParaView wrote no state file")
         report["state"] = out
     print("pbf_paraview: " + json.dumps(report, sort_keys=True))
     sys.stdout.flush()

@@ -177,20 +177,6 @@ int cmd_paraview(int argc, char **argv) {
                          "folder, or one written before pbf wrote them (pbf run --format vtu, vtk "
                          "or ply writes them)",
                          dir);
-    char script[PATH_MAX + 64], pvbatch[PATH_MAX + 64], xvfb[PATH_MAX + 64], gui[PATH_MAX + 64];
-    if (!find_script(script, sizeof script))
-        return cli_error("cannot find %s (set PBF_PARAVIEW_SCRIPT to its path)", SCRIPT_NAME);
-    if (!find_program("pvbatch", pvbatch, sizeof pvbatch))
-        return cli_error("pvbatch not found: install ParaView with Python (Debian: apt-get install "
-                         "paraview python3-paraview xvfb)");
-    const char *display = getenv("DISPLAY");
-    int has_display = display != NULL && display[0] != '\0';
-    if (render == NULL && !has_display && state == NULL)
-        return cli_error("no display to open ParaView's window on: render a frame with --render "
-                         "OUT.png, or save the state with --state OUT.pvsm and open it elsewhere");
-    if (render == NULL && state == NULL && !find_program("paraview", gui, sizeof gui))
-        return cli_error("paraview not found: install it (Debian: apt-get install paraview), or "
-                         "render a frame with --render OUT.png");
     /* the state file that the window opens */
     char default_state[PATH_MAX + 16];
     int open_window = render == NULL && state == NULL;
@@ -198,6 +184,12 @@ int cmd_paraview(int argc, char **argv) {
         snprintf(default_state, sizeof default_state, "%s/pbf.pvsm", dir);
         state = default_state;
     }
+
+    const char *display = getenv("DISPLAY");
+    int has_display = display != NULL && display[0] != '\0';
+    if (open_window && !has_display)
+        return cli_error("no display to open ParaView's window on: render a frame with --render "
+                         "OUT.png, or save the state with --state OUT.pvsm and open it elsewhere");
 
     /* the picture and the state are written where asked: a folder that does not take them is
      * an error now, not after ParaView's start */
@@ -207,6 +199,15 @@ int cmd_paraview(int argc, char **argv) {
         return CLI_EXIT_ERROR;
     }
 
+    char script[PATH_MAX + 64], pvbatch[PATH_MAX + 64], xvfb[PATH_MAX + 64], gui[PATH_MAX + 64];
+    if (!find_script(script, sizeof script))
+        return cli_error("cannot find %s (set PBF_PARAVIEW_SCRIPT to its path)", SCRIPT_NAME);
+    if (!find_program("pvbatch", pvbatch, sizeof pvbatch))
+        return cli_error("pvbatch not found: install ParaView with Python (Debian: apt-get install "
+                         "paraview python3-paraview xvfb)");
+    if (open_window && !find_program("paraview", gui, sizeof gui))
+        return cli_error("paraview not found: install it (Debian: apt-get install paraview), or "
+                         "render a frame with --render OUT.png");
     /* xvfb-run -a -s "-screen 0 WxHx24" pvbatch SCRIPT DIR [options] */
     const char *args[32];
     int n = 0, under_xvfb = find_program("xvfb-run", xvfb, sizeof xvfb);

@@ -13,7 +13,8 @@ trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Refusals come before ParaView is looked for (so they run without it too): a usage error (2),
-# a folder that is not there or not a run (1, naming it and what was expected), no picture.
+# a folder that is not there or not a run, a picture into a missing folder (1, naming it and
+# what was expected), no picture.
 "$PBF" paraview 2>"$TMP/err"; [ $? -eq 2 ] || fail "no folder: exit status, expected 2"
 grep -q "usage: pbf paraview RUN_DIR" "$TMP/err" || fail "no usage line"
 "$PBF" paraview "$TMP" --size 4x4 2>"$TMP/err"; [ $? -eq 2 ] || fail "--size 4x4 accepted"
@@ -26,6 +27,13 @@ mkdir "$TMP/empty"
 grep -q "empty: no frames.pvd, frames.vtk.series or frames.ply.series" "$TMP/err" \
     || { cat "$TMP/err" >&2; fail "the empty folder's message"; }
 [ ! -e "$TMP/none.png" ] || fail "a picture of an empty folder"
+: >"$TMP/empty/frames.pvd" # a run folder as far as the command looks; the picture's folder is not
+"$PBF" paraview "$TMP/empty" --render "$TMP/no/such/x.png" 2>"$TMP/err"
+[ $? -eq 1 ] || fail "a --render into a missing folder accepted"
+grep -q "cannot write into '$TMP/no/such'" "$TMP/err" || { cat "$TMP/err" >&2; fail "its message"; }
+env -u DISPLAY "$PBF" paraview "$TMP/empty" 2>"$TMP/err"
+[ $? -eq 1 ] || fail "a window without a display"
+grep -q "no display to open ParaView's window on" "$TMP/err" || fail "the no-display message"
 
 for tool in pvbatch xvfb-run; do
     if ! command -v "$tool" >/dev/null; then

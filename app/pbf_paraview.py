@@ -101,6 +101,14 @@ def block_of(data, name):
     return None
 
 
+def timesteps(src):
+    """The source's time steps as a list (ParaView gives one value as a bare float)."""
+    values = src.TimestepValues
+    if values is None:
+        return []
+    return [float(values)] if isinstance(values, (int, float)) else [float(v) for v in values]
+
+
 def describe(data):
     if data is None:
         return None
@@ -131,15 +139,23 @@ def main(argv):
 
     sources = {}  # part -> the pipeline object shown
     if kind == "pvd":
+        # the parts the collection names (a part may start late: surfaces meshed afterwards),
+        # read first: ParaView's reader does not stop on a broken file
+        try:
+            named = {d.get("name") for d in ET.parse(found["collection"]).iter("DataSet")}
+        except (OSError, ET.ParseError) as e:
+            fail(f"{found['collection']}: not a .pvd collection ({e})")
+        if not named:
+            fail(f"{found['collection']}: the collection lists no files")
         reader = pv.PVDReader(registrationName="frames.pvd", FileName=found["collection"])
         reader.UpdatePipelineInformation()
-        times = list(reader.TimestepValues or [0.0])
-        # the parts the collection names (a part may start late: surfaces meshed afterwards)
-        named = {d.get("name") for d in ET.parse(found["collection"]).iter("DataSet")}
-        for part in PARTS:
-            if part in named:
-                sources[part] = pv.ExtractBlock(registrationName=part, Input=reader,
-                                                Selectors=[f"/Root/{part}"])
+        times = timesteps(reader)
+        shown = [part for part in PARTS if part in named]
+        if len(shown) == 1:  # one part: the reader gives that data set itself, no blocks
+            sources[shown[0]] = reader
+        for part in shown if len(shown) > 1 else []:
+            sources[part] = pv.ExtractBlock(registrationName=part, Input=reader,
+                                            Selectors=[f"/Root/{part}"])
     else:
         times = None
         for part, path in found.items():
@@ -148,7 +164,7 @@ def main(argv):
                 fail(f"ParaView has no reader for {path}")
             pv.RenameSource(part, src)
             src.UpdatePipelineInformation()
-            t = list(src.TimestepValues or [0.0])
+            t = timesteps(src)
             if part == "particles":
                 times = t
             sources[part] = src

@@ -2,8 +2,8 @@
 `pbf_paraview: {json}` that `pbf paraview` prints (app/pbf_paraview.py) against the folder's
 own files: the time steps are stats.csv's times in seconds; the particles have stats.csv's count
 and the velocity, density and id arrays; the solids the PLY's vertices and triangles and the
-`solid` cell array; the surfaces the PLY's vertices. With a picture, its size and that it shows
-the particles and the crates. Usage: check_paraview.py RUN_DIR OUTPUT_FILE SOURCE FRAME [PNG W H]
+`solid` cell array (a run without solids: the particles alone); the surfaces the PLY's vertices.
+With a picture, its size and that it shows the particles (and the crates where there are). Usage: check_paraview.py RUN_DIR OUTPUT_FILE SOURCE FRAME [PNG W H]
 """
 import csv
 import json
@@ -90,12 +90,18 @@ def main():
     want = {"velocity", "density", "id"} if source in ("pvd", "vtk") else set()
     if not want <= set(p["point_arrays"]):
         fail(f"particle arrays {p['point_arrays']}, expected {sorted(want)}")
-    s = parts.get("solids") or fail("no solids")
-    nv, nf = ply_counts(os.path.join(run, f"solids_{frame:05d}.ply"))
-    if (s["points"], s["cells"]) != (nv, nf) or nf == 0:
-        fail(f"solids: {s['points']} points, {s['cells']} cells; the PLY has {nv} and {nf}")
-    if source in ("pvd", "vtk") and "solid" not in s["cell_arrays"]:
-        fail(f"solids' cell arrays {s['cell_arrays']}: no 'solid'")
+    solids_ply = os.path.join(run, f"solids_{frame:05d}.ply")
+    s = parts.get("solids")
+    if os.path.exists(solids_ply):
+        if s is None:
+            fail("no solids")
+        nv, nf = ply_counts(solids_ply)
+        if (s["points"], s["cells"]) != (nv, nf) or nf == 0:
+            fail(f"solids: {s['points']} points, {s['cells']} cells; the PLY has {nv} and {nf}")
+        if source in ("pvd", "vtk") and "solid" not in s["cell_arrays"]:
+            fail(f"solids' cell arrays {s['cell_arrays']}: no 'solid'")
+    elif s is not None or set(parts) != {"particles"}:
+        fail(f"parts {sorted(parts)} in a run of particles only")
     surface = os.path.join(run, f"surface_{frame:05d}.ply")
     if os.path.exists(surface) and source == "pvd":
         nv, nf = ply_counts(surface)
@@ -103,8 +109,9 @@ def main():
         if (m["points"], m["cells"]) != (nv, nf):
             fail(f"surfaces: {m['points']} points, {m['cells']} cells; the PLY has {nv}, {nf}")
     print(f"check_paraview: {source}: {len(times)} time steps in s, frame {frame}: "
-          f"{p['points']} particles ({', '.join(p['point_arrays'])}), "
-          f"solids {s['points']} points / {s['cells']} triangles ({', '.join(s['cell_arrays'])})"
+          f"{p['points']} particles ({', '.join(p['point_arrays'])})"
+          + (f", solids {s['points']} points / {s['cells']} triangles "
+             f"({', '.join(s['cell_arrays'])})" if s else "")
           + (f", surfaces {parts['surfaces']['cells']} triangles" if "surfaces" in parts else ""))
     if len(sys.argv) > 5:
         png, width, height = sys.argv[5], int(sys.argv[6]), int(sys.argv[7])
@@ -123,11 +130,13 @@ def main():
                     brown += 1
                 if b > r + 30:  # slow particles: the cool end of the speed colours
                     blue += 1
-        if other < 0.02 * total or brown < 0.001 * total or blue < 0.005 * total:
+        crates = 0.001 * total if s else 0  # the floating crates, where the run has them
+        if other < 0.02 * total or brown < crates or blue < 0.005 * total:
             fail(f"{png}: {other} pixels off the background, {brown} brown, {blue} blue "
                  f"of {total}: particles and crates not seen")
         print(f"check_paraview: {png} {w}x{h}: {100 * other / total:.1f} % drawn, "
-              f"{100 * brown / total:.1f} % crates, {100 * blue / total:.1f} % slow particles")
+              f"{100 * brown / total:.1f} % brown (the crates, where there are), "
+              f"{100 * blue / total:.1f} % slow particles")
 
 
 main()

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A run opened with Debian's ParaView (pvbatch under xvfb-run, through `pbf paraview`): the
 # floating crates with --format vtu,vtk,ply and --mesh for 3 frames, read from frames.pvd (with a
-# picture) and from the legacy .vtk series (with a state file); check_paraview.py compares what
-# ParaView read with the folder's own files; and the refusals before ParaView starts. Skips (77)
-# after those where pvbatch or xvfb-run is missing.
+# picture) and from the legacy .vtk series (with a state file), and a dam break of particles
+# alone (frames.pvd of one part); check_paraview.py compares what ParaView read with the folder's
+# own files. And the refusals before ParaView starts; skips (77) after those where pvbatch or
+# xvfb-run is missing.
 # Usage: test_paraview.sh PBF_BINARY SOURCE_DIR
 set -u
 PBF=${1:?usage: test_paraview.sh PBF_BINARY SOURCE_DIR}
@@ -58,5 +59,14 @@ PY=/usr/bin/python3
 "$PY" "$SRC/tests/cli/check_paraview.py" "$TMP/run" "$TMP/vtk.out" vtk 1 \
     || fail "check_paraview.py, .vtk series"
 grep -q "<ServerManagerState" "$TMP/run.pvsm" || fail "run.pvsm is not a ParaView state file"
+
+# particles alone (the dam break, 2 frames): frames.pvd of one part, which ParaView reads as a
+# data set without blocks
+"$PBF" run "$SRC/scenes/dam_break.json" --set fluid.particle_radius=0.03 --frames 2 \
+    --format vtu,ply --out "$TMP/dam" --quiet || fail "pbf run dam_break exited $?"
+"$PBF" paraview "$TMP/dam" --render "$TMP/dam.png" --size 320x180 >"$TMP/dam.out" \
+    2>"$TMP/dam.err" || { cat "$TMP/dam.err" >&2; fail "pbf paraview, one part, exited $?"; }
+"$PY" "$SRC/tests/cli/check_paraview.py" "$TMP/dam" "$TMP/dam.out" pvd 2 "$TMP/dam.png" 320 180 \
+    || fail "check_paraview.py, particles alone"
 
 echo "test_paraview: ok"

@@ -33,6 +33,7 @@ int cmd_validate(int argc, char **argv); /* app/cmd_validate.c */
 int cmd_mesh(int argc, char **argv);     /* surfaces from particles: app/cmd_mesh.c */
 int cmd_features(int argc, char **argv); /* what runs where: app/cmd_features.c */
 int cmd_dataset(int argc, char **argv);  /* learned-simulator datasets, in Python: cmd_dataset.c */
+int cmd_paraview(int argc, char **argv); /* a run in ParaView: app/cmd_paraview.c */
 /* Renderer commands (app/cmd_view.c, app/cmd_render.c), compiled in when the renderer is. */
 #ifdef PBF_APP_HAVE_VIEW
 int cmd_view(int argc, char **argv);

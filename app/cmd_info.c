@@ -71,9 +71,15 @@ static int print_info(const pbf_scene *scene) {
     /* the same limit `pbf run` refuses a scene against, before allocating */
     size_t limit = pbf_memory_limit();
     char lim[32];
-    printf("memory           %s (estimate; this process may use %s)\n",
-           cli_format_bytes((double)bytes, mem, sizeof mem),
-           limit > 0 ? cli_format_bytes((double)limit, lim, sizeof lim) : "an unknown amount");
+    /* the world's own arrays at their largest (pbf_world_memory_estimate), then the ceiling
+     * that `pbf run` checks them against and what sets it */
+    printf("memory           %s, estimated: the world's particle arrays, neighbour lists and grid\n",
+           cli_format_bytes((double)bytes, mem, sizeof mem));
+    if (limit > 0)
+        printf("memory limit     %s, %s: `pbf run` refuses a scene that needs more\n",
+               cli_format_bytes((double)limit, lim, sizeof lim), pbf_memory_limit_source());
+    else
+        printf("memory limit     unknown (not checked before allocating)\n");
     if (limit > 0 && bytes > limit)
         fprintf(stderr,
                 "pbf: warning: %s needs about %s, more than the %s this process may use: `pbf "

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "series_output.h"
 #include "frame_files.h"
 #include "interrupt.h"
 #include "mesh_output.h"
@@ -150,14 +151,19 @@ int cmd_mesh(int argc, char **argv) {
         frame_files_free(files, count);
         return rc;
     }
-    /* The particle radius: --radius, else the run's scene.json, else estimated. */
+    /* The particle radius: --radius, else the run's scene.json, else estimated. The series'
+     * times come from stats.csv; frame / fps only for a row it lacks (pbf's default fps when
+     * the scene was not read). */
     char json[4096];
+    double fps = 60.0;
     snprintf(json, sizeof json, "%s/scene.json", dir);
     if (set.def.particle_radius <= 0.0f && stat(json, &st) == 0) {
         pbf_scene *scene = calloc(1, sizeof *scene);
         if (scene == NULL) rc = cli_error("out of memory");
-        else if ((rc = cli_load_scene(json, NULL, 0, scene)) == 0)
+        else if ((rc = cli_load_scene(json, NULL, 0, scene)) == 0) {
             set.def.particle_radius = scene->world.particle_radius;
+            fps = scene->fps;
+        }
         free(scene);
     }
     const char *out = set.out_dir != NULL ? set.out_dir : dir;
@@ -214,6 +220,17 @@ int cmd_mesh(int argc, char **argv) {
     }
     if (bar.drawn) fputc('\n', stderr);
     if (installed) interrupt_restore();
+    /* meshed into the run folder: its series name the surfaces too (surfaces.ply.series, and
+     * frames.pvd with vtu), with the run's times */
+    snprintf(json, sizeof json, "%s/stats.csv", dir);
+    if (done > 0 && set.out_dir == NULL && stat(json, &st) == 0) {
+        series_output series;
+        series_output_init(&series, dir);
+        if (series_output_resume(&series, files[count - 1].number, fps, err, sizeof err) != 0 &&
+            rc == 0)
+            rc = cli_error("%s", err);
+        series_output_free(&series);
+    }
     if (!quiet && done > 0) {
         char bytes[32];
         char ext[32];

@@ -18,6 +18,7 @@ static const cli_command commands[] = {
     {"mesh", cmd_mesh, "write the fluid's surface as triangle meshes for a run's frames"},
     {"features", cmd_features, "print which features run on which backend (CSV)"},
     {"dataset", cmd_dataset, "write learned-simulator datasets (LagrangeBench, GNS) of varied runs"},
+    {"paraview", cmd_paraview, "open a run in ParaView, or render one of its frames headless"},
 #ifdef PBF_APP_HAVE_VIEW
     {"view", cmd_view, "open a window and play with the fluid"},
 #endif

@@ -17,9 +17,10 @@ const char mesh_settings_help[] =
     "                      the mesh closed; default 1: all)\n"
     "  --stretch K         largest axis ratio of the ellipsoids (default 4; 1: round)\n"
     "  --radius R          particle radius in m (default: the run's scene.json, else estimated)\n"
-    "  --mesh-format LIST  ply, obj, vdb or several (ply,vdb); default ply: binary, with\n"
-    "                      normals. vdb: an OpenVDB level set (grid 'surface', voxel = cell)\n"
-    "                      for Houdini and Blender\n";
+    "  --mesh-format LIST  ply, obj, vdb, vtu or several (ply,vdb); default ply: binary,\n"
+    "                      with normals. vdb: an OpenVDB level set (grid 'surface', voxel =\n"
+    "                      cell) for Houdini and Blender; `pbf run --mesh --format vtu` adds\n"
+    "                      vtu for frames.pvd\n";
 
 void mesh_settings_init(mesh_settings *s) {
     memset(s, 0, sizeof *s);
@@ -55,10 +56,11 @@ int mesh_settings_option(mesh_settings *s, cli_parser *p) {
             if (len == 3 && strncmp(t, "ply", 3) == 0) bits |= MESH_PLY;
             else if (len == 3 && strncmp(t, "obj", 3) == 0) bits |= MESH_OBJ;
             else if (len == 3 && strncmp(t, "vdb", 3) == 0) bits |= MESH_VDB;
+            else if (len == 3 && strncmp(t, "vtu", 3) == 0) bits |= MESH_VTU;
             else {
                 cli_usage_error(p,
-                                "--mesh-format: unknown format '%.*s' (expected ply, obj, vdb or "
-                                "a list such as ply,vdb)",
+                                "--mesh-format: unknown format '%.*s' (expected ply, obj, vdb, "
+                                "vtu or a list such as ply,vdb)",
                                 (int)len, t);
                 break;
             }
@@ -73,7 +75,10 @@ int mesh_settings_option(mesh_settings *s, cli_parser *p) {
 }
 
 static const char *format_extension(unsigned format) {
-    return format == MESH_OBJ ? "obj" : format == MESH_VDB ? "vdb" : "ply";
+    return format == MESH_OBJ   ? "obj"
+           : format == MESH_VDB ? "vdb"
+           : format == MESH_VTU ? "vtu"
+                                : "ply";
 }
 
 const char *mesh_frame_name(int frame, unsigned format, char *buf, size_t size) {
@@ -84,7 +89,7 @@ const char *mesh_frame_name(int frame, unsigned format, char *buf, size_t size) 
 const char *mesh_formats_text(unsigned formats, char *buf, size_t size) {
     size_t n = 0;
     buf[0] = '\0';
-    for (unsigned f = MESH_PLY; f <= MESH_VDB && n < size; f <<= 1)
+    for (unsigned f = MESH_PLY; f <= MESH_LAST && n < size; f <<= 1)
         if (formats & f)
             n += (size_t)snprintf(buf + n, size - n, "%s%s", n > 0 ? "/." : "",
                                   format_extension(f));
@@ -109,7 +114,7 @@ int mesh_frame(const mesh_settings *s, const float *positions, int count, const 
     *triangles = mesh.triangle_count;
     const double start = cli_now();
     int rc = 0;
-    for (unsigned f = MESH_PLY; f <= MESH_VDB && rc == 0; f <<= 1) {
+    for (unsigned f = MESH_PLY; f <= MESH_LAST && rc == 0; f <<= 1) {
         if (!(s->formats & f)) continue;
         char name[64], path[4096];
         mesh_frame_name(frame, f, name, sizeof name);
@@ -118,6 +123,8 @@ int mesh_frame(const mesh_settings *s, const float *positions, int count, const 
         if (f == MESH_VDB) /* the level set on the marching-cubes grid's spacing */
             st = pbf_mesh_write_vdb(&mesh, (double)s->def.cell_size * s->def.particle_radius,
                                     s->def.threads, path, err, err_size);
+        else if (f == MESH_VTU)
+            st = pbf_export_surface_write_vtu(&mesh, path, err, err_size);
         else
             st = pbf_mesh_write(&mesh, f == MESH_OBJ ? PBF_MESH_OBJ : PBF_MESH_PLY, path, err,
                                 err_size);
@@ -173,6 +180,8 @@ static int mesh_on_start(const pbf_world *world, const pbf_scene *scene, void *u
     if (mr->settings.def.particle_radius <= 0.0f)
         mr->settings.def.particle_radius = scene->world.particle_radius;
     mr->settings.def.threads = scene->world.threads;
+    /* with vtu the surfaces are a part of frames.pvd too (app/series_output.h) */
+    if (scene->formats & PBF_FORMAT_VTU) mr->settings.formats |= MESH_VTU;
     char err[PBF_ERROR_SIZE];
     if (pbf_surface_check_def(&mr->settings.def, err, sizeof err) != PBF_OK)
         return cli_error("--mesh: %s", err);

@@ -9,11 +9,13 @@
 #include "pbf/surface.h"
 #include "run.h"
 
-enum { MESH_PLY = 1, MESH_OBJ = 2, MESH_VDB = 4 };
+/* MESH_VDB: an OpenVDB level set; MESH_VTU: an XML VTK UnstructuredGrid, for frames.pvd
+ * (`pbf run --mesh --format vtu` adds it). MESH_LAST: the highest bit. */
+enum { MESH_PLY = 1, MESH_OBJ = 2, MESH_VDB = 4, MESH_VTU = 8, MESH_LAST = MESH_VTU };
 
 typedef struct mesh_settings {
     pbf_surface_def def;   /* particle_radius 0: from the scene (or estimated) */
-    unsigned formats;      /* MESH_PLY | MESH_OBJ | MESH_VDB */
+    unsigned formats;      /* MESH_PLY | MESH_OBJ | MESH_VDB | MESH_VTU */
     const char *out_dir;   /* NULL: next to the particle files */
 } mesh_settings;
 
@@ -32,7 +34,7 @@ int mesh_settings_check(const mesh_settings *s, const char *option);
 /* The extensions of the chosen formats for a message: "ply", "ply/.obj/.vdb". */
 const char *mesh_formats_text(unsigned formats, char *buf, size_t size);
 
-/* Meshes one frame and writes DIR/surface_NNNNN.ply (and/or .obj, .vdb: the OpenVDB level set
+/* Meshes one frame and writes DIR/surface_NNNNN.ply (and/or .obj, .vtu, .vdb: the OpenVDB level set
  * of the mesh, voxel = the marching-cubes cell). Returns 0, or 1 with the message in err. The
  * mesh's size and the timings go to *stats and *triangles; the time spent writing the files
  * (the level set's conversion included) to *files_ms. */

@@ -39,13 +39,13 @@ void progress_update(progress *p, int frame, double sim_time, int particles) {
         for (int i = 0; i < BAR_WIDTH; ++i) bar[i] = i < filled ? '#' : '.';
         bar[BAR_WIDTH] = '\0';
         /* \033[K clears what a longer previous line left at the end. */
-        fprintf(p->out, "\r[%s] frame %d/%d  t=%.3f s  %s particles  %.1f steps/s  ETA %s\033[K",
+        fprintf(p->out, "\r[%s] frame %d/%d  t=%.3f s  %s particles  %.1f frames/s  ETA %s\033[K",
                 bar, frame, p->total, sim_time, count_text, rate, eta_text);
         fflush(p->out);
         p->drawn = 1;
     } else {
         if (!last && percent < p->next_percent && now - p->last_print < PLAIN_INTERVAL_S) return;
-        fprintf(p->out, "pbf run: frame %d/%d (%d%%)  t=%.3f s  %s particles  %.1f steps/s  ETA %s\n",
+        fprintf(p->out, "pbf run: frame %d/%d (%d%%)  t=%.3f s  %s particles  %.1f frames/s  ETA %s\n",
                 frame, p->total, percent, sim_time, count_text, rate, eta_text);
         fflush(p->out);
         while (p->next_percent <= percent) p->next_percent += 10;

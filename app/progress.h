@@ -1,4 +1,5 @@
-/* Progress of a run on stderr. On a terminal: one line redrawn in place with '\r' (at most ten
+/* Progress of a run on stderr, in frames (each frame one pbf_world_step of the scene's
+ * substeps) and frames per second of wall time. On a terminal: one line redrawn in place with '\r' (at most ten
  * times a second). Otherwise (a log file, CI): a plain line every 10 % of the frames or every
  * few seconds, whichever comes first. */
 #ifndef PBF_APP_PROGRESS_H

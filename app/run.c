@@ -31,9 +31,12 @@ void run_options_init(run_options *o) {
 
 /* ---- summary ------------------------------------------------------------------------------- */
 
+/* Words, as everywhere in `pbf run`'s output: a frame is one pbf_world_step call (frame 0 is
+ * the initial state, written without one); a substep is one solver step inside it
+ * (time.substeps per frame). stats.csv's ms_per_step is a frame's pbf_world_step. */
 typedef struct run_summary {
     int frames_done;       /* frame files written, frame 0 included */
-    int steps;             /* pbf_world_step calls */
+    int steps;             /* pbf_world_step calls: the frames simulated */
     double sum_avg_error;  /* sum over steps of the average density error */
     float max_error;
     double sum_step_ms;
@@ -59,11 +62,14 @@ static void summary_print(const run_summary *s, const pbf_world *world, int part
     printf("  particles        %s\n", cli_format_count(particles, count, sizeof count));
     if (s->steps > 0) {
         double mean_ms = s->sum_step_ms / s->steps;
+        int substeps = pbf_world_get_def(world)->substeps;
         printf("  density error    avg %.3f %%   max %.3f %%\n", 100.0 * s->sum_avg_error / s->steps,
                100.0 * s->max_error);
-        printf("  time per step    %.3f ms (mean of %d), %.1f steps/s\n", mean_ms, s->steps,
-               mean_ms > 0.0 ? 1000.0 / mean_ms : 0.0);
-        printf("  stage            ms/step   share\n");
+        printf("  time per frame   %.3f ms (mean of %d simulated frame%s of %d substep%s: %.3f ms "
+               "per substep), %.1f frames/s\n",
+               mean_ms, s->steps, s->steps == 1 ? "" : "s", substeps, substeps == 1 ? "" : "s",
+               substeps > 0 ? mean_ms / substeps : 0.0, mean_ms > 0.0 ? 1000.0 / mean_ms : 0.0);
+        printf("  stage            ms/frame  share\n");
         for (int k = 0; k < PBF_STAGE_COUNT; ++k) {
             double ms = s->sum_stage_ms[k] / s->steps;
             printf("    %-14s %8.3f  %5.1f %%\n", pbf_stage_name((pbf_stage)k), ms,
@@ -295,6 +301,12 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
             }
             if (hooks->on_frame != NULL && hooks->on_frame(world, frame, hooks->user) != 0) {
                 rc = CLI_EXIT_ERROR; /* the hook printed why */
+                break;
+            }
+            /* the series name the frame's files once all are written, the hooks' too */
+            if (run_output_series(&out, world, frame) != 0) {
+                if (!o->quiet) progress_end(&bar);
+                rc = cli_error("%s", out.error);
                 break;
             }
             if (!o->quiet && frame > 0)

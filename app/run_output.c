@@ -15,6 +15,7 @@
 #include "tool_output.h" /* forces.csv */
 #include "solid_output.h" /* solids.csv */
 #include "probe_output.h" /* probes.csv */
+#include "series_output.h" /* frames.pvd, *.series */
 
 /* Whether the run's stats.csv has the emitted and removed counts: emitters, sink boxes or sink
  * meshes. */
@@ -25,7 +26,7 @@ static int scene_has_flow(const pbf_scene *scene) {
 }
 
 static const char stats_name[] = "stats.csv";
-static const char pvd_name[] = "frames.pvd"; /* the vtu frames' time series */
+static const char pvd_name[] = "frames.pvd"; /* app/series_output.h */
 
 const char *run_output_frame_name(int frame, pbf_format format, char *buf, size_t size) {
     snprintf(buf, size, "frame_%05d.%s", frame, pbf_format_extension(format));
@@ -54,6 +55,7 @@ static size_t frame_prefix(const char *name) {
     if (strncmp(name, "frame_", 6) == 0) return 6;
     if (strncmp(name, "solids_", 7) == 0) return 7;
     if (strncmp(name, "diffuse_", 8) == 0) return 8;
+    if (strncmp(name, "surface_", 8) == 0) return 8; /* --mesh, pbf mesh */
     return 0;
 }
 
@@ -62,9 +64,10 @@ static int has_suffix(const char *name, size_t len, const char *suffix) {
     return len > n && strncmp(name + len - n, suffix, n) == 0;
 }
 
-/* Files a run writes: frame_<digits>.ply|vtk|vtu, solids_<digits>.ply|vtk, diffuse_<digits>.ply,
- * frames.pvd, its checkpoint (or the pieces and manifest of one split over MPI ranks), and the
- * temporary files
+/* Files a run writes: frame_<digits>.ply|vtk|vtu, solids_<digits>.ply|vtk|vtu,
+ * diffuse_<digits>.ply|vtu, surface_<digits>.ply|obj|vtu (--mesh, or pbf mesh afterwards),
+ * frames.pvd and the .series files, its checkpoint (or the pieces and manifest of one split over
+ * MPI ranks), and the temporary files
  * "<ours>.tmp.<pid>" that a killed run can leave behind (for frames, stats.csv, scene.json and
  * the checkpoint). An earlier run's checkpoint goes too: resuming it would mix two runs. */
 static int is_run_file(const char *name, int *is_frame) {
@@ -75,10 +78,10 @@ static int is_run_file(const char *name, int *is_frame) {
     size_t pre = frame_prefix(name);
     if (pre > 0 && len > pre + 4) {
         /* frame_<digits>.ply|vtk|vtu|pvtu, the MPI pieces frame_<digits>_<digits>.vtu, and
-         * solids_<digits>.ply|vtk */
+         * the solids', diffuse particles' and surfaces' <prefix>_<digits>.<ext> */
         size_t ext = has_suffix(name, len, ".pvtu") ? 5
                      : has_suffix(name, len, ".ply") || has_suffix(name, len, ".vtk") ||
-                               has_suffix(name, len, ".vtu")
+                               has_suffix(name, len, ".vtu") || has_suffix(name, len, ".obj")
                          ? 4
                          : 0;
         const char *digits = name + pre;
@@ -94,6 +97,7 @@ static int is_run_file(const char *name, int *is_frame) {
         }
     }
     if (len == strlen(pvd_name) && strncmp(name, pvd_name, len) == 0) return 1;
+    if (series_output_is_name(name, len)) return 1; /* frames.ply.series, ... */
     if (len == strlen(RUN_CHECKPOINT_NAME) && strncmp(name, RUN_CHECKPOINT_NAME, len) == 0)
         return 1;
     /* a checkpoint split over MPI ranks: checkpoint_<digits>.pbfck and its manifest */
@@ -190,7 +194,7 @@ int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_
     o->dir = dir;
     o->formats = formats;
     o->split_stats = comm != NULL;
-    o->pvd_resumed = -1;
+    series_output_init(&o->series, dir);
     int rc = is_rank0(o) ? open_folder(o, dir, scene) : 0;
     if (agree(o, rc) != 0) return 1; /* rank 0 printed why */
     return 0;
@@ -266,43 +270,6 @@ static int write_stats_row(run_output *o, const pbf_world *world, int frame, con
 
 static const pbf_format all_formats[] = {PBF_FORMAT_PLY, PBF_FORMAT_VTK, PBF_FORMAT_VTU};
 #define FORMAT_COUNT (sizeof all_formats / sizeof all_formats[0])
-
-/* Rewrites frames.pvd with frames 0..frame (atomically: a killed run leaves the series of the
- * frames it finished). times[] grows with the frames. */
-static int write_pvd(run_output *o, int frame, double time) {
-    if (frame >= o->pvd_capacity) {
-        int cap = o->pvd_capacity ? 2 * o->pvd_capacity : 256;
-        while (cap <= frame) cap *= 2;
-        double *t = realloc(o->pvd_times, (size_t)cap * sizeof *t);
-        if (t == NULL) return frame_fail(o, "out of memory writing %s", pvd_name);
-        o->pvd_times = t;
-        o->pvd_capacity = cap;
-    }
-    o->pvd_times[frame] = time;
-    int n = frame + 1;
-    char *names = malloc((size_t)n * 32);
-    const char **files = malloc((size_t)n * sizeof *files);
-    char *path = join(o->dir, pvd_name);
-    int rc = 0;
-    if (names == NULL || files == NULL || path == NULL) {
-        rc = frame_fail(o, "out of memory writing %s", pvd_name);
-    } else {
-        for (int k = 0; k < n; ++k) {
-            int split = k <= o->pvd_resumed ? o->pvd_resumed_split : o->comm != NULL;
-            if (split) /* split over MPI ranks: the frame's .pvtu */
-                snprintf(names + 32 * k, 32, "frame_%05d.pvtu", k);
-            else
-                run_output_frame_name(k, PBF_FORMAT_VTU, names + 32 * k, 32);
-            files[k] = names + 32 * k;
-        }
-        if (pbf_export_write_pvd(path, o->pvd_times, files, n, o->error, sizeof o->error) != PBF_OK)
-            rc = 1;
-    }
-    free(names);
-    free(files);
-    free(path);
-    return rc;
-}
 
 /* Removes the files of a frame that could not be completed, so that the folder keeps exactly
  * one stats row per frame file. */
@@ -381,7 +348,6 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
         }
         free(names);
         free(pieces);
-        if (rc == 0) rc = write_pvd(o, frame, pbf_world_time(world));
     }
     if (!failed && is_rank0(o) && rc == 0) rc = write_stats_row(o, world, frame, &stats, &profile);
     if (!failed && is_rank0(o) && rc == 0)
@@ -423,31 +389,38 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
             written[f] = path;
             ++o->files_written;
         }
-        /* the mesh solids at their pose of the frame, beside the particles (PLY and VTK) */
-        if (rc != 0 || o->solids == NULL || all_formats[f] == PBF_FORMAT_VTU) continue;
+        /* the mesh solids at their pose of the frame, beside the particles */
+        if (rc != 0 || o->solids == NULL) continue;
         snprintf(name, sizeof name, "solids_%05d.%s", frame, pbf_format_extension(all_formats[f]));
         path = join(o->dir, name);
         if (path == NULL) {
             rc = frame_fail(o, "out of memory");
-        } else if (pbf_export_solids_write(world, all_formats[f], path, o->error,
-                                           sizeof o->error) != PBF_OK) {
+        } else if ((all_formats[f] == PBF_FORMAT_VTU
+                        ? pbf_export_solids_write_vtu(world, path, o->error, sizeof o->error)
+                        : pbf_export_solids_write(world, all_formats[f], path, o->error,
+                                                  sizeof o->error)) != PBF_OK) {
             rc = 1;
             free(path);
         } else {
             written[FORMAT_COUNT + f] = path;
         }
     }
-    char *diffuse = NULL; /* spray, foam and bubbles beside the particles, when the scene has them */
-    if (rc == 0 && o->formats != 0 && pbf_world_get_diffuse_def(world, NULL)) {
+    /* spray, foam and bubbles beside the particles, when the scene has them: always a PLY (what
+     * `pbf render` reads), and a .vtu for frames.pvd with vtu */
+    char *diffuse[2] = {NULL, NULL};
+    for (int f = 0; f < 2 && rc == 0; ++f) {
+        if (o->formats == 0 || !pbf_world_get_diffuse_def(world, NULL)) break;
+        if (f == 1 && !(o->formats & PBF_FORMAT_VTU)) break;
         char name[64];
-        snprintf(name, sizeof name, "diffuse_%05d.ply", frame);
-        diffuse = join(o->dir, name);
-        if (diffuse == NULL)
+        snprintf(name, sizeof name, "diffuse_%05d.%s", frame, f == 0 ? "ply" : "vtu");
+        diffuse[f] = join(o->dir, name);
+        if (diffuse[f] == NULL)
             rc = frame_fail(o, "out of memory");
-        else if (pbf_export_diffuse_write(world, diffuse, o->error, sizeof o->error) != PBF_OK)
-            rc = 1, free(diffuse), diffuse = NULL;
+        else if ((f == 0 ? pbf_export_diffuse_write(world, diffuse[f], o->error, sizeof o->error)
+                         : pbf_export_diffuse_write_vtu(world, diffuse[f], o->error,
+                                                        sizeof o->error)) != PBF_OK)
+            rc = 1, free(diffuse[f]), diffuse[f] = NULL;
     }
-    if (rc == 0 && (o->formats & PBF_FORMAT_VTU)) rc = write_pvd(o, frame, pbf_world_time(world));
     if (rc == 0) {
         pbf_stats stats = pbf_world_get_stats(world);
         pbf_profile profile = pbf_world_get_profile(world);
@@ -457,8 +430,10 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
     if (rc == 0) rc = probe_output_row(o->probes, world, frame, o->error, sizeof o->error);
     if (rc == 0) rc = solid_output_row(o->solids, world, frame, o->error, sizeof o->error);
     if (rc != 0) remove_frame_files(o, written);
-    if (rc != 0 && diffuse != NULL) unlink(diffuse);
-    free(diffuse);
+    for (int f = 0; f < 2; ++f) {
+        if (rc != 0 && diffuse[f] != NULL) unlink(diffuse[f]);
+        free(diffuse[f]);
+    }
     for (size_t f = 0; f < 2 * FORMAT_COUNT; ++f) free(written[f]);
     return rc;
 }
@@ -486,19 +461,15 @@ static int remove_after(const char *dir, int frame) {
     return failed;
 }
 
-/* Whether the folder's stats.csv has the columns of a run split over MPI ranks, and whether its
- * frame 0 is a .pvtu (the run that wrote frames 0..frame was split). */
-static void earlier_run(const char *dir, int *split_stats, int *split_frames) {
+/* Whether the folder's stats.csv has the columns of a run split over MPI ranks. */
+static int earlier_split_stats(const char *dir) {
     char *path = join(dir, stats_name);
     FILE *f = path != NULL ? fopen(path, "r") : NULL;
     char line[2048] = "";
     if (f != NULL && fgets(line, sizeof line, f) == NULL) line[0] = '\0';
     if (f != NULL) fclose(f);
     free(path);
-    *split_stats = strstr(line, ",rank_imbalance,") != NULL;
-    path = join(dir, "frame_00000.pvtu");
-    *split_frames = path != NULL && access(path, F_OK) == 0;
-    free(path);
+    return strstr(line, ",rank_imbalance,") != NULL;
 }
 
 static int resume_folder(run_output *o, const char *dir, const pbf_scene *scene, int frame);
@@ -511,21 +482,10 @@ int run_output_resume(run_output *o, const char *dir, unsigned formats, const pb
     o->dir = dir;
     o->formats = formats;
     o->flow = scene_has_flow(scene);
-    o->pvd_resumed = frame;
+    series_output_init(&o->series, dir);
     o->balance = (run_balance){1.0, 1.0, 1.0, 0, 0, 0.0, 0.0}; /* one process: balanced */
-    /* the stats columns and the frames' names of the run that wrote frames 0..frame go on */
-    int flags[2] = {0, 0};
-    earlier_run(dir, &flags[0], &flags[1]);
-    o->split_stats = flags[0];
-    o->pvd_resumed_split = flags[1];
-    if (formats & PBF_FORMAT_VTU) { /* the series up to the checkpoint, at nominal times */
-        int cap = 256;
-        while (cap <= frame) cap *= 2;
-        o->pvd_times = malloc((size_t)cap * sizeof *o->pvd_times);
-        if (o->pvd_times == NULL) return cli_error("out of memory");
-        o->pvd_capacity = cap;
-        for (int k = 0; k <= frame; ++k) o->pvd_times[k] = k / (double)scene->fps;
-    }
+    /* the stats columns of the run that wrote frames 0..frame go on */
+    o->split_stats = earlier_split_stats(dir);
     /* split over MPI ranks, rank 0 alone changes the folder */
     int rc = is_rank0(o) ? resume_folder(o, dir, scene, frame) : 0;
     return agree(o, rc) != 0;
@@ -538,7 +498,22 @@ static int resume_folder(run_output *o, const char *dir, const pbf_scene *scene,
     if (csv_file_resume(&o->stats, dir, stats_name, frame, NULL, 0) != 0) return 1;
     if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* probes */
     if (solid_output_resume(&o->solids, dir, scene, frame) != 0) return 1; /* meshes */
-    return tool_output_resume(&o->tool, dir, scene, frame); /* tool */
+    if (tool_output_resume(&o->tool, dir, scene, frame) != 0) return 1;   /* tool */
+    /* frames.pvd and the .series files of frames 0..frame, with stats.csv's times */
+    if (series_output_resume(&o->series, frame, scene->fps, o->error, sizeof o->error) != 0)
+        return cli_error("%s", o->error);
+    return 0;
+}
+
+int run_output_series(run_output *o, const pbf_world *world, int frame) {
+    int rc = is_rank0(o) ? series_output_frame(&o->series, frame, pbf_world_time(world),
+                                               o->error, sizeof o->error)
+                         : 0;
+    if (agree(o, rc) == 0) return 0;
+    if (rc == 0)
+        snprintf(o->error, sizeof o->error, "MPI rank 0 failed to write the series of frame %d",
+                 frame);
+    return 1;
 }
 
 double run_output_estimate(int particles, unsigned formats, int frames, int checkpoints) {
@@ -552,8 +527,7 @@ double run_output_estimate(int particles, unsigned formats, int frames, int chec
 void run_output_close(run_output *o) {
     csv_file_close(&o->stats);
     pbf_particles_free(&o->particles);
-    free(o->pvd_times);
-    o->pvd_times = NULL;
+    series_output_free(&o->series);
     tool_output_close(o->tool); /* draws forces.png */
     o->tool = NULL;
     probe_output_close(o->probes);

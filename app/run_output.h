@@ -2,7 +2,10 @@
  *
  *   frame_00000.ply ...   one file per frame and format (frame 0 is the initial state)
  *   frame_00000_0001.vtu  under MPI: rank 1's piece of frame 0 (frame_00000.pvtu names them)
- *   frames.pvd            with vtu: the frames' time series (ParaView), rewritten every frame
+ *   solids_00000.vtu ...  the mesh solids at their pose, in each particle format
+ *   diffuse_00000.ply     spray, foam and bubbles (and diffuse_00000.vtu with vtu)
+ *   frames.pvd            with vtu: the time series of every part (ParaView), and
+ *   frames.ply.series ... one per legacy series: rewritten every frame (app/series_output.h)
  *   stats.csv             one row per frame, appended and flushed after the frame's files
  *   scene.json            every parameter of the run (pbf_scene_to_json)
  *
@@ -21,6 +24,7 @@
 #include "pbf/export.h"
 #include "pbf/scene.h"
 #include "run_comm.h"
+#include "series_output.h"
 
 typedef struct run_output {
     const char *dir;
@@ -35,8 +39,7 @@ typedef struct run_output {
                                   * app/probe_output.h); NULL otherwise */
     struct solid_output *solids; /* solids.csv when the scene has meshes (app/solid_output.h);
                                   * NULL otherwise */
-    double *pvd_times; /* with vtu: the time of each frame written, for frames.pvd */
-    int pvd_capacity;
+    series_output series; /* frames.pvd and the .series files (rank 0) */
     int total_particles; /* split over MPI ranks: the whole world's count at the last frame */
     const struct run_comm *comm; /* split over MPI ranks (app/run_comm.h): each rank writes its
                                   * piece frame_NNNNN_RRRR.vtu, rank 0 frame_NNNNN.pvtu, the
@@ -44,8 +47,6 @@ typedef struct run_output {
     run_balance balance; /* split over MPI ranks: this frame's balance, for stats.csv */
     int split_stats;     /* stats.csv has the balance columns (a run split over MPI ranks wrote
                           * it; a resumed run keeps its columns) */
-    int pvd_resumed;       /* resumed: frames 0..pvd_resumed are the earlier run's (-1: none) */
-    int pvd_resumed_split; /* ... and they are .pvtu files (that run was split over ranks) */
     int flow; /* the scene has emitters or sinks: stats.csv has emitted and removed columns */
 } run_output;
 
@@ -55,6 +56,10 @@ int run_output_open(run_output *o, const char *dir, unsigned formats, const pbf_
 /* Writes frame `frame`: its particle files, then its stats row. Returns non-zero on failure,
  * with the message in o->error (not printed: the caller's progress line is on the terminal). */
 int run_output_frame(run_output *o, const pbf_world *world, int frame);
+/* After frame `frame` has all its files (the particles', and the hooks' such as --mesh's
+ * surfaces): rewrites frames.pvd and the .series files (rank 0; collective under MPI). Returns
+ * non-zero on failure, with the message in o->error. */
+int run_output_series(run_output *o, const pbf_world *world, int frame);
 void run_output_close(run_output *o);
 /* Resumes a run in its folder at `frame` (pbf resume): keeps frames 0..frame and their stats rows,
  * removes later frame files and temporary files, rewrites scene.json. Prints the error and

@@ -11,8 +11,8 @@ world through Python (the built-in dam break at that radius, 4 iterations, 1 sub
   vs bench   the median ms per step through Python against `pbf bench`'s median (two processes
              one after the other: machine noise shows here, not in the overhead).
 
-Usage: python3 bench/python_overhead.py [--pbf build/pbf] [--particles 10000] [--steps 50]
-           [--warmup 3] [--threads N] [--repeats 3]
+Usage: build/python-venv/bin/python bench/python_overhead.py [--pbf build/pbf]
+           [--particles 10000] [--steps 50] [--warmup 3] [--threads N] [--repeats 3]
 Prints a table; timings are for bench/, never for pass/fail tests.
 """
 

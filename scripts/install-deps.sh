@@ -25,6 +25,7 @@ packages=(
   python3-h5py                              # pbf dataset: LagrangeBench's HDF5 layout (docs/datasets.md)
   python3                                   # test helpers
   blender python3-pil                       # the Blender add-on and its test (docs/blender.md)
+  paraview python3-paraview                 # pbf paraview and its test (pvbatch under xvfb-run)
 )
 
 sudo=""

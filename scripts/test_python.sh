@@ -11,6 +11,12 @@ cd "$(dirname "$0")/.."
 python=${PBF_PYTHON:-/usr/bin/python3}
 [ -x "$python" ] || python=python3
 venv=$PWD/build/python-venv
+# a venv made by another interpreter (one whose python3 was first on PATH) cannot see Debian's
+# numpy: make it again from Debian's
+if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c "import numpy" 2>/dev/null; then
+  echo "test_python: $venv cannot import numpy; making it again with $python" >&2
+  rm -rf "$venv"
+fi
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv --system-site-packages "$venv"
 fi

@@ -62,6 +62,12 @@ size_t pbf__memory_limit(const char **what) {
 
 size_t pbf_memory_limit(void) { return pbf__memory_limit(NULL); }
 
+const char *pbf_memory_limit_source(void) {
+    const char *what = "unknown";
+    pbf__memory_limit(&what);
+    return what;
+}
+
 const char *pbf__format_bytes(double bytes, char *buf, size_t size) {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     int u = 0;

@@ -395,6 +395,67 @@ static int test_write_file_atomic(void) {
     return 0;
 }
 
+/* The whole of a small file, NUL-terminated, into buf (size bytes at most). */
+static int read_text(const char *path, char *buf, size_t size) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return 1;
+    size_t n = fread(buf, 1, size - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return 0;
+}
+
+/* ParaView's .series (JSON): names escaped as JSON strings, times as the doubles given, and the
+ * .pvd of several parts with their block names (XML-escaped); both atomic, and refused with
+ * bad arguments or an unwritable folder. */
+static int test_series_and_pvd_parts(void) {
+    char path[1200], err[PBF_ERROR_SIZE], text[2048];
+    path_in_tmp(path, sizeof path, "frames.ply.series");
+    const double times[] = {0.0, 0.5, 1.0 / 60.0};
+    const char *files[] = {"frame_00000.ply", "we\"ird\\name.ply", "tab\there.ply"};
+    ENSURE(pbf_export_write_series(path, times, files, 3, err, sizeof err) == PBF_OK);
+    ENSURE(read_text(path, text, sizeof text) == 0);
+    const char *want = "{\n  \"file-series-version\": \"1.0\",\n  \"files\": [\n"
+                       "    {\"name\": \"frame_00000.ply\", \"time\": 0},\n"
+                       "    {\"name\": \"we\\\"ird\\\\name.ply\", \"time\": 0.5},\n"
+                       "    {\"name\": \"tab\\u0009here.ply\", \"time\": 0.016666666666666666}\n"
+                       "  ]\n}\n";
+    if (strcmp(text, want) != 0) fprintf(stderr, "got:\n%s", text);
+    ENSURE(strcmp(text, want) == 0);
+    /* an empty series is valid JSON too */
+    ENSURE(pbf_export_write_series(path, NULL, NULL, 0, err, sizeof err) == PBF_OK);
+    ENSURE(read_text(path, text, sizeof text) == 0);
+    ENSURE(strcmp(text, "{\n  \"file-series-version\": \"1.0\",\n  \"files\": [\n  ]\n}\n") == 0);
+
+    path_in_tmp(path, sizeof path, "frames.pvd");
+    const pbf_pvd_entry entries[] = {{0.0, 0, "frame_00000.vtu"},
+                                     {0.0, 1, "solids_00000.vtu"},
+                                     {0.25, 0, "frame_00001.vtu"},
+                                     {0.25, 1, "solids_00001.vtu"}};
+    const char *names[] = {"particles", "solids & co"};
+    ENSURE(pbf_export_write_pvd_parts(path, entries, 4, names, 2, err, sizeof err) == PBF_OK);
+    ENSURE(read_text(path, text, sizeof text) == 0);
+    ENSURE(strstr(text, "<DataSet timestep=\"0\" group=\"\" part=\"1\" name=\"solids &amp; co\" "
+                        "file=\"solids_00000.vtu\"/>\n    <DataSet timestep=\"0.25\" group=\"\" "
+                        "part=\"0\" name=\"particles\" file=\"frame_00001.vtu\"/>") != NULL);
+    /* the one-part series of pbf_export_write_pvd: part 0, no name */
+    const char *vtu[] = {"frame_00000.vtu"};
+    ENSURE(pbf_export_write_pvd(path, times, vtu, 1, err, sizeof err) == PBF_OK);
+    ENSURE(read_text(path, text, sizeof text) == 0);
+    ENSURE(strstr(text, "<DataSet timestep=\"0\" group=\"\" part=\"0\" file=\"frame_00000.vtu\"/>"));
+    ENSURE(count_temp_files(tmp_dir) == 0);
+
+    /* refused: an entry without a file, a negative part, a folder that does not exist */
+    const pbf_pvd_entry bad[] = {{0.0, -1, "frame_00000.vtu"}};
+    ENSURE(pbf_export_write_pvd_parts(path, bad, 1, NULL, 0, err, sizeof err) ==
+           PBF_ERR_INVALID_ARG);
+    ENSURE(pbf_export_write_series(path, NULL, files, 1, err, sizeof err) == PBF_ERR_INVALID_ARG);
+    path_in_tmp(path, sizeof path, "no/such/folder/frames.vtk.series");
+    ENSURE(pbf_export_write_series(path, times, files, 1, err, sizeof err) == PBF_ERR_IO);
+    ENSURE(strstr(err, "no/such/folder/frames.vtk.series") != NULL);
+    return 0;
+}
+
 static void remove_tmp_dir(void) {
     DIR *d = opendir(tmp_dir);
     if (d == NULL) return;
@@ -427,6 +488,7 @@ int main(void) {
     RUN_TEST(test_write_fails_midway);
     RUN_TEST(test_invalid_arguments);
     RUN_TEST(test_write_file_atomic);
+    RUN_TEST(test_series_and_pvd_parts);
     remove_tmp_dir();
     return test_failures_ == 0 ? 0 : 1;
 }

@@ -7,8 +7,8 @@ circle, lift it out) gives the pose, world.set_tool_pose moves the sphere there 
 and world.tool_state() gives the force of the fluid ON the sphere in newtons: what a device
 would render to the hand. The run writes forces.csv and, with gnuplot, forces.png.
 
-Usage: python3 examples/python/haptic.py [--out DIR] [--seconds 4] [--radius 0.0125]
-           [--threads N] [--realtime] [--no-plot]
+Usage: .venv/bin/python examples/python/haptic.py [--out DIR] [--seconds 4]
+           [--radius 0.0125] [--threads N] [--realtime] [--no-plot]
 """
 
 import argparse

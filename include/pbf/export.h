@@ -80,6 +80,26 @@ PBF_API pbf_status pbf_export_write_pvtu(const char *path, const char *const *pi
 PBF_API pbf_status pbf_export_write_pvd(const char *path, const double *times,
                                         const char *const *files, int count, char *err,
                                         size_t err_size);
+/* One data set of a .pvd collection: a file (relative to the .pvd's folder) at a time in
+ * seconds, in a part (ParaView shows each part as a block of its own: particles, solids, ...). */
+typedef struct pbf_pvd_entry {
+    double time; /* s */
+    int part;    /* 0, 1, ...: the block */
+    const char *file;
+} pbf_pvd_entry;
+/* Writes a .pvd of several parts, atomically like pbf_export_write_pvd: count entries, in the
+ * given order; part_names[part] (when part < part_count and not NULL) goes into the entry's
+ * `name` attribute, which ParaView uses for the block's name. */
+PBF_API pbf_status pbf_export_write_pvd_parts(const char *path, const pbf_pvd_entry *entries,
+                                              int count, const char *const *part_names,
+                                              int part_count, char *err, size_t err_size);
+/* Writes a ParaView file series (.series, JSON: {"file-series-version": "1.0", "files":
+ * [{"name": file[i], "time": times[i]}, ...]}) for files of another format (legacy .vtk, .ply),
+ * whose own headers carry no time: ParaView opens "<name>.<ext>.series" as the files' time
+ * series in seconds. Atomically, like pbf_export_write_pvd. */
+PBF_API pbf_status pbf_export_write_series(const char *path, const double *times,
+                                           const char *const *files, int count, char *err,
+                                           size_t err_size);
 /* Reads a file written by pbf_export_write (the format is taken from the extension: .ply or
  * .vtk; .vtu is not read back yet).
  * Errors name the file and what was wrong. On failure *out is zeroed. */
@@ -99,11 +119,27 @@ PBF_API pbf_status pbf_export_read(const char *path, pbf_particles *out, char *e
 PBF_API pbf_status pbf_export_solids_write(const pbf_world *world, pbf_format format,
                                            const char *path, char *err, size_t err_size);
 
+/* The same triangles as an XML VTK UnstructuredGrid (.vtu, like the particle .vtu): VTK_TRIANGLE
+ * cells with CellData `solid` (Int32, the mesh's index); `pbf run --format vtu` writes
+ * solids_00042.vtu and lists it in frames.pvd. */
+PBF_API pbf_status pbf_export_solids_write_vtu(const pbf_world *world, const char *path,
+                                               char *err, size_t err_size);
+/* A surface mesh (include/pbf/surface.h) as a .vtu of VTK_TRIANGLE cells with PointData Normals
+ * (Float32×3): `pbf run --mesh --format vtu` writes surface_00042.vtu for frames.pvd. */
+struct pbf_mesh;
+PBF_API pbf_status pbf_export_surface_write_vtu(const struct pbf_mesh *mesh, const char *path,
+                                                char *err, size_t err_size);
+
 /* The world's diffuse particles (include/pbf/diffuse.h) as a binary little-endian PLY file:
  * per vertex x y z vx vy vz (float), kind (uchar: 0 spray, 1 foam, 2 bubble), lifetime (float,
  * s), in the set's order. A world without them writes an empty file. Written atomically. */
 PBF_API pbf_status pbf_export_diffuse_write(const pbf_world *world, const char *path, char *err,
                                             size_t err_size);
+
+/* The same as a .vtu: one VTK_VERTEX per particle, PointData velocity (Float32×3), kind
+ * (UInt8) and lifetime (Float32); `pbf run --format vtu` writes diffuse_00042.vtu. */
+PBF_API pbf_status pbf_export_diffuse_write_vtu(const pbf_world *world, const char *path,
+                                                char *err, size_t err_size);
 
 /* A diffuse-particle file as pbf_export_diffuse_write writes it, read back (`pbf render` draws
  * them): count particles, positions and velocities 3 per particle, kinds and lifetimes 1.

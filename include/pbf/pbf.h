@@ -381,6 +381,9 @@ PBF_API size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t parti
  * ulimit -v / -d (0 when unknown). A grid or a particle count whose memory would exceed it is
  * refused before allocating (PBF_ERR_OUT_OF_MEMORY, with the estimate in the message). */
 PBF_API size_t pbf_memory_limit(void);
+/* What sets pbf_memory_limit(): "physical memory", "the cgroup memory limit", "ulimit -v
+ * (RLIMIT_AS)" or "ulimit -d (RLIMIT_DATA)" ("unknown" when none is known). */
+PBF_API const char *pbf_memory_limit_source(void);
 
 /* Read back in increasing stable id order: out[3*k + j] for the particle of the k-th smallest
  * id, which is out[3*id + j] while no particle was ever removed (ids are then 0..count-1; sinks

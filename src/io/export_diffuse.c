@@ -9,6 +9,7 @@
 #include "atomic_file.h"
 #include "pbf/diffuse.h"
 #include "pbf/export.h"
+#include "vtu_cells.h"
 
 #define CHUNK 1024
 #define RECORD 29 /* 7 floats and a byte */
@@ -66,6 +67,38 @@ pbf_status pbf_export_diffuse_write(const pbf_world *world, const char *path, ch
             }
             pbf__atomic_write(&af, buf, (size_t)(dst - buf));
         }
+        st = pbf__atomic_commit(&af, err, err_size);
+    }
+    free(x);
+    free(kind);
+    return st;
+}
+
+pbf_status pbf_export_diffuse_write_vtu(const pbf_world *world, const char *path, char *err,
+                                        size_t err_size) {
+    if (world == NULL || path == NULL) {
+        if (err && err_size) snprintf(err, err_size, "pbf_export_diffuse_write_vtu: NULL argument");
+        return PBF_ERR_INVALID_ARG;
+    }
+    const int n = pbf_world_diffuse_count(world);
+    float *x = malloc(((size_t)n * 7 + 1) * sizeof *x);
+    uint8_t *kind = malloc((size_t)n + 1);
+    if (x == NULL || kind == NULL) {
+        free(x), free(kind);
+        if (err && err_size)
+            snprintf(err, err_size, "cannot write '%s': out of memory for %d diffuse particles",
+                     path, n);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    float *v = x + 3 * (size_t)n, *life = x + 6 * (size_t)n;
+    pbf_world_get_diffuse(world, x, v, kind, life);
+    const vtu_array arrays[] = {{"velocity", VTU_FLOAT32, 3, v, 0},
+                                {"kind", VTU_UINT8, 1, kind, 0},
+                                {"lifetime", VTU_FLOAT32, 1, life, 0}};
+    atomic_file af;
+    pbf_status st = pbf__atomic_open(&af, path, err, err_size);
+    if (st == PBF_OK) {
+        pbf__write_vtu_cells(&af, x, n, NULL, 0, arrays, 3);
         st = pbf__atomic_commit(&af, err, err_size);
     }
     free(x);

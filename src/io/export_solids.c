@@ -9,6 +9,7 @@
 
 #include "pbf/export.h"
 #include "pbf/geometry.h"
+#include "vtu_cells.h"
 
 typedef struct buffer {
     unsigned char *data;
@@ -172,5 +173,56 @@ pbf_status pbf_export_solids_write(const pbf_world *world, pbf_format format, co
         st = pbf_write_file_atomic(path, b.data, b.size, err, err_size);
     }
     free(b.data);
+    return st;
+}
+
+pbf_status pbf_export_solids_write_vtu(const pbf_world *world, const char *path, char *err,
+                                       size_t err_size) {
+    if (world == NULL || path == NULL) {
+        if (err != NULL && err_size > 0)
+            snprintf(err, err_size, "pbf_export_solids_write_vtu: needs a world and a path");
+        return PBF_ERR_INVALID_ARG;
+    }
+    const int meshes = pbf_world_mesh_count(world);
+    int64_t vertices = 0, triangles = 0;
+    for (int i = 0; i < meshes; ++i) {
+        const float *v;
+        const int32_t *t;
+        int nv = 0;
+        triangles += pbf_world_mesh_triangles(world, i, &v, &nv, &t);
+        vertices += nv;
+    }
+    float *points = malloc(((size_t)vertices * 3 + 1) * sizeof *points);
+    int32_t *cells = malloc(((size_t)triangles * 4 + 1) * sizeof *cells);
+    if (points == NULL || cells == NULL) {
+        free(points), free(cells);
+        if (err != NULL && err_size > 0)
+            snprintf(err, err_size, "%s: out of memory for %lld triangles", path,
+                     (long long)triangles);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    int32_t *solid = cells + 3 * triangles; /* per triangle: its mesh's index */
+    int64_t pv = 0, pt = 0;
+    for (int i = 0; i < meshes; ++i) {
+        const float *v;
+        const int32_t *t;
+        int nv = 0, nt = pbf_world_mesh_triangles(world, i, &v, &nv, &t);
+        float a[12];
+        pbf_world_mesh_transform(world, i, a);
+        for (int j = 0; j < nt; ++j, ++pt) {
+            for (int k = 0; k < 3; ++k) cells[3 * pt + k] = (int32_t)pv + t[3 * j + k];
+            solid[pt] = i;
+        }
+        for (int j = 0; j < nv; ++j, ++pv) world_vertex(a, v + 3 * j, points + 3 * pv);
+    }
+    const vtu_array arrays[] = {{"solid", VTU_INT32, 1, solid, 1}};
+    atomic_file af;
+    pbf_status st = pbf__atomic_open(&af, path, err, err_size);
+    if (st == PBF_OK) {
+        pbf__write_vtu_cells(&af, points, vertices, cells, triangles, arrays, 1);
+        st = pbf__atomic_commit(&af, err, err_size);
+    }
+    free(points);
+    free(cells);
     return st;
 }

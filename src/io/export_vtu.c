@@ -9,7 +9,11 @@
 
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "pbf/surface.h"
+#include "vtu_cells.h"
 
 /* Particles packed per write call (12 bytes per vector -> 12 KiB on the stack). */
 #define CHUNK 1024
@@ -115,6 +119,21 @@ void pbf__write_vtu(atomic_file *af, const pbf_particles *p) {
     pbf__atomic_printf(af, "\n  </AppendedData>\n</VTKFile>\n");
 }
 
+PBF_API pbf_status pbf_export_surface_write_vtu(const pbf_mesh *mesh, const char *path,
+                                                char *err, size_t err_size) {
+    if (mesh == NULL || path == NULL || mesh->vertex_count < 0 || mesh->triangle_count < 0) {
+        set_error(err, err_size, "pbf_export_surface_write_vtu: invalid mesh or path");
+        return PBF_ERR_INVALID_ARG;
+    }
+    const vtu_array normals[] = {{"Normals", VTU_FLOAT32, 3, mesh->normals, 0}};
+    atomic_file af;
+    pbf_status status = pbf__atomic_open(&af, path, err, err_size);
+    if (status != PBF_OK) return status;
+    pbf__write_vtu_cells(&af, mesh->positions, mesh->vertex_count, mesh->triangles,
+                         mesh->triangle_count, normals, mesh->normals != NULL ? 1 : 0);
+    return pbf__atomic_commit(&af, err, err_size);
+}
+
 /* A file name as an XML attribute value. */
 static void write_attr(atomic_file *af, const char *s) {
     for (; *s; ++s) {
@@ -167,6 +186,31 @@ PBF_API pbf_status pbf_export_write_pvd(const char *path, const double *times,
         set_error(err, err_size, "pbf_export_write_pvd: invalid path, times or files");
         return PBF_ERR_INVALID_ARG;
     }
+    pbf_pvd_entry *entries = malloc((size_t)(count > 0 ? count : 1) * sizeof *entries);
+    if (entries == NULL) {
+        set_error(err, err_size, "%s: out of memory", path);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < count; ++i) entries[i] = (pbf_pvd_entry){times[i], 0, files[i]};
+    pbf_status status = pbf_export_write_pvd_parts(path, entries, count, NULL, 0, err, err_size);
+    free(entries);
+    return status;
+}
+
+PBF_API pbf_status pbf_export_write_pvd_parts(const char *path, const pbf_pvd_entry *entries,
+                                              int count, const char *const *part_names,
+                                              int part_count, char *err, size_t err_size) {
+    if (path == NULL || count < 0 || (count > 0 && entries == NULL) || part_count < 0 ||
+        (part_count > 0 && part_names == NULL)) {
+        set_error(err, err_size, "pbf_export_write_pvd_parts: invalid path, entries or names");
+        return PBF_ERR_INVALID_ARG;
+    }
+    for (int i = 0; i < count; ++i)
+        if (entries[i].file == NULL || entries[i].part < 0) {
+            set_error(err, err_size, "pbf_export_write_pvd_parts: entry %d has no file or a "
+                                     "negative part", i);
+            return PBF_ERR_INVALID_ARG;
+        }
     atomic_file af;
     pbf_status status = pbf__atomic_open(&af, path, err, err_size);
     if (status != PBF_OK) return status;
@@ -176,11 +220,51 @@ PBF_API pbf_status pbf_export_write_pvd(const char *path, const double *times,
                        "  <Collection>\n");
     for (int i = 0; i < count; ++i) {
         /* %.17g: the time read back is the double that was written */
-        pbf__atomic_printf(&af, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"",
-                           times[i]);
-        write_attr(&af, files[i]);
+        pbf__atomic_printf(&af, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"%d\" ",
+                           entries[i].time, entries[i].part);
+        if (entries[i].part < part_count && part_names[entries[i].part] != NULL) {
+            pbf__atomic_printf(&af, "name=\"");
+            write_attr(&af, part_names[entries[i].part]);
+            pbf__atomic_printf(&af, "\" ");
+        }
+        pbf__atomic_printf(&af, "file=\"");
+        write_attr(&af, entries[i].file);
         pbf__atomic_printf(&af, "\"/>\n");
     }
     pbf__atomic_printf(&af, "  </Collection>\n</VTKFile>\n");
+    return pbf__atomic_commit(&af, err, err_size);
+}
+
+/* A file name as a JSON string's contents. */
+static void write_json_string(atomic_file *af, const char *s) {
+    for (; *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            pbf__atomic_printf(af, "\\%c", c);
+        else if (c < 0x20)
+            pbf__atomic_printf(af, "\\u%04x", c);
+        else
+            pbf__atomic_write(af, s, 1);
+    }
+}
+
+PBF_API pbf_status pbf_export_write_series(const char *path, const double *times,
+                                           const char *const *files, int count, char *err,
+                                           size_t err_size) {
+    if (path == NULL || count < 0 || (count > 0 && (times == NULL || files == NULL))) {
+        set_error(err, err_size, "pbf_export_write_series: invalid path, times or files");
+        return PBF_ERR_INVALID_ARG;
+    }
+    atomic_file af;
+    pbf_status status = pbf__atomic_open(&af, path, err, err_size);
+    if (status != PBF_OK) return status;
+    pbf__atomic_printf(&af, "{\n  \"file-series-version\": \"1.0\",\n  \"files\": [");
+    for (int i = 0; i < count; ++i) {
+        pbf__atomic_printf(&af, "%s\n    {\"name\": \"", i > 0 ? "," : "");
+        write_json_string(&af, files[i]);
+        /* %.17g: the time read back is the double that was written */
+        pbf__atomic_printf(&af, "\", \"time\": %.17g}", times[i]);
+    }
+    pbf__atomic_printf(&af, "\n  ]\n}\n");
     return pbf__atomic_commit(&af, err, err_size);
 }

@@ -198,7 +198,7 @@ case_memory() {
     # `pbf info` says so in advance
     (ulimit -v 1000000; exec "$PBF" info --set fluid.particle_radius=0.0015) >"$TMP/out" 2>"$TMP/err"
     [ $? -eq 0 ] || { cat "$TMP/err" >&2; fail "pbf info failed"; }
-    expect_in "$TMP/out" "this process may use 976.6 MiB"
+    expect_in "$TMP/out" "memory limit     976.6 MiB, ulimit -v (RLIMIT_AS): \`pbf run\` refuses"
     expect_in "$TMP/err" "pbf: warning: <built-in> needs about "
     expect_in "$TMP/err" "GiB, more than the 976.6 MiB this process may use"
 }

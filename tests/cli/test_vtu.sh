@@ -27,6 +27,28 @@ assert sorted(set(phase)) == [0, 1], sorted(set(phase))
 print(f"two fluids: {phase.count(0)} and {phase.count(1)} particles by phase")
 PY
 
+# Particles, mesh solids and surfaces together (the floating crates, --mesh): frames.pvd has a
+# part each, every legacy series its .series file, all at stats.csv's times (check_series.py).
+# A resumed run (without --mesh) writes them again, the earlier frames' files included.
+"$PBF" run "$SRC/scenes/floating.json" --set fluid.particle_radius=0.02 --frames 4 \
+    --format ply,vtk,vtu --mesh --checkpoint-every 2 --out "$TMP/floating" --quiet \
+    || fail "pbf run floating exited $?"
+python3 "$SRC/tests/cli/check_series.py" "$TMP/floating" 4 || fail "check_series.py, floating"
+rm "$TMP/floating/frames.pvd" "$TMP/floating/"*.series
+"$PBF" resume "$TMP/floating" --frames 6 --quiet || fail "pbf resume floating exited $?"
+[ -e "$TMP/floating/surface_00004.ply" ] && [ ! -e "$TMP/floating/surface_00005.ply" ] \
+    || fail "the first run's surfaces (0..4) are not what the folder holds"
+python3 "$SRC/tests/cli/check_series.py" "$TMP/floating" 6 || fail "check_series.py, resumed"
+
+# Spray, foam and bubbles (splash.json): diffuse_NNNNN.vtu, a part of frames.pvd, holds the PLY's
+# values (27 particles by frame 5 at this size).
+"$PBF" run "$SRC/scenes/splash.json" --set fluid.particle_radius=0.025 --frames 5 \
+    --format ply,vtu --out "$TMP/splash" --quiet || fail "pbf run splash exited $?"
+python3 "$SRC/tests/cli/check_series.py" "$TMP/splash" 5 >"$TMP/splash.out" \
+    || fail "check_series.py, splash"
+cat "$TMP/splash.out"
+grep -q "diffuse particles as in the PLY" "$TMP/splash.out" || fail "no diffuse particles compared"
+
 # Killed after a few frames: frames.pvd names only frames that exist.
 "$PBF" run "$SRC/scenes/dam_break.json" --set fluid.particle_radius=0.015 --frames 10000 \
     --format vtu --out "$TMP/killed" --quiet &

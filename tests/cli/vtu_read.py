@@ -72,6 +72,50 @@ def read_pvtu(path):
     return [os.path.join(folder, p.get("Source")) for p in root.iter("Piece")]
 
 
+def read_vtu_cells(path):
+    """Any UnstructuredGrid pbf writes (the solids, surfaces and diffuse particles too):
+    {"points": N, "cells": M, "Points": [...], "connectivity", "offsets", "types",
+    "point_data": {name: values}, "cell_data": {name: values}}."""
+    data = open(path, "rb").read()
+    mark = data.find(b"<AppendedData")
+    if mark < 0:
+        raise FormatError(f"{path}: no AppendedData")
+    start = data.index(b"_", data.index(b">", mark)) + 1
+    end = data.rfind(b"</AppendedData>")
+    root = ET.fromstring(data[:mark] + b"</VTKFile>")
+    if root.get("type") != "UnstructuredGrid" or root.get("header_type") != "UInt64":
+        raise FormatError(f"{path}: not an UnstructuredGrid with UInt64 headers")
+    piece = root.find("./UnstructuredGrid/Piece")
+    n, m = int(piece.get("NumberOfPoints")), int(piece.get("NumberOfCells"))
+    out = {"points": n, "cells": m, "point_data": {}, "cell_data": {}}
+    for section, key in (("PointData", "point_data"), ("CellData", "cell_data"),
+                         ("Points", None), ("Cells", None)):
+        for arr in piece.findall(f"./{section}/DataArray"):
+            name, kind = arr.get("Name"), TYPES[arr.get("type")]
+            comps = int(arr.get("NumberOfComponents", "1"))
+            at = start + int(arr.get("offset"))
+            (size,) = struct.unpack_from("<Q", data, at)
+            count = size // struct.calcsize(kind)
+            if at + 8 + size > end:
+                raise FormatError(f"{path}: {name} runs past the appended block")
+            values = struct.unpack_from(f"<{count}{kind}", data, at + 8)
+            values = ([tuple(values[i:i + comps]) for i in range(0, count, comps)]
+                      if comps > 1 else list(values))
+            want = {"PointData": n, "CellData": m, "Points": n}.get(section)
+            if want is not None and len(values) != want:
+                raise FormatError(f"{path}: {name} has {len(values)} values for {want}")
+            (out[key] if key else out)[name] = values
+    return out
+
+
+def read_pvd_parts(path):
+    """[(time, part, name, path)] of a .pvd, in file order."""
+    root = ET.parse(path).getroot()
+    folder = os.path.dirname(path)
+    return [(float(d.get("timestep")), int(d.get("part")), d.get("name"),
+             os.path.join(folder, d.get("file"))) for d in root.iter("DataSet")]
+
+
 def read_pvd(path):
     """[(time, path)] of a .pvd, in file order."""
     root = ET.parse(path).getroot()

@@ -22,7 +22,8 @@ libdir=$(sed -n 's/^libdir=\${prefix}\///p' "$prefix"/lib*/pkgconfig/pbf.pc "$pr
 [ -n "$libdir" ] || fail "no pbf.pc under $prefix/lib*/pkgconfig"
 for f in include/pbf/pbf.h include/pbf/base.h include/pbf/scene.h include/pbf/export.h \
          "$libdir/libpbf.a" "$libdir/libpbf.so" "$libdir/cmake/pbf/pbfConfig.cmake" \
-         "$libdir/cmake/pbf/pbfConfigVersion.cmake" "$libdir/pkgconfig/pbf.pc" bin/pbf; do
+         "$libdir/cmake/pbf/pbfConfigVersion.cmake" "$libdir/pkgconfig/pbf.pc" bin/pbf \
+         share/pbf/pbf_paraview.py; do
     [ -e "$prefix/$f" ] || fail "$f not installed"
 done
 [ -e "$prefix/include/pbf/kernels.h" ] && fail "an internal header was installed"

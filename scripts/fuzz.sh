@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-20}
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DPBF_FUZZ=ON -DPBF_SANITIZE=ON -DPBF_BUILD_TESTS=OFF -DPBF_RENDER=OFF -DPBF_CUDA=OFF \
+    -DPBF_FUZZ=ON -DPBF_SANITIZE=ON -DPBF_BUILD_TESTS=OFF -DPBF_RENDER=OFF -DPBF_CUDA=OFF -DPBF_VDB=OFF \
     -DPBF_FUZZ_SECONDS="$seconds" >/dev/null
 targets=(fuzz_scene)
 targets_known=$(cmake --build build-fuzz --target help) # not piped into grep -q: pipefail

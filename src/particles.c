@@ -15,8 +15,10 @@
 /* Bytes per particle of the per-particle arrays of pbf_world (the neighbour list is counted
  * separately). */
 size_t pbf__bytes_per_particle(void) {
-    return 7 * 3 * sizeof(float) + 4 * sizeof(float) + 5 * sizeof(int32_t) + 3 * sizeof(uint32_t) +
-           2 * sizeof(uint8_t);
+#define PBF_FIELD_BYTES(name, type, components, flags, scratch) +(components) * sizeof(type)
+    return 0 PBF_PARTICLE_FIELDS(PBF_FIELD_BYTES) /* fields.h */
+           + 3 * sizeof(uint32_t); /* the grid's cell and order, the neighbour list's start */
+#undef PBF_FIELD_BYTES
 }
 
 /* Grows every per-particle array to hold at least n particles. */
@@ -38,23 +40,9 @@ pbf_status pbf__world_grow(pbf_world *w, int n) {
         if (!q_) goto oom;                                                                      \
         (ptr) = q_;                                                                             \
     } while (0)
-    GROW(w->x, 3 * c);
-    GROW(w->p, 3 * c);
-    GROW(w->p_tmp, 3 * c);
-    GROW(w->p_prev, 3 * c);
-    GROW(w->v, 3 * c);
-    GROW(w->omega, 3 * c);
-    GROW(w->dv, 3 * c);
-    GROW(w->lambda, c);
-    GROW(w->density, c);
-    GROW(w->omega_len, c);
-    GROW(w->ids, c);
-    GROW(w->ids_tmp, c);
-    GROW(w->phase, c);
-    GROW(w->phase_tmp, c);
-    GROW(w->neighbor_counts, c);
-    GROW(w->id_order, c);
-    GROW(w->id_scratch, c);
+#define PBF_FIELD_GROW(name, type, components, flags, scratch) GROW(w->name, (components) * c);
+    PBF_PARTICLE_FIELDS(PBF_FIELD_GROW) /* fields.h */
+#undef PBF_FIELD_GROW
     GROW(w->grid.cell_of, c);
     GROW(w->grid.order, c);
     GROW(w->neighbors.start, c + 1);

@@ -203,34 +203,25 @@ static void stage_predict(pbf_world *w, int nt) {
     }
 }
 
-/* Gathers a float array of `stride` floats per particle into the sorted order, using p_tmp as
- * the destination and swapping it in. */
-static void gather3(pbf_world *w, float **arr, int nt) {
-    const uint32_t *order = w->grid.order;
-    const int n = w->count;
-    float *src = *arr, *dst = w->p_tmp;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i) v3_store(dst, i, v3_load(src, (int)order[i]));
-    w->p_tmp = src;
-    *arr = dst;
-}
-
+/* The grid sort, then every sorted per-particle array (fields.h) gathered into the new order:
+ * each through its scratch array, which is then swapped in. Copies only, so the values are the
+ * bits of the slots they came from. */
 static void stage_grid(pbf_world *w, int nt) {
     pbf_grid_sort(&w->grid, w->p, w->count, nt);
-    gather3(w, &w->x, nt);
-    gather3(w, &w->p, nt);
-    gather3(w, &w->v, nt);
     const uint32_t *order = w->grid.order;
-    for (int i = 0; i < w->count; ++i) w->ids_tmp[i] = w->ids[order[i]];
-    int32_t *t = w->ids;
-    w->ids = w->ids_tmp;
-    w->ids_tmp = t;
-    if (w->def.phase_count > 0) { /* several fluids; with one every phase is 0 */
-        for (int i = 0; i < w->count; ++i) w->phase_tmp[i] = w->phase[order[i]];
-        uint8_t *ph = w->phase;
-        w->phase = w->phase_tmp;
-        w->phase_tmp = ph;
+    const int n = w->count;
+#define PBF_FIELD_GATHER(name, type, components, flags, scratch)                                \
+    if ((flags) & PBF_FIELD_SORTED) {                                                           \
+        const type *src_ = w->name;                                                             \
+        type *dst_ = w->scratch;                                                                \
+        _Pragma("omp parallel for schedule(static) num_threads(nt)") for (int i = 0; i < n; ++i) \
+            for (int k = 0; k < (components); ++k)                                              \
+                dst_[(size_t)(components) * i + k] = src_[(size_t)(components) * order[i] + k]; \
+        w->scratch = w->name;                                                                   \
+        w->name = dst_;                                                                         \
     }
+    PBF_PARTICLE_FIELDS(PBF_FIELD_GATHER)
+#undef PBF_FIELD_GATHER
 }
 
 /* stage_lambda of a world with several fluids: the neighbours' inverse mass weights in the

@@ -195,23 +195,9 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
  * Lifetime */
 
 static void free_particles(pbf_world *w) {
-    free(w->x);
-    free(w->p);
-    free(w->p_tmp);
-    free(w->p_prev);
-    free(w->v);
-    free(w->omega);
-    free(w->dv);
-    free(w->lambda);
-    free(w->density);
-    free(w->omega_len);
-    free(w->ids);
-    free(w->ids_tmp);
-    free(w->phase);
-    free(w->phase_tmp);
-    free(w->neighbor_counts);
-    free(w->id_order);
-    free(w->id_scratch);
+#define PBF_FIELD_FREE(name, type, components, flags, scratch) free(w->name);
+    PBF_PARTICLE_FIELDS(PBF_FIELD_FREE) /* fields.h */
+#undef PBF_FIELD_FREE
     free(w->grid.cell_of);
     free(w->grid.order);
     free(w->neighbors.start);

@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 
+#include "fields.h"
 #include "grid.h"
 #include "kernels.h"
 #include "pbf/pbf.h"
@@ -34,30 +35,15 @@ struct pbf_world {
     pbf_world_def def;
     char error[PBF_ERROR_SIZE];
 
-    /* Particles, structure of arrays in the solver's order (sorted by cell every substep).
-     * Vector quantities are xyz-interleaved float arrays: one cache line serves a gather. */
+    /* Particles, structure of arrays in the solver's order (sorted by cell every substep). */
     int count;
     int capacity;
-    float *x;        /* positions at the start of the substep (and at its end) */
-    float *p;        /* predicted positions, corrected by the solver */
-    float *p_tmp;    /* Jacobi output of a Δp pass; also the reorder scratch */
-    float *p_prev;   /* predicted positions one iteration back (Chebyshev acceleration) */
-    float *v;        /* velocities */
-    float *omega;    /* vorticity ω */
-    float *dv;       /* XSPH velocity change */
-    float *lambda;   /* λ of the current iteration */
-    float *density;  /* ρ at the end of the last substep */
-    float *omega_len;/* |ω|, so the confinement pass takes no sqrt per pair */
-    int32_t *ids;    /* stable id of each slot */
-    int32_t *ids_tmp;
-    uint8_t *phase;  /* each slot's fluid, an index into def.phases (0 with one fluid) */
-    uint8_t *phase_tmp;
-    int32_t *neighbor_counts; /* neighbours within h (self excluded), for the profile */
+#define PBF_FIELD_MEMBER(name, type, components, flags, scratch) type *name;
+    PBF_PARTICLE_FIELDS(PBF_FIELD_MEMBER) /* fields.h: every per-particle array */
+#undef PBF_FIELD_MEMBER
     /* Ids are handed out in order and never reused: next_id is the next one (= count while no
-     * particle was removed). id_order/id_scratch: the read-back's slots sorted by id (world.c). */
+     * particle was removed). */
     int32_t next_id;
-    int32_t *id_order;
-    int32_t *id_scratch;
 
     pbf_grid grid;
     pbf_neighbor_list neighbors;

@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow_state.h"
-#include "geometry/geometry_state.h"
-#include "probes.h"
+#include "module.h" /* each feature says what it uses (pbf_module.features) */
 
 #define Y PBF_SUPPORT_YES
 #define U PBF_SUPPORT_UNVERIFIED
@@ -89,7 +87,7 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                              {Y, N, N},
                              {"", ON_CPU, NOT_SPLIT}},
     [PBF_FEATURE_ENERGY_AUDIT] = {"energy_audit",
-                                  "the energy audit (pbf_world_set_energy_audit)",
+                                  "the energy audit (the C API's world_set_energy_audit)",
                                   {Y, N, Y},
                                   {"", ON_CPU, ""}},
 };
@@ -160,24 +158,8 @@ uint32_t pbf_world_features(const pbf_world *w) {
     uint32_t m = pbf_world_def_features(&w->def);
     for (int k = 0; k < w->collider_count; ++k)
         if (w->colliders[k].adhesion > 0.0f) m |= 1u << PBF_FEATURE_ADHESION;
-    if (w->tool != NULL) m |= 1u << PBF_FEATURE_TOOL;
-    if (w->probes != NULL && w->probes->count > 0) {
-        for (int k = 0; k < w->probes->count; ++k)
-            m |= 1u << (w->probes->defs[k].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES
-                                                                   : PBF_FEATURE_PROBES);
-    }
-    if (w->geometry != NULL)
-        for (int k = 0; k < w->geometry->count; ++k) {
-            const pbf_mesh_def *d = &w->geometry->body[k]->def;
-            m |= 1u << (d->sink                            ? PBF_FEATURE_SINKS
-                        : d->motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
-                                                         : PBF_FEATURE_MESHES);
-        }
-    if (w->flow != NULL) {
-        if (w->flow->emitter_count > 0 || w->flow->capacity > 0) m |= 1u << PBF_FEATURE_EMITTERS;
-        if (w->flow->sink_count > 0) m |= 1u << PBF_FEATURE_SINKS;
-    }
-    if (w->diffuse != NULL) m |= 1u << PBF_FEATURE_DIFFUSE;
+    for (int k = 0; k < pbf__module_count; ++k) /* the tool, probes, meshes, flow, diffuse */
+        if (pbf__modules[k]->features) m |= pbf__modules[k]->features(w);
     if (w->energy_audit) m |= 1u << PBF_FEATURE_ENERGY_AUDIT;
     return m;
 }

@@ -3,6 +3,7 @@
  *
  * Every parallel loop writes only its own entry, and the only serial step (the prefix sum of the
  * spawn counts, the compaction) runs in order, so the set is the same for any thread count. */
+#include "module.h" /* this feature as a module of the step */
 #include "diffuse.h"
 
 #include <math.h>
@@ -418,3 +419,23 @@ pbf_status pbf__diffuse_substep(pbf_world *w, int nt) {
     D->substeps++;
     return PBF_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Diffuse particles as a module of the step (module.h): moved by and spawned from each
+ * substep's final fluid state */
+
+static pbf_status diffuse_after_watchdog(pbf_world *w, int threads) {
+    return w->diffuse != NULL ? pbf__diffuse_substep(w, threads) : PBF_OK;
+}
+
+static uint32_t diffuse_features(const pbf_world *w) {
+    return w->diffuse != NULL ? 1u << PBF_FEATURE_DIFFUSE : 0u;
+}
+
+const pbf_module pbf__diffuse_module = {
+    .name = "diffuse",
+    .features = diffuse_features,
+    .after_watchdog = diffuse_after_watchdog,
+    .memory_bytes = pbf__diffuse_memory_bytes,
+    .free = pbf__diffuse_free,
+};

@@ -35,4 +35,7 @@ size_t pbf__diffuse_memory_bytes(const pbf_world *w);
 pbf_status pbf__diffuse_restore(pbf_world *w, const pbf_diffuse_def *def, int count,
                                 uint64_t substeps, int64_t generated);
 
+/* This feature as a module of the step (module.h, modules.c). */
+extern const struct pbf_module pbf__diffuse_module;
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "module.h" /* this feature as a module of the step */
 #include "geometry/geometry_state.h" /* sink meshes: their fields */
 #include "caps.h" /* what runs where: emitters and sinks checked */
 #include "emitter.h"
@@ -419,3 +420,37 @@ pbf_status pbf__flow_substep_end(pbf_world *w, double t0) {
     }
     return PBF_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Emitters and sinks as a module of the step (module.h): the capacity is checked before a step
+ * changes anything; sinks and emitters act at the end of every substep, with particles or
+ * without */
+
+static pbf_status flow_step_check(pbf_world *w, float dt, int substeps) {
+    return w->flow != NULL ? pbf__flow_step_check(w, dt, substeps) : PBF_OK;
+}
+
+static pbf_status flow_substep_final(pbf_world *w, double t_start) {
+    return w->flow != NULL ? pbf__flow_substep_end(w, t_start) : PBF_OK;
+}
+
+static int flow_keep_stepping(const pbf_world *w) { return w->flow != NULL; }
+
+static uint32_t flow_features(const pbf_world *w) {
+    uint32_t m = 0;
+    if (w->flow != NULL && (w->flow->emitter_count > 0 || w->flow->capacity > 0))
+        m |= 1u << PBF_FEATURE_EMITTERS;
+    if (w->flow != NULL && w->flow->sink_count > 0) m |= 1u << PBF_FEATURE_SINKS;
+    return m;
+}
+
+const pbf_module pbf__flow_module = {
+    .name = "flow",
+    .features = flow_features,
+    .empty_substeps = 1,
+    .keeps_stepping = flow_keep_stepping,
+    .step_check = flow_step_check,
+    .substep_final = flow_substep_final,
+    .memory_bytes = pbf__flow_memory_bytes,
+    .free = pbf__flow_free,
+};

@@ -15,4 +15,7 @@ pbf_status pbf__flow_step_check(pbf_world *w, float dt, int substeps);
  * sinks, drives the fluid in the nozzles, emits the due layers. Serial, in slot order. */
 pbf_status pbf__flow_substep_end(pbf_world *w, double t0);
 
+/* This feature as a module of the step (module.h, modules.c). */
+extern const struct pbf_module pbf__flow_module;
+
 #endif

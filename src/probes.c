@@ -17,6 +17,7 @@
  * step's value is the mean over its substeps. The fluid–fluid terms are antisymmetric in i and j,
  * so over the whole fluid the patches of all walls add up exactly to the change of momentum minus
  * gravity: a resting column's floor carries its weight (tests/test_hydrostatic.c). */
+#include "module.h" /* this feature as a module of the step */
 #include "probes.h"
 #include "probe_level.h"
 #include "caps.h" /* what runs where: force probes checked */
@@ -584,3 +585,27 @@ pbf_status pbf__probes_sample(const pbf_world *w, pbf_probe_sample *out) {
     }
     return PBF_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Probes as a module of the step (module.h): force patches measure every Δp pass */
+
+static void probes_after_delta(pbf_world *w, const pbf_params *P, float omega, int threads) {
+    (void)threads;
+    pbf__probes_after_delta(w, P, omega);
+}
+
+static uint32_t probes_features(const pbf_world *w) {
+    uint32_t m = 0;
+    for (int k = 0; w->probes != NULL && k < w->probes->count; ++k)
+        m |= 1u << (w->probes->defs[k].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES
+                                                                : PBF_FEATURE_PROBES);
+    return m;
+}
+
+const pbf_module pbf__probes_module = {
+    .name = "probes",
+    .features = probes_features,
+    .after_delta = probes_after_delta,
+    .step_end = pbf__probes_step_end,
+    .free = pbf__probes_free,
+};

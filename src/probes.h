@@ -57,4 +57,7 @@ void pbf__probes_reach(const pbf_probes *set, const pbf_params *P, float margin,
                        float box_lo[3], float box_hi[3]);
 void pbf__probes_add_sums(pbf_world *w, const double *sum, const int *last_count);
 
+/* This feature as a module of the step (module.h, modules.c). */
+extern const struct pbf_module pbf__probes_module;
+
 #endif

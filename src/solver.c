@@ -7,17 +7,14 @@
 #include <omp.h>
 #include <string.h>
 
-#include "tool.h" /* the tool (docs/tool.md): hooks marked "tool" below */
-#include "probes.h" /* probes (docs/validation.md): two hooks marked "probes" below */
-#include "geometry/meshes.h" /* mesh solids and bodies: hooks marked "meshes" below */
+#include "module.h" /* the features' hooks at fixed points of the step (modules.c) */
+#include "tool.h" /* the tool is a solid of the λ and Δp passes (pbf__tool_kernel) */
+#include "geometry/meshes.h" /* the Δp pass writes the meshes' force targets */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): one hook marked "cuda" below */
-#include "emitter.h" /* emitters and sinks (include/pbf/flow.h): hooks marked "flow" below */
 #include "world_state.h"
 #include "watchdog.h" /* its limits and report, shared with the CUDA step */
 #include "cpu_passes.h" /* the vectorized list passes */
 #include "energy_audit.h" /* the energy audit: marks after the stages, when it is on */
-#include "viscosity.h" /* implicit viscosity and surface drag: hooks marked "viscosity" */
-#include "diffuse.h" /* spray, foam and bubbles: one hook marked "diffuse" below */
 #include "solve_control.h" /* stop and Chebyshev decisions, shared with the CUDA step */
 
 #define PI_D 3.14159265358979323846
@@ -170,7 +167,8 @@ void pbf__init_params(pbf_world *w) {
     p->wall_clear = d->wall_clearance * d->particle_radius;
     p->solid_count = w->collider_count;
     init_materials(w);
-    pbf__viscosity_init_params(w); /* viscosity */
+    for (int m = 0; m < pbf__module_count; ++m) /* modules: their constants */
+        if (pbf__modules[m]->init_params) pbf__modules[m]->init_params(w);
     init_phases(w);
 }
 
@@ -448,8 +446,8 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         if (material) stage_material(w, nt); /* materials: their displacement, first pass only */
         stage_delta(w, P, nt, omega, material ? w->dv : NULL);
         halo(w, PBF_HALO_POSITIONS);
-        pbf__probes_after_delta(w, P, omega); /* probes: wall force patches (no-op without) */
-        pbf__meshes_after_delta(w, nt); /* meshes: their share of the corrections, forces */
+        for (int m = 0; m < pbf__module_count; ++m) /* modules: force probes, meshes' shares */
+            if (pbf__modules[m]->after_delta) pbf__modules[m]->after_delta(w, P, omega, nt);
         t1 = now_ms();
         ms[PBF_STAGE_DELTA] += t1 - *t, *t = t1;
     }
@@ -570,6 +568,18 @@ static pbf_status watchdog(pbf_world *w) {
 /* ---------------------------------------------------------------------------------------------
  * The step */
 
+/* The modules' last hook of a substep (sinks and emitters); with no particles only those that
+ * run in empty substeps. */
+static pbf_status substep_final(pbf_world *w, double t_start, int empty) {
+    for (int k = 0; k < pbf__module_count; ++k) {
+        const pbf_module *m = pbf__modules[k];
+        if (m->substep_final == NULL || (empty && !m->empty_substeps)) continue;
+        pbf_status st = m->substep_final(w, t_start);
+        if (st != PBF_OK) return st;
+    }
+    return PBF_OK;
+}
+
 static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf_params *P = &w->params;
     double *ms = w->profile.stage_ms;
@@ -579,23 +589,32 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt : 0.0f;
     pbf__walls_at(&w->def, w->time + dt, &P->wall_lo, &P->wall_hi);
     const double t_start = w->time;
-    if (w->count == 0 && !w->halo) { /* flow: nothing to solve until an emitter adds particles */
-        pbf_status mesh_st = pbf__meshes_substep_begin(w, dt, nt); /* meshes: the bodies move */
-        if (mesh_st != PBF_OK) return mesh_st;
-        pbf__meshes_substep_end(w, dt);
+    if (w->count == 0 && !w->halo) { /* nothing to solve until an emitter adds particles */
+        for (int k = 0; k < pbf__module_count; ++k) { /* the bodies still move */
+            const pbf_module *m = pbf__modules[k];
+            pbf_status st = m->empty_substeps && m->substep_begin ? m->substep_begin(w, dt, nt)
+                                                                  : PBF_OK;
+            if (st != PBF_OK) return st;
+        }
+        for (int k = 0; k < pbf__module_count; ++k)
+            if (pbf__modules[k]->empty_substeps && pbf__modules[k]->substep_end)
+                pbf__modules[k]->substep_end(w, dt, nt);
         w->time += dt;
-        return w->flow ? pbf__flow_substep_end(w, t_start) : PBF_OK;
+        return substep_final(w, t_start, 1);
     }
 
     double t = now_ms(), t1;
     stage_predict(w, nt);
     pbf_status halo_st = halo(w, PBF_HALO_BEGIN); /* split over processes: migrate, halo */
     if (halo_st != PBF_OK) return halo_st;
-    /* tool: moves to the substep's end; its scratch covers the slots the halo added */
-    pbf_status tool_st = pbf__tool_substep_begin(w, dt);
-    if (tool_st != PBF_OK) return tool_st;
-    pbf_status mesh_st = pbf__meshes_substep_begin(w, dt, nt); /* meshes: move, sweep paths */
-    if (mesh_st != PBF_OK) return mesh_st;
+    /* modules: the tool moves to the substep's end (its scratch covers the slots the halo
+     * added), then the bodies move and sweep the particles' paths */
+    for (int k = 0; k < pbf__module_count; ++k) {
+        pbf_status st = pbf__modules[k]->substep_begin
+                            ? pbf__modules[k]->substep_begin(w, dt, nt)
+                            : PBF_OK;
+        if (st != PBF_OK) return st;
+    }
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_PREDICT, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_PREDICT] += t1 - t, t = t1;
 
@@ -621,16 +640,17 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
     stage_vorticity(w, nt);
-    if (P->viscosity_on || P->surface_drag > 0.0f) { /* viscosity: after XSPH and vorticity */
-        pbf_status vs = pbf__viscosity_substep(w, nt);
-        if (vs != PBF_OK) return vs;
+    for (int k = 0; k < pbf__module_count; ++k) { /* modules: viscosity, after XSPH, vorticity */
+        pbf_status st = pbf__modules[k]->after_velocity ? pbf__modules[k]->after_velocity(w, nt)
+                                                        : PBF_OK;
+        if (st != PBF_OK) return st;
     }
     if (w->def.solver.target_error <= 0.0f) /* fixed count: the error after the last pass */
         w->iteration_error[w->iteration_error_count++] = average_density_error(w, 0);
     t1 = now_ms(), ms[PBF_STAGE_VORTICITY] += t1 - t, t = t1;
 
-    pbf__tool_substep_end(w, dt, nt); /* tool: adhesion, damping, force reduction */
-    pbf__meshes_substep_end(w, dt); /* meshes: the bodies' forces */
+    for (int k = 0; k < pbf__module_count; ++k) /* modules: the tool's and bodies' forces */
+        if (pbf__modules[k]->substep_end) pbf__modules[k]->substep_end(w, dt, nt);
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_TOOL, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
@@ -638,9 +658,10 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf_status wd = watchdog(w); /* the instability watchdog, every substep */
     if (w->halo) wd = w->halo_hook(w, PBF_HALO_AGREE, wd); /* all processes stop, or none */
     if (wd != PBF_OK) return wd;
-    if (w->diffuse) { /* diffuse: moved by and spawned from the substep's final fluid state */
-        pbf_status ds = pbf__diffuse_substep(w, nt);
-        if (ds != PBF_OK) return ds;
+    for (int k = 0; k < pbf__module_count; ++k) { /* modules: diffuse particles */
+        pbf_status st = pbf__modules[k]->after_watchdog ? pbf__modules[k]->after_watchdog(w, nt)
+                                                        : PBF_OK;
+        if (st != PBF_OK) return st;
     }
 
     /* the corrected positions become the state */
@@ -648,7 +669,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     w->x = w->p;
     w->p = x;
     w->time += dt;
-    return w->flow ? pbf__flow_substep_end(w, t_start) : PBF_OK; /* flow */
+    return substep_final(w, t_start, 0);
 }
 
 /* Density error and neighbour statistics, reduced serially in slot order (deterministic).
@@ -689,15 +710,17 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     const int nt = thread_count(w);
     const int substeps = w->def.substeps;
     const float dt_sub = dt / (float)substeps;
-    if (w->flow) { /* flow: a full capacity stops the step before it changes anything */
-        pbf_status st = pbf__flow_step_check(w, dt, substeps);
+    for (int k = 0; k < pbf__module_count; ++k) { /* modules: a full capacity stops the step */
+        pbf_status st = pbf__modules[k]->step_check ? pbf__modules[k]->step_check(w, dt, substeps)
+                                                    : PBF_OK;
         if (st != PBF_OK) return st;
     }
-    pbf__tool_step_begin(w, dt); /* tool */
-    pbf__meshes_step_begin(w); /* meshes */
-    /* no fluid: nothing to step but the clock, unless a body moves (meshes) */
-    if (w->count == 0 && !w->flow && !w->halo &&
-        (w->geometry == NULL || w->geometry->moving == 0)) {
+    int keep_stepping = 0; /* no fluid: nothing to step but the clock, unless a module moves */
+    for (int k = 0; k < pbf__module_count; ++k) {
+        if (pbf__modules[k]->step_begin) pbf__modules[k]->step_begin(w, dt);
+        if (pbf__modules[k]->keeps_stepping) keep_stepping |= pbf__modules[k]->keeps_stepping(w);
+    }
+    if (w->count == 0 && !keep_stepping && !w->halo) {
         w->time += dt;
     } else {
         for (int s = 0; s < substeps; ++s) {
@@ -707,9 +730,8 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
         pbf_status st = finish_profile(w);
         if (st != PBF_OK) return st;
     }
-    pbf__tool_step_end(w); /* tool: the step's mean forces */
-    pbf__meshes_step_end(w); /* meshes: the step's mean forces, the published poses */
-    pbf__probes_step_end(w); /* probes: the step's mean patch forces */
+    for (int k = 0; k < pbf__module_count; ++k) /* modules: the step's mean forces, poses */
+        if (pbf__modules[k]->step_end) pbf__modules[k]->step_end(w);
     w->profile.iterations = (w->substep_iterations + substeps - 1) / substeps;
     w->profile.substeps = substeps;
     w->profile.steps++;

@@ -7,6 +7,7 @@
  * section); substep_end adds adhesion and damping in a parallel pass that writes per-particle
  * contributions, and reduces everything serially in slot order, so the force is bit-identical
  * for any thread count. Forces reported for a step are the mean over its substeps. */
+#include "module.h" /* this feature as a module of the step */
 #include "tool.h"
 
 #include <math.h>
@@ -464,3 +465,26 @@ void pbf__tool_step_end(pbf_world *w) {
     publish_state(w, t);
     t->pose_pending = 0;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * The tool as a module of the step (module.h) */
+
+static pbf_status tool_substep_begin(pbf_world *w, float dt, int threads) {
+    (void)threads;
+    return pbf__tool_substep_begin(w, dt);
+}
+
+static uint32_t tool_features(const pbf_world *w) {
+    return w->tool != NULL ? 1u << PBF_FEATURE_TOOL : 0u;
+}
+
+const pbf_module pbf__tool_module = {
+    .name = "tool",
+    .features = tool_features,
+    .step_begin = pbf__tool_step_begin,
+    .substep_begin = tool_substep_begin,
+    .substep_end = pbf__tool_substep_end,
+    .step_end = pbf__tool_step_end,
+    .memory_bytes = pbf__tool_memory_bytes,
+    .free = pbf__tool_free,
+};

@@ -67,4 +67,7 @@ void pbf__tool_add_forces(pbf_world *w, float dt, const double sdx[3], const dou
 void pbf__tool_free(pbf_world *w);
 size_t pbf__tool_memory_bytes(const pbf_world *w);
 
+/* This feature as a module of the step (module.h, modules.c). */
+extern const struct pbf_module pbf__tool_module;
+
 #endif

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "module.h" /* this feature as a module of the step */
 #include "cpu_passes.h"
 #include "viscosity.h"
 
@@ -263,3 +264,18 @@ pbf_status pbf__viscosity_substep(pbf_world *w, int nt) {
     }
     return PBF_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * The viscosity solve and surface drag as a module of the step (module.h) */
+
+static pbf_status viscosity_after_velocity(pbf_world *w, int threads) {
+    if (!(w->params.viscosity_on || w->params.surface_drag > 0.0f)) return PBF_OK;
+    return pbf__viscosity_substep(w, threads);
+}
+
+const pbf_module pbf__viscosity_module = {
+    .name = "viscosity",
+    .init_params = pbf__viscosity_init_params,
+    .after_velocity = viscosity_after_velocity,
+    .free = pbf__viscosity_free,
+};

@@ -14,4 +14,7 @@ pbf_status pbf__viscosity_substep(pbf_world *w, int nt);
 /* Frees the solve's scratch (NULL-safe). */
 void pbf__viscosity_free(pbf_world *w);
 
+/* This feature as a module of the step (module.h, modules.c). */
+extern const struct pbf_module pbf__viscosity_module;
+
 #endif

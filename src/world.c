@@ -7,12 +7,9 @@
 
 #include "caps.h" /* what runs where: the def's features, the tool and colliders checked */
 #include "resources.h" /* memory checks before allocating */
-#include "tool.h" /* the tool: freed and counted here */
-#include "probes.h" /* probes: freed here */
-#include "geometry/meshes.h" /* mesh solids: freed, counted and kept after the colliders */
-#include "emitter.h" /* emitters and sinks: freed and counted here */
-#include "viscosity.h" /* the viscosity solve's scratch: freed here */
-#include "diffuse.h" /* diffuse particles: freed and counted here */
+#include "module.h" /* the features' state: freed and counted through their modules */
+#include "tool.h" /* pbf_world_set_tool: the tool measures the particles it is set among */
+#include "probes.h" /* pbf_world_sample_probes: read from positions current on the host */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
 #include "world_state.h"
 
@@ -207,12 +204,8 @@ void pbf_world_destroy(pbf_world *w) {
     if (!w) return;
     pbf__cuda_detach(w); /* cuda */
     free_particles(w);
-    pbf__tool_free(w);
-    pbf__probes_free(w); /* probes */
-    pbf__meshes_free(w);
-    pbf__flow_free(w);   /* emitters and sinks */
-    pbf__viscosity_free(w);
-    pbf__diffuse_free(w);
+    for (int k = 0; k < pbf__module_count; ++k) /* modules: the features' state */
+        if (pbf__modules[k]->free) pbf__modules[k]->free(w);
     if (w->halo_free) w->halo_free(w); /* a world split over processes (src/mpi/) */
     free(w->grid.cell_start);
     free(w->grid.cursor);
@@ -422,6 +415,20 @@ pbf_status pbf_world_add_particles_phase(pbf_world *w, int count, const float *p
     return PBF_OK;
 }
 
+/* What the features hold (modules.c). */
+static size_t modules_memory_bytes(const pbf_world *w) {
+    size_t b = 0;
+    for (int k = 0; k < pbf__module_count; ++k)
+        if (pbf__modules[k]->memory_bytes) b += pbf__modules[k]->memory_bytes(w);
+    return b;
+}
+
+/* The features' solids follow the colliders and the solver def (modules.c: the meshes). */
+static void solids_changed(pbf_world *w) {
+    for (int k = 0; k < pbf__module_count; ++k)
+        if (pbf__modules[k]->solids_changed) pbf__modules[k]->solids_changed(w);
+}
+
 pbf_status pbf_world_add_collider(pbf_world *w, const pbf_collider_def *c) {
     if (!c) return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: NULL");
     if (c->adhesion != 0.0f && pbf__caps_require(w, PBF_FEATURE_ADHESION) != PBF_OK)
@@ -460,7 +467,7 @@ pbf_status pbf_world_add_collider(pbf_world *w, const pbf_collider_def *c) {
     w->solids[w->collider_count] = pbf__solid_from_def(c);
     w->collider_count++;
     w->params.solid_count = w->collider_count;
-    pbf__meshes_sync(w); /* the meshes' solids follow the colliders */
+    solids_changed(w); /* the meshes' solids follow the colliders */
     w->params.adhesion_on |= c->adhesion > 0.0f; /* materials (kernels.h) */
     w->params.friction_on |= c->friction > 0.0f;
     return PBF_OK;
@@ -492,9 +499,7 @@ size_t pbf_world_memory_bytes(const pbf_world *w) {
     return sizeof *w + (size_t)w->capacity * pbf__bytes_per_particle() +
            ((size_t)w->capacity + 1) * sizeof(uint32_t) +
            w->neighbors.index_capacity * (sizeof(uint32_t) + sizeof(float)) + /* index, pair_g */
-           ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t) + pbf__tool_memory_bytes(w) +
-           pbf__meshes_memory_bytes(w) + pbf__flow_memory_bytes(w) +
-           pbf__diffuse_memory_bytes(w);
+           ((size_t)w->grid.cell_count * 2 + 1) * sizeof(uint32_t) + modules_memory_bytes(w);
 }
 
 /* The slots in increasing id order. While no particle was removed the ids are 0..count-1 and
@@ -624,7 +629,7 @@ pbf_status pbf_world_set_solver(pbf_world *w, const pbf_solver_def *solver) {
     w->params.max_speed = keep.max_speed;
     w->params.wall_lo = keep.wall_lo;
     w->params.wall_hi = keep.wall_hi;
-    pbf__meshes_sync(w); /* solid_count includes the meshes */
+    solids_changed(w); /* solid_count includes the meshes */
     return PBF_OK;
 }
 

@@ -1,6 +1,7 @@
 /* Mesh solids in a world (include/pbf/geometry.h, meshes.h): adding a mesh (import, checks,
  * bake or cache), the solids' entries, poses, and the sweep that keeps particles from passing
  * through thin parts. */
+#include "module.h" /* this feature as a module of the step */
 #include "meshes.h"
 
 #include <float.h>
@@ -670,3 +671,53 @@ void pbf__meshes_step_end(pbf_world *w) {
         publish(w, b);
     }
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Mesh solids and bodies as a module of the step (module.h): the bodies move and feel the fluid
+ * in every substep, with particles or without */
+
+static void meshes_step_begin(pbf_world *w, float dt) {
+    (void)dt;
+    pbf__meshes_step_begin(w);
+}
+
+static void meshes_after_delta(pbf_world *w, const pbf_params *P, float omega, int threads) {
+    (void)P;
+    (void)omega;
+    pbf__meshes_after_delta(w, threads);
+}
+
+static void meshes_substep_end(pbf_world *w, float dt, int threads) {
+    (void)threads;
+    pbf__meshes_substep_end(w, dt);
+}
+
+static int meshes_keep_stepping(const pbf_world *w) {
+    return w->geometry != NULL && w->geometry->moving > 0;
+}
+
+static uint32_t meshes_features(const pbf_world *w) {
+    uint32_t m = 0;
+    for (int k = 0; w->geometry != NULL && k < w->geometry->count; ++k) {
+        const pbf_mesh_def *d = &w->geometry->body[k]->def;
+        m |= 1u << (d->sink                            ? PBF_FEATURE_SINKS
+                    : d->motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
+                                                     : PBF_FEATURE_MESHES);
+    }
+    return m;
+}
+
+const pbf_module pbf__meshes_module = {
+    .name = "meshes",
+    .features = meshes_features,
+    .empty_substeps = 1,
+    .keeps_stepping = meshes_keep_stepping,
+    .solids_changed = pbf__meshes_sync,
+    .step_begin = meshes_step_begin,
+    .substep_begin = pbf__meshes_substep_begin,
+    .after_delta = meshes_after_delta,
+    .substep_end = meshes_substep_end,
+    .step_end = pbf__meshes_step_end,
+    .memory_bytes = pbf__meshes_memory_bytes,
+    .free = pbf__meshes_free,
+};

@@ -32,4 +32,7 @@ void pbf__meshes_after_delta(pbf_world *w, int threads);
 void pbf__meshes_substep_end(pbf_world *w, float dt);
 void pbf__meshes_step_end(pbf_world *w);
 
+/* This feature as a module of the step (module.h, modules.c). */
+extern const struct pbf_module pbf__meshes_module;
+
 #endif

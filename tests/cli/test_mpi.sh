@@ -33,6 +33,9 @@
 #   migrate2, migrate4  PBF_BINARY is tests/test_mpi_migrate: 1000 substeps of a small dam break
 #            on two and four ranks (--oversubscribe), every id on exactly one rank after each
 #            substep and the count constant, particles migrating at many substeps
+#   wendland1, wendland2, friction1, friction2  rows of the table of what runs where
+#            (`pbf features`: yes under MPI) beyond the plain fluid: the Wendland kernel pair and
+#            wall friction; one rank writes one process's bits, two ranks the physics of np2
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
@@ -59,6 +62,8 @@ serial() { "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/serial" || fail "pbf run
 [ "$CASE" = balance ] && ARGS=(--set fluid.particle_radius=0.02 --frames 30 --format vtu --quiet
     --threads 1)
 case "$CASE" in error*) ARGS+=(--set solver.target_error=0.1) ;; esac
+case "$CASE" in wendland*) ARGS+=(--set 'fluid.kernel="wendland"') ;; esac
+case "$CASE" in friction*) ARGS+=(--set domain.friction=0.5) ;; esac
 [ "$CASE" = empty ] && ARGS+=(--set 'fluid.blocks[0].max=[0.12,0.6,0.4]')
 split() { # ranks, folder, more options
     local n=$1 dir=$2; shift 2
@@ -81,12 +86,12 @@ np1)
     split 1 "$TMP/split"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"
     ;;
-np2 | np4)
+np2 | np4 | wendland2 | friction2)
     serial
-    split "${CASE#np}" "$TMP/split"
+    split "${CASE: -1}" "$TMP/split"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
     ;;
-error1)
+error1 | wendland1 | friction1)
     serial
     split 1 "$TMP/split"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"

@@ -149,14 +149,13 @@ static int write_csv(const char *path, const tool_result *r, int n, const bench_
                             "mean_force,dt,substeps,iterations,steps,threads\n");
     for (int i = 0; i < n; ++i)
         len += (size_t)snprintf(buf + len, cap - len,
-                                "%d,%.9g,%.6f,%.6f,%.3f,%d,%.6g,%.9g,%d,%d,%d,%d\n",
-                                r[i].particles, (double)r[i].radius, r[i].median_ms, r[i].min_ms,
-                                r[i].steps_per_s, r[i].contacts, r[i].mean_force,
-                                1.0 / s->fps, s->world.substeps, s->world.solver.iterations,
-                                o->steps, threads);
+                                "%d,%.9g,%.6f,%.6f,%.3f,%d,%.6g,%.9g,%d,%d,%d,%d\n", r[i].particles,
+                                (double)r[i].radius, r[i].median_ms, r[i].min_ms, r[i].steps_per_s,
+                                r[i].contacts, r[i].mean_force, 1.0 / s->fps, s->world.substeps,
+                                s->world.solver.iterations, o->steps, threads);
     char err[PBF_ERROR_SIZE];
-    int rc = pbf_write_file_atomic(path, buf, len, err, sizeof err) == PBF_OK ? 0
-                                                                            : cli_error("%s", err);
+    int rc =
+        pbf_write_file_atomic(path, buf, len, err, sizeof err) == PBF_OK ? 0 : cli_error("%s", err);
     free(buf);
     return rc;
 }
@@ -178,8 +177,8 @@ int bench_tool(const bench_tool_options *o) {
     if (o->backend >= 0) s->world.backend = (pbf_backend)o->backend;
     const int threads = s->world.threads > 0 ? s->world.threads : omp_get_max_threads();
     const int64_t *sizes = o->sizes != NULL ? o->sizes : default_sizes;
-    const int count = o->sizes != NULL ? o->size_count
-                                       : (int)(sizeof default_sizes / sizeof default_sizes[0]);
+    const int count =
+        o->sizes != NULL ? o->size_count : (int)(sizeof default_sizes / sizeof default_sizes[0]);
     char device[PBF_ERROR_SIZE];
     if (pbf_backend_info(s->world.backend, device, sizeof device) != PBF_OK) {
         const char *name = s->world.backend == PBF_BACKEND_CUDA ? "cuda" : "cpu";
@@ -202,8 +201,7 @@ int bench_tool(const bench_tool_options *o) {
         if (rc != 0) break;
         const tool_result *r = &res[done++];
         printf("%10d %10.3f %10.3f %10.1f %9s %9d %10.3f\n", r->particles, r->median_ms, r->min_ms,
-               r->steps_per_s, r->steps_per_s >= 1000.0 ? "yes" : "no", r->contacts,
-               r->mean_force);
+               r->steps_per_s, r->steps_per_s >= 1000.0 ? "yes" : "no", r->contacts, r->mean_force);
         fflush(stdout);
     }
     if (rc == 0 && o->csv != NULL) {

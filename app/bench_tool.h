@@ -11,10 +11,10 @@ typedef struct bench_tool_options {
     const int64_t *sizes; /* particle counts; NULL: 10k, 20k, 40k, 80k (the paper's figure 7) */
     int size_count;
     int steps, warmup;
-    int threads;          /* < 0: the scene's */
-    int backend;          /* pbf_backend; < 0: the scene's */
+    int threads; /* < 0: the scene's */
+    int backend; /* pbf_backend; < 0: the scene's */
     const cli_overrides *sets;
-    const char *csv;      /* also write the table here; NULL: no */
+    const char *csv; /* also write the table here; NULL: no */
 } bench_tool_options;
 
 /* Prints the table on stdout; returns an exit code (errors printed). */

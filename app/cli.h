@@ -11,17 +11,13 @@
 
 #include "pbf/pbf.h"
 
-enum {
-    CLI_EXIT_OK = 0,
-    CLI_EXIT_ERROR = 1,
-    CLI_EXIT_USAGE = 2
-};
+enum { CLI_EXIT_OK = 0, CLI_EXIT_ERROR = 1, CLI_EXIT_USAGE = 2 };
 
 /* One command of the dispatch table in main.c. */
 typedef struct cli_command {
     const char *name;
     int (*run)(int argc, char **argv); /* argv[0] is the command name */
-    const char *summary;               /* one line for `pbf --help` */
+    const char *summary; /* one line for `pbf --help` */
 } cli_command;
 
 int cmd_run(int argc, char **argv);
@@ -30,9 +26,9 @@ int cmd_bench(int argc, char **argv);
 int cmd_haptic(int argc, char **argv); /* the tool in real time (docs/tool.md) */
 int cmd_resume(int argc, char **argv); /* app/cmd_resume.c */
 int cmd_validate(int argc, char **argv); /* app/cmd_validate.c */
-int cmd_mesh(int argc, char **argv);     /* surfaces from particles: app/cmd_mesh.c */
+int cmd_mesh(int argc, char **argv); /* surfaces from particles: app/cmd_mesh.c */
 int cmd_features(int argc, char **argv); /* what runs where: app/cmd_features.c */
-int cmd_dataset(int argc, char **argv);  /* learned-simulator datasets, in Python: cmd_dataset.c */
+int cmd_dataset(int argc, char **argv); /* learned-simulator datasets, in Python: cmd_dataset.c */
 int cmd_paraview(int argc, char **argv); /* a run in ParaView: app/cmd_paraview.c */
 /* Renderer commands (app/cmd_view.c, app/cmd_render.c), compiled in when the renderer is. */
 #ifdef PBF_APP_HAVE_VIEW
@@ -47,12 +43,12 @@ int cmd_render(int argc, char **argv);
  * "pbf CMD: <message>", the command's synopsis and a hint to --help, on stderr. */
 
 typedef struct cli_parser {
-    const char *command;  /* "run", "info", ... */
+    const char *command; /* "run", "info", ... */
     const char *synopsis; /* printed after a usage error */
     int argc;
     char **argv;
-    int index;            /* the argument being looked at */
-    int failed;           /* a usage error was printed */
+    int index; /* the argument being looked at */
+    int failed; /* a usage error was printed */
 } cli_parser;
 
 void cli_parser_init(cli_parser *p, const char *command, const char *synopsis, int argc,
@@ -101,8 +97,7 @@ int cli_error(const char *fmt, ...)
 struct pbf_scene;
 /* Loads `path` (NULL: the built-in default scene) with --set overrides; prints
  * "pbf: <message>" and returns CLI_EXIT_ERROR on failure. */
-int cli_load_scene(const char *path, const char *const *sets, int set_count,
-                   struct pbf_scene *out);
+int cli_load_scene(const char *path, const char *const *sets, int set_count, struct pbf_scene *out);
 /* "ply", "ply,vtu", "none" into buf. */
 const char *cli_format_names(unsigned formats, char *buf, size_t size);
 

@@ -67,14 +67,14 @@ typedef struct bench_options {
     int64_t sizes[MAX_SIZES];
     int size_count;
     int steps, warmup;
-    int threads;       /* < 0: the scene's world.threads */
-    int threads_used;  /* what the runs get (0 resolved to the OpenMP default) */
+    int threads; /* < 0: the scene's world.threads */
+    int threads_used; /* what the runs get (0 resolved to the OpenMP default) */
     int neighbor_mode; /* < 0: the scene's */
-    int backend;       /* pbf_backend (docs/cuda.md); < 0: the scene's */
+    int backend; /* pbf_backend (docs/cuda.md); < 0: the scene's */
     const char *csv;
     cli_overrides sets;
     int render_w, render_h; /* --render: the image size; 0 when not rendering */
-    int tool, sizes_given;  /* --tool: app/bench_tool.c; --particles was given */
+    int tool, sizes_given; /* --tool: app/bench_tool.c; --particles was given */
 } bench_options;
 
 typedef struct bench_result {
@@ -85,9 +85,9 @@ typedef struct bench_result {
     double particle_steps_per_s;
     double avg_neighbors;
     double mean_iterations; /* Δp passes per substep, mean over the timed steps */
-    double mean_error;      /* average density error (fraction), mean over the timed steps */
-    double max_error;       /* the largest average density error of a timed step */
-    double render_ms;      /* --render: ms per rendered frame */
+    double mean_error; /* average density error (fraction), mean over the timed steps */
+    double max_error; /* the largest average density error of a timed step */
+    double render_ms; /* --render: ms per rendered frame */
 } bench_result;
 
 /* Whether a --set names this key (its last path component), e.g. "substeps" matches
@@ -97,8 +97,7 @@ static int user_sets(const cli_overrides *sets, const char *key) {
     for (int i = 0; i < sets->count; ++i) {
         const char *s = sets->items[i];
         size_t n = strcspn(s, "=");
-        if (n >= k && strncmp(s + n - k, key, k) == 0 && (n == k || s[n - k - 1] == '.'))
-            return 1;
+        if (n >= k && strncmp(s + n - k, key, k) == 0 && (n == k || s[n - k - 1] == '.')) return 1;
     }
     return 0;
 }
@@ -169,7 +168,8 @@ static int bench_one(const bench_options *o, int64_t target, bench_result *res) 
         res->radius = scene->world.particle_radius;
         res->min_ms = ms[0];
         res->median_ms = m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]);
-        res->particle_steps_per_s = res->median_ms > 0.0 ? res->particles * 1000.0 / res->median_ms : 0.0;
+        res->particle_steps_per_s =
+            res->median_ms > 0.0 ? res->particles * 1000.0 / res->median_ms : 0.0;
     }
 #ifdef PBF_APP_HAVE_RENDER
     if (rc == 0 && o->render_w > 0) {
@@ -224,12 +224,11 @@ static int write_csv(const char *path, const bench_result *r, int n, const bench
                                 (double)r[i].radius, r[i].median_ms, r[i].min_ms);
         for (int k = 0; k < PBF_STAGE_COUNT; ++k)
             len += (size_t)snprintf(buf + len, cap - len, ",%.6f", r[i].stage_ms[k]);
-        len += (size_t)snprintf(buf + len, cap - len, ",%.6g,%.4f,%d,%d,%s,%d,%d,%.4f,%.6g,%.6g\n",
-                                r[i].particle_steps_per_s, r[i].avg_neighbors, o->steps,
-                                o->threads_used,
-                                o->neighbor_mode == PBF_NEIGHBOR_CELLS ? "cells" : "list",
-                                iterations, substeps, r[i].mean_iterations, r[i].mean_error,
-                                r[i].max_error);
+        len += (size_t)snprintf(
+            buf + len, cap - len, ",%.6g,%.4f,%d,%d,%s,%d,%d,%.4f,%.6g,%.6g\n",
+            r[i].particle_steps_per_s, r[i].avg_neighbors, o->steps, o->threads_used,
+            o->neighbor_mode == PBF_NEIGHBOR_CELLS ? "cells" : "list", iterations, substeps,
+            r[i].mean_iterations, r[i].mean_error, r[i].max_error);
         if (o->render_w > 0) {
             len--; /* replace the newline */
             len += (size_t)snprintf(buf + len, cap - len, ",%.3f,%d,%d\n", r[i].render_ms,
@@ -237,7 +236,8 @@ static int write_csv(const char *path, const bench_result *r, int n, const bench
         }
     }
     char err[PBF_ERROR_SIZE];
-    int rc = pbf_write_file_atomic(path, buf, len, err, sizeof err) == PBF_OK ? 0 : cli_error("%s", err);
+    int rc =
+        pbf_write_file_atomic(path, buf, len, err, sizeof err) == PBF_OK ? 0 : cli_error("%s", err);
     free(buf);
     return rc;
 }
@@ -290,17 +290,24 @@ static int parse_args(int argc, char **argv, bench_options *o, int *help) {
             int n = 0;
             if (sscanf(v, "%dx%d%n", &o->render_w, &o->render_h, &n) != 2 || v[n] != '\0' ||
                 o->render_w < 16 || o->render_h < 16 || o->render_w > 8192 || o->render_h > 8192)
-                ok = !cli_usage_error(&p, "--resolution expects WxH between 16x16 and 8192x8192, got '%s'", v);
+                ok = !cli_usage_error(
+                    &p, "--resolution expects WxH between 16x16 and 8192x8192, got '%s'", v);
         }
 #endif
         else if (cli_option(&p, "--backend", &v)) {
-            if (strcmp(v, "cpu") == 0) o->backend = PBF_BACKEND_CPU;
-            else if (strcmp(v, "cuda") == 0) o->backend = PBF_BACKEND_CUDA;
-            else ok = !cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
+            if (strcmp(v, "cpu") == 0)
+                o->backend = PBF_BACKEND_CPU;
+            else if (strcmp(v, "cuda") == 0)
+                o->backend = PBF_BACKEND_CUDA;
+            else
+                ok = !cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
         } else if (cli_option(&p, "--neighbor-mode", &v)) {
-            if (strcmp(v, "list") == 0) o->neighbor_mode = PBF_NEIGHBOR_LIST;
-            else if (strcmp(v, "cells") == 0) o->neighbor_mode = PBF_NEIGHBOR_CELLS;
-            else ok = !cli_usage_error(&p, "--neighbor-mode expects list or cells, got '%s'", v);
+            if (strcmp(v, "list") == 0)
+                o->neighbor_mode = PBF_NEIGHBOR_LIST;
+            else if (strcmp(v, "cells") == 0)
+                o->neighbor_mode = PBF_NEIGHBOR_CELLS;
+            else
+                ok = !cli_usage_error(&p, "--neighbor-mode expects list or cells, got '%s'", v);
         } else if (cli_option(&p, "--set", &v)) {
             int rc = cli_take_set(&p, v, &o->sets);
             if (rc != CLI_EXIT_OK) return rc;
@@ -331,8 +338,14 @@ int cmd_bench(int argc, char **argv) {
         return CLI_EXIT_OK;
     }
     if (rc == CLI_EXIT_OK && o.tool) { /* the haptic loop's rate, app/bench_tool.c */
-        bench_tool_options t = {o.sizes_given ? o.sizes : NULL, o.size_count, o.steps, o.warmup,
-                                o.threads, o.backend, &o.sets, o.csv};
+        bench_tool_options t = {o.sizes_given ? o.sizes : NULL,
+                                o.size_count,
+                                o.steps,
+                                o.warmup,
+                                o.threads,
+                                o.backend,
+                                &o.sets,
+                                o.csv};
         rc = bench_tool(&t);
         cli_overrides_free(&o.sets);
         return rc;
@@ -351,8 +364,7 @@ int cmd_bench(int argc, char **argv) {
         printf("pbf bench %s: %s resized by particle radius, %d iterations, %d substep%s, "
                "dt 1/%g s, %d timed steps after %d warm-up, %d threads, %s neighbours\n",
                pbf_version(), scene->name, iterations, substeps, substeps == 1 ? "" : "s",
-               (double)scene->fps, o.steps, o.warmup,
-               o.threads_used,
+               (double)scene->fps, o.steps, o.warmup, o.threads_used,
                o.neighbor_mode == PBF_NEIGHBOR_CELLS ? "cells" : "list");
         /* where it runs; a backend that cannot run here stops the bench at once */
         char device[PBF_ERROR_SIZE];

@@ -246,11 +246,10 @@ static int run_haptic(const haptic_options *o, pbf_scene *scene) {
     }
     char count[32];
     if (!o->quiet) {
-        fprintf(stderr,
-                "pbf haptic: %s: %s particles, %d substep%s, dt %.4g ms (%g Hz), pose from %s",
-                scene->name, cli_format_count(pbf_world_particle_count(w), count, sizeof count),
-                o->substeps, o->substeps == 1 ? "" : "s", 1000.0 * dt, o->rate,
-                source_name(o->pose));
+        fprintf(
+            stderr, "pbf haptic: %s: %s particles, %d substep%s, dt %.4g ms (%g Hz), pose from %s",
+            scene->name, cli_format_count(pbf_world_particle_count(w), count, sizeof count),
+            o->substeps, o->substeps == 1 ? "" : "s", 1000.0 * dt, o->rate, source_name(o->pose));
         if (max_steps >= 0) fprintf(stderr, ", %ld steps", max_steps);
         fprintf(stderr, "\n");
     }
@@ -423,10 +422,14 @@ int cmd_haptic(int argc, char **argv) {
         } else if (cli_option(&p, "--duration", &v)) {
             cli_parse_double(&p, "--duration", v, 0.0, 1e7, &o.duration);
         } else if (cli_option(&p, "--pose", &v)) {
-            if (strcmp(v, "path") == 0) o.pose = POSE_PATH;
-            else if (strcmp(v, "stdin") == 0) o.pose = POSE_STDIN;
-            else if (strcmp(v, "udp") == 0) o.pose = POSE_UDP;
-            else cli_usage_error(&p, "--pose expects path, stdin or udp, got '%s'", v);
+            if (strcmp(v, "path") == 0)
+                o.pose = POSE_PATH;
+            else if (strcmp(v, "stdin") == 0)
+                o.pose = POSE_STDIN;
+            else if (strcmp(v, "udp") == 0)
+                o.pose = POSE_UDP;
+            else
+                cli_usage_error(&p, "--pose expects path, stdin or udp, got '%s'", v);
         } else if (cli_option(&p, "--port", &v)) {
             cli_parse_int(&p, "--port", v, 0, 65535, &o.port);
         } else if (cli_option(&p, "--out", &v)) {
@@ -437,9 +440,12 @@ int cmd_haptic(int argc, char **argv) {
         } else if (cli_option(&p, "--threads", &v)) {
             cli_parse_int(&p, "--threads", v, 0, 4096, &o.threads);
         } else if (cli_option(&p, "--backend", &v)) {
-            if (strcmp(v, "cpu") == 0) o.backend = PBF_BACKEND_CPU;
-            else if (strcmp(v, "cuda") == 0) o.backend = PBF_BACKEND_CUDA;
-            else cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
+            if (strcmp(v, "cpu") == 0)
+                o.backend = PBF_BACKEND_CPU;
+            else if (strcmp(v, "cuda") == 0)
+                o.backend = PBF_BACKEND_CUDA;
+            else
+                cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
         } else if (cli_option(&p, "--set", &v)) {
             rc = cli_take_set(&p, v, &o.sets);
         } else if (p.failed) {

@@ -6,9 +6,8 @@
 #include "pbf/features.h"
 #include "pbf/scene.h"
 
-static const char info_synopsis[] =
-    "usage: pbf info [SCENE] [--set key=value ...]\n"
-    "       pbf info --scene-keys\n";
+static const char info_synopsis[] = "usage: pbf info [SCENE] [--set key=value ...]\n"
+                                    "       pbf info --scene-keys\n";
 
 static const char info_help[] =
     "Shows a scene's particle count, memory estimate, kernel radius and particle mass, then\n"
@@ -63,9 +62,9 @@ static int print_info(const pbf_scene *scene) {
             int layer = pbf_world_add_emitter(world, e) == PBF_OK
                             ? pbf_world_emitter_layer_size(world, i)
                             : 0; /* refused here too: `pbf run` says why */
-            printf("  emitter %-6d %s, %g m^3/s = %g kg/s, %d particles a layer, from %g s%s\n",
-                   i, disc ? "disc" : "rectangle", rate, kg, layer,
-                   (double)e->start, e->stop < pbf_default_emitter_def().stop ? "" : ", never stops");
+            printf("  emitter %-6d %s, %g m^3/s = %g kg/s, %d particles a layer, from %g s%s\n", i,
+                   disc ? "disc" : "rectangle", rate, kg, layer, (double)e->start,
+                   e->stop < pbf_default_emitter_def().stop ? "" : ", never stops");
         }
     }
     /* the same limit `pbf run` refuses a scene against, before allocating */
@@ -73,8 +72,9 @@ static int print_info(const pbf_scene *scene) {
     char lim[32];
     /* the world's own arrays at their largest (pbf_world_memory_estimate), then the ceiling
      * that `pbf run` checks them against and what sets it */
-    printf("memory           %s, estimated: the world's particle arrays, neighbour lists and grid\n",
-           cli_format_bytes((double)bytes, mem, sizeof mem));
+    printf(
+        "memory           %s, estimated: the world's particle arrays, neighbour lists and grid\n",
+        cli_format_bytes((double)bytes, mem, sizeof mem));
     if (limit > 0)
         printf("memory limit     %s, %s: `pbf run` refuses a scene that needs more\n",
                cli_format_bytes((double)limit, lim, sizeof lim), pbf_memory_limit_source());

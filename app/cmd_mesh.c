@@ -60,14 +60,16 @@ static void progress_line(mesh_progress *p, int done, int frame, int particles, 
     cli_format_count(triangles, tris, sizeof tris);
     if (p->tty) {
         if (!last && now - p->last < 0.1) return;
-        fprintf(stderr, "\rpbf mesh: %d/%d (frame %d)  %s particles -> %s triangles  %.2f s/frame  "
-                        "ETA %s\033[K",
+        fprintf(stderr,
+                "\rpbf mesh: %d/%d (frame %d)  %s particles -> %s triangles  %.2f s/frame  "
+                "ETA %s\033[K",
                 done, p->total, frame, count, tris, per, eta);
         p->drawn = 1;
     } else {
         if (!last && percent < p->next_percent && now - p->last < 5.0) return;
-        fprintf(stderr, "pbf mesh: %d/%d (%d%%) frame %d  %s particles -> %s triangles  "
-                        "%.2f s/frame  ETA %s\n",
+        fprintf(stderr,
+                "pbf mesh: %d/%d (%d%%) frame %d  %s particles -> %s triangles  "
+                "%.2f s/frame  ETA %s\n",
                 done, p->total, percent, frame, count, tris, per, eta);
         while (p->next_percent <= percent) p->next_percent += 10;
     }
@@ -105,8 +107,10 @@ int cmd_mesh(int argc, char **argv) {
     const char *dir = NULL, *a, *v;
     int help = 0, quiet = 0, first = 0, last = 100000000, threads = 0;
     while ((a = cli_next(&p)) != NULL) {
-        if (cli_flag(&p, "--help", "-h")) help = 1;
-        else if (cli_flag(&p, "--quiet", "-q")) quiet = 1;
+        if (cli_flag(&p, "--help", "-h"))
+            help = 1;
+        else if (cli_flag(&p, "--quiet", "-q"))
+            quiet = 1;
         else if (mesh_settings_option(&set, &p)) {
         } else if (cli_option(&p, "--out", &v)) {
             if (v[0] == '\0') cli_usage_error(&p, "--out needs a folder");
@@ -159,7 +163,8 @@ int cmd_mesh(int argc, char **argv) {
     snprintf(json, sizeof json, "%s/scene.json", dir);
     if (set.def.particle_radius <= 0.0f && stat(json, &st) == 0) {
         pbf_scene *scene = calloc(1, sizeof *scene);
-        if (scene == NULL) rc = cli_error("out of memory");
+        if (scene == NULL)
+            rc = cli_error("out of memory");
         else if ((rc = cli_load_scene(json, NULL, 0, scene)) == 0) {
             set.def.particle_radius = scene->world.particle_radius;
             fps = scene->fps;
@@ -191,8 +196,9 @@ int cmd_mesh(int argc, char **argv) {
         if (set.def.particle_radius <= 0.0f) {
             set.def.particle_radius = particles_estimate_radius(&parts);
             if (!quiet)
-                fprintf(stderr, "pbf mesh: no scene.json in %s: particle radius %.4g m (estimated "
-                                "from frame %d; --radius R to set it)\n",
+                fprintf(stderr,
+                        "pbf mesh: no scene.json in %s: particle radius %.4g m (estimated "
+                        "from frame %d; --radius R to set it)\n",
                         dir, (double)set.def.particle_radius, files[i].number);
         }
         if (done == 0 && !quiet)
@@ -204,8 +210,8 @@ int cmd_mesh(int argc, char **argv) {
         pbf_surface_stats stats;
         int triangles = 0;
         double files_ms = 0.0;
-        if (mesh_frame(&set, parts.positions, parts.count, out, files[i].number, &stats,
-                       &triangles, &files_ms, err, sizeof err) != 0) {
+        if (mesh_frame(&set, parts.positions, parts.count, out, files[i].number, &stats, &triangles,
+                       &files_ms, err, sizeof err) != 0) {
             if (bar.drawn) fputc('\n', stderr);
             rc = cli_error("%s: %s", files[i].path, err);
             break;

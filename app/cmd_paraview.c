@@ -98,9 +98,12 @@ static int writable_folder(const char *option, const char *path) {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (slash == NULL) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) slash[1] = '\0';
-    else *slash = '\0';
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
     if (access(dir, W_OK) == 0) return 1;
     cli_error("%s %s: cannot write into '%s': %s", option, path, dir, strerror(errno));
     return 0;
@@ -127,9 +130,12 @@ int cmd_paraview(int argc, char **argv) {
     const char *frame_text = NULL;
     int frame = 0, want_help = 0;
     while ((a = cli_next(&p)) != NULL) {
-        if (cli_flag(&p, "--help", "-h")) want_help = 1;
-        else if (cli_option(&p, "--render", &v)) render = v;
-        else if (cli_option(&p, "--state", &v)) state = v;
+        if (cli_flag(&p, "--help", "-h"))
+            want_help = 1;
+        else if (cli_option(&p, "--render", &v))
+            render = v;
+        else if (cli_option(&p, "--state", &v))
+            state = v;
         else if (cli_option(&p, "--size", &v)) {
             int w = 0, h = 0, end = 0;
             if (sscanf(v, "%dx%d%n", &w, &h, &end) != 2 || v[end] != '\0' || w < 16 || h < 16 ||

@@ -26,8 +26,8 @@
 /* ---- settings shared by the commands ---------------------------------------------------------- */
 
 typedef struct render_settings {
-    const char *png_dir;  /* NULL: no PNG frames */
-    const char *video;    /* NULL: no video */
+    const char *png_dir; /* NULL: no PNG frames */
+    const char *video; /* NULL: no video */
     int width, height;
     pbf_render_look look;
     pbf_render_splat splats; /* the fluid look's depth splats: ellipsoids (default) or spheres */
@@ -56,24 +56,34 @@ static int settings_option(render_settings *s, cli_parser *p) {
         s->video = v;
     } else if (cli_option(p, "--resolution", &v)) {
         int w = 0, h = 0, n = 0;
-        if (sscanf(v, "%dx%d%n", &w, &h, &n) != 2 || v[n] != '\0' || w < 16 || h < 16 ||
-            w > 8192 || h > 8192)
+        if (sscanf(v, "%dx%d%n", &w, &h, &n) != 2 || v[n] != '\0' || w < 16 || h < 16 || w > 8192 ||
+            h > 8192)
             cli_usage_error(p, "--resolution expects WxH between 16x16 and 8192x8192, got '%s'", v);
         s->width = w;
         s->height = h;
     } else if (cli_option(p, "--look", &v)) {
-        if (strcmp(v, "fluid") == 0) s->look = PBF_LOOK_FLUID;
-        else if (strcmp(v, "spheres") == 0) s->look = PBF_LOOK_SPHERES;
-        else cli_usage_error(p, "--look expects fluid or spheres, got '%s'", v);
+        if (strcmp(v, "fluid") == 0)
+            s->look = PBF_LOOK_FLUID;
+        else if (strcmp(v, "spheres") == 0)
+            s->look = PBF_LOOK_SPHERES;
+        else
+            cli_usage_error(p, "--look expects fluid or spheres, got '%s'", v);
     } else if (cli_option(p, "--color", &v)) {
-        if (strcmp(v, "uniform") == 0) s->color = PBF_COLOR_UNIFORM;
-        else if (strcmp(v, "speed") == 0) s->color = PBF_COLOR_SPEED;
-        else if (strcmp(v, "density") == 0) s->color = PBF_COLOR_DENSITY;
-        else cli_usage_error(p, "--color expects uniform, speed or density, got '%s'", v);
+        if (strcmp(v, "uniform") == 0)
+            s->color = PBF_COLOR_UNIFORM;
+        else if (strcmp(v, "speed") == 0)
+            s->color = PBF_COLOR_SPEED;
+        else if (strcmp(v, "density") == 0)
+            s->color = PBF_COLOR_DENSITY;
+        else
+            cli_usage_error(p, "--color expects uniform, speed or density, got '%s'", v);
     } else if (cli_option(p, "--splats", &v)) {
-        if (strcmp(v, "ellipsoid") == 0) s->splats = PBF_SPLAT_ELLIPSOID;
-        else if (strcmp(v, "sphere") == 0) s->splats = PBF_SPLAT_SPHERE;
-        else cli_usage_error(p, "--splats expects ellipsoid or sphere, got '%s'", v);
+        if (strcmp(v, "ellipsoid") == 0)
+            s->splats = PBF_SPLAT_ELLIPSOID;
+        else if (strcmp(v, "sphere") == 0)
+            s->splats = PBF_SPLAT_SPHERE;
+        else
+            cli_usage_error(p, "--splats expects ellipsoid or sphere, got '%s'", v);
     } else if (cli_option(p, "--crf", &v)) {
         cli_parse_int(p, "--crf", v, 0, 51, &s->crf);
     } else {
@@ -100,8 +110,8 @@ typedef struct frame_sink {
     pbf_renderer *renderer;
     pbf_video *video;
     uint8_t *rgba;
-    int frames;        /* frames rendered */
-    double render_s;   /* wall-clock seconds spent drawing and reading back */
+    int frames; /* frames rendered */
+    double render_s; /* wall-clock seconds spent drawing and reading back */
     pbf_render_timings passes; /* GPU ms per pass, summed over the frames */
     int open;
 } frame_sink;
@@ -133,9 +143,8 @@ static int sink_open(frame_sink *s, const render_settings *set, double fps) {
         pbf_gl_context_destroy(s->ctx);
         return cli_error("out of memory");
     }
-    if (set->video != NULL &&
-        pbf_video_open(set->video, set->width, set->height, fps, set->crf, &s->video, err,
-                       sizeof err) != PBF_OK) {
+    if (set->video != NULL && pbf_video_open(set->video, set->width, set->height, fps, set->crf,
+                                             &s->video, err, sizeof err) != PBF_OK) {
         free(s->rgba);
         pbf_renderer_destroy(s->renderer);
         pbf_gl_context_destroy(s->ctx);
@@ -166,8 +175,7 @@ static int sink_frame(frame_sink *s, const pbf_render_scene *scene, int frame, c
         if (pbf_png_write(path, s->rgba, s->set.width, s->set.height, err, err_size) != PBF_OK)
             return 1;
     }
-    if (s->video != NULL &&
-        pbf_video_write(s->video, s->rgba, err, err_size) != PBF_OK) {
+    if (s->video != NULL && pbf_video_write(s->video, s->rgba, err, err_size) != PBF_OK) {
         /* ffmpeg is gone: what it wrote is not a video. */
         pbf_video_abort(s->video);
         s->video = NULL;
@@ -356,8 +364,7 @@ int render_bench_world(const pbf_world *world, const pbf_scene *scene, int width
      * the viewer does, where the context runs on that GPU; else from host memory (why says
      * why). */
     const int cuda = pbf_world_get_def(world)->backend == PBF_BACKEND_CUDA;
-    if (!rc && cuda && pbf_render_cuda_create(&interop, why, sizeof why) != PBF_OK)
-        interop = NULL;
+    if (!rc && cuda && pbf_render_cuda_create(&interop, why, sizeof why) != PBF_OK) interop = NULL;
     int nc = pbf_world_collider_count(world);
     pbf_collider_def colliders[64];
     if (nc > 64) nc = 64;
@@ -468,8 +475,8 @@ static void load_tool_track(const char *dir, pbf_vec3 **out, int *count) {
  * *mesh empty (and draws none) when there is no such file; a broken one is an error. */
 /* Several fluids: the frame's phases as the renderer takes them (one byte each, into *buf,
  * grown as needed), each checked against the scene's materials. 0, or 1 with err set. */
-static int load_phases(const pbf_particles *parts, int materials, const char *path,
-                       uint8_t **buf, int *capacity, char *err, size_t err_size) {
+static int load_phases(const pbf_particles *parts, int materials, const char *path, uint8_t **buf,
+                       int *capacity, char *err, size_t err_size) {
     if (parts->count > *capacity) {
         uint8_t *bigger = realloc(*buf, (size_t)parts->count);
         if (bigger == NULL) {
@@ -484,8 +491,8 @@ static int load_phases(const pbf_particles *parts, int materials, const char *pa
         if (k < 0 || k >= materials) {
             snprintf(err, err_size,
                      "%s: particle %d has phase %d, but the scene has %d material%s (phases 0 "
-                     "to %d)", path, i, (int)k, materials, materials == 1 ? "" : "s",
-                     materials - 1);
+                     "to %d)",
+                     path, i, (int)k, materials, materials == 1 ? "" : "s", materials - 1);
             return 1;
         }
         (*buf)[i] = (uint8_t)k;
@@ -493,8 +500,8 @@ static int load_phases(const pbf_particles *parts, int materials, const char *pa
     return 0;
 }
 
-static int load_solids(const char *dir, int number, pbf_mesh *mesh, pbf_render_mesh *out,
-                       char *err, size_t err_size) {
+static int load_solids(const char *dir, int number, pbf_mesh *mesh, pbf_render_mesh *out, char *err,
+                       size_t err_size) {
     pbf_mesh_free(mesh);
     memset(out, 0, sizeof *out);
     char path[4096];
@@ -520,8 +527,10 @@ int cmd_render(int argc, char **argv) {
     double fps = 0.0, radius = 0.0;
     int help = 0, quiet = 0;
     while ((a = cli_next(&p)) != NULL) {
-        if (cli_flag(&p, "--help", "-h")) help = 1;
-        else if (cli_flag(&p, "--quiet", "-q")) quiet = 1;
+        if (cli_flag(&p, "--help", "-h"))
+            help = 1;
+        else if (cli_flag(&p, "--quiet", "-q"))
+            quiet = 1;
         else if (settings_option(&set, &p)) {
         } else if (cli_option(&p, "--fps", &v)) {
             cli_parse_double(&p, "--fps", v, 0.1, 1000.0, &fps);
@@ -548,8 +557,10 @@ int cmd_render(int argc, char **argv) {
     if (dir == NULL) return cli_usage_error(&p, "which export folder? (the --out of `pbf run`)");
     struct stat st;
     if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
-        return cli_usage_error(&p, "'%s' is a file; to render a scene while simulating it use "
-                                   "`pbf run %s --video FILE`", dir, dir);
+        return cli_usage_error(&p,
+                               "'%s' is a file; to render a scene while simulating it use "
+                               "`pbf run %s --video FILE`",
+                               dir, dir);
     if (set.png_dir == NULL && set.video == NULL)
         return cli_usage_error(&p, "nothing to write: give --video FILE and/or --png DIR");
 
@@ -597,7 +608,8 @@ int cmd_render(int argc, char **argv) {
     pbf_render_scene rs = pbf_default_render_scene();
     frame_sink sink;
     memset(&sink, 0, sizeof sink);
-    if (pbf_export_read(files[0].path, &parts, err, sizeof err) != PBF_OK) rc = cli_error("%s", err);
+    if (pbf_export_read(files[0].path, &parts, err, sizeof err) != PBF_OK)
+        rc = cli_error("%s", err);
     if (rc == 0) {
         if (have_scene) {
             rs.particle_radius = scene->world.particle_radius;
@@ -625,8 +637,9 @@ int cmd_render(int argc, char **argv) {
             rs.domain_max = hi;
             rs.camera = pbf_render_default_camera(lo, hi, (float)set.width / (float)set.height);
             if (!quiet)
-                fprintf(stderr, "pbf render: no scene.json in %s: particle radius %.4g m "
-                                "(estimated), domain = bounding box of frame %d\n",
+                fprintf(stderr,
+                        "pbf render: no scene.json in %s: particle radius %.4g m "
+                        "(estimated), domain = bounding box of frame %d\n",
                         dir, (double)r, files[0].number);
         }
         if (radius > 0.0) rs.particle_radius = (float)radius;
@@ -662,8 +675,8 @@ int cmd_render(int argc, char **argv) {
                 }
                 rs.phases = phases;
             }
-            if (render_diffuse_from_file(&diffuse, dir, files[i].number, &rs, err,
-                                         sizeof err) != 0) {
+            if (render_diffuse_from_file(&diffuse, dir, files[i].number, &rs, err, sizeof err) !=
+                0) {
                 rc = cli_error("%s", err);
                 break;
             }

@@ -45,8 +45,8 @@ static const char resume_help[] =
 
 /* Keys a resumed run may change: how the solver runs, not what is simulated. */
 static int allowed_override(const char *set) {
-    static const char *const prefixes[] = {"solver.", "time.substeps=", "time.fps=",
-                                           "time.frames=", "output.format"};
+    static const char *const prefixes[] = {
+        "solver.", "time.substeps=", "time.fps=", "time.frames=", "output.format"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; ++i)
         if (strncmp(set, prefixes[i], strlen(prefixes[i])) == 0) return 1;
     return 0;
@@ -54,10 +54,10 @@ static int allowed_override(const char *set) {
 
 typedef struct resume_args {
     const char *dir;
-    int frames;        /* < 0: the run's */
-    double time;       /* < 0: unset */
-    int threads;       /* < 0: the run's */
-    int every;         /* < 0: the run's */
+    int frames; /* < 0: the run's */
+    double time; /* < 0: unset */
+    int threads; /* < 0: the run's */
+    int every; /* < 0: the run's */
     int quiet;
     cli_overrides sets;
 } resume_args;
@@ -118,8 +118,8 @@ static int resume(const resume_args *a) {
     if (rc == 0)
         rc = run_checkpoint_read(ck, path, a->sets.items, a->sets.count, scene, &frame, &every);
     if (rc == 0 && (int64_t)frame != pbf_checkpoint_steps(ck))
-        rc = cli_error("%s: the run data says frame %d, the world has made %lld steps", path,
-                       frame, (long long)pbf_checkpoint_steps(ck));
+        rc = cli_error("%s: the run data says frame %d, the world has made %lld steps", path, frame,
+                       (long long)pbf_checkpoint_steps(ck));
     if (rc == 0) {
         /* warnings and errors about the (possibly changed) scene, as `pbf run` prints them */
         char warnings[8192];
@@ -148,12 +148,11 @@ static int resume(const resume_args *a) {
     pbf_world *world = NULL;
     /* the pieces of a split checkpoint on another rank count (or in one process) make one world
      * first, which the ranks then split again at the quantiles of x */
-    if (rc == 0 && (manifest && !same_ranks
-                        ? pbf_checkpoint_create_world_merged((const pbf_checkpoint *const *)cks,
-                                                             nck, &scene->world, &world, err,
-                                                             sizeof err)
-                        : pbf_checkpoint_create_world(ck, &scene->world, &world, err,
-                                                      sizeof err)) != PBF_OK)
+    if (rc == 0 &&
+        (manifest && !same_ranks
+             ? pbf_checkpoint_create_world_merged((const pbf_checkpoint *const *)cks, nck,
+                                                  &scene->world, &world, err, sizeof err)
+             : pbf_checkpoint_create_world(ck, &scene->world, &world, err, sizeof err)) != PBF_OK)
         rc = cli_error("cannot resume: %s", err);
     if (rc == 0 && manifest && !same_ranks && pbf_world_particle_count(world) != m.particles)
         rc = cli_error("cannot resume: the pieces hold %d particles, the manifest says %lld",
@@ -204,12 +203,15 @@ int cmd_resume(int argc, char **argv) {
         } else if (cli_flag(&p, "--quiet", "-q")) {
             a.quiet = 1;
         } else if (cli_option(&p, "--frames", &v)) {
-            if (a.time >= 0.0) rc = cli_usage_error(&p, "--frames and --time exclude each other");
+            if (a.time >= 0.0)
+                rc = cli_usage_error(&p, "--frames and --time exclude each other");
             else if (!cli_parse_int(&p, "--frames", v, 0, 100000000, &a.frames))
                 rc = CLI_EXIT_USAGE;
         } else if (cli_option(&p, "--time", &v)) {
-            if (a.frames >= 0) rc = cli_usage_error(&p, "--frames and --time exclude each other");
-            else if (!cli_parse_double(&p, "--time", v, 0.0, 1e7, &a.time)) rc = CLI_EXIT_USAGE;
+            if (a.frames >= 0)
+                rc = cli_usage_error(&p, "--frames and --time exclude each other");
+            else if (!cli_parse_double(&p, "--time", v, 0.0, 1e7, &a.time))
+                rc = CLI_EXIT_USAGE;
         } else if (cli_option(&p, "--threads", &v)) {
             if (!cli_parse_int(&p, "--threads", v, 0, 4096, &a.threads)) rc = CLI_EXIT_USAGE;
         } else if (cli_option(&p, "--checkpoint-every", &v)) {

@@ -47,7 +47,8 @@ static const char run_help[] =
     "  --help, -h          this help\n"
     "\n"
     "Ctrl-C finishes the frame in progress, writes its files and stops with exit status 130;\n"
-    "the folder stays valid (stats.csv has one row per frame file). A second Ctrl-C stops at once.\n"
+    "the folder stays valid (stats.csv has one row per frame file). A second Ctrl-C stops at "
+    "once.\n"
     "An unstable simulation (NaN, or a particle far beyond the CFL speed limit) stops with exit\n"
     "status 1, a message naming the step and the particle, and every frame written so far intact.\n"
     "Frame files of an earlier run in the same folder are removed first.\n"
@@ -87,11 +88,15 @@ int cmd_run(int argc, char **argv) {
         } else if (cli_flag(&p, "--quiet", "-q")) {
             o.quiet = 1;
         } else if (cli_option(&p, "--frames", &v)) {
-            if (o.time >= 0.0) rc = cli_usage_error(&p, "--frames and --time exclude each other");
-            else if (!cli_parse_int(&p, "--frames", v, 0, 100000000, &o.frames)) rc = CLI_EXIT_USAGE;
+            if (o.time >= 0.0)
+                rc = cli_usage_error(&p, "--frames and --time exclude each other");
+            else if (!cli_parse_int(&p, "--frames", v, 0, 100000000, &o.frames))
+                rc = CLI_EXIT_USAGE;
         } else if (cli_option(&p, "--time", &v)) {
-            if (o.frames >= 0) rc = cli_usage_error(&p, "--frames and --time exclude each other");
-            else if (!cli_parse_double(&p, "--time", v, 0.0, 1e7, &o.time)) rc = CLI_EXIT_USAGE;
+            if (o.frames >= 0)
+                rc = cli_usage_error(&p, "--frames and --time exclude each other");
+            else if (!cli_parse_double(&p, "--time", v, 0.0, 1e7, &o.time))
+                rc = CLI_EXIT_USAGE;
         } else if (cli_option(&p, "--out", &v)) {
             if (v[0] == '\0') rc = cli_usage_error(&p, "--out needs a folder");
             o.out_dir = v;
@@ -102,17 +107,19 @@ int cmd_run(int argc, char **argv) {
         } else if (cli_option(&p, "--threads", &v)) {
             if (!cli_parse_int(&p, "--threads", v, 0, 4096, &o.threads)) rc = CLI_EXIT_USAGE;
         } else if (cli_option(&p, "--backend", &v)) {
-            if (strcmp(v, "cpu") == 0) o.backend = PBF_BACKEND_CPU;
-            else if (strcmp(v, "cuda") == 0) o.backend = PBF_BACKEND_CUDA;
-            else rc = cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
+            if (strcmp(v, "cpu") == 0)
+                o.backend = PBF_BACKEND_CPU;
+            else if (strcmp(v, "cuda") == 0)
+                o.backend = PBF_BACKEND_CUDA;
+            else
+                rc = cli_usage_error(&p, "--backend expects cpu or cuda, got '%s'", v);
         } else if (cli_option(&p, "--set", &v)) {
             rc = cli_take_set(&p, v, &sets);
         } else if (cli_option(&p, "--checkpoint-every", &v)) {
             if (!cli_parse_int(&p, "--checkpoint-every", v, 0, 100000000, &o.checkpoint_every))
                 rc = CLI_EXIT_USAGE;
         } else if (cli_option(&p, "--balance", &v)) {
-            if (!cli_parse_double(&p, "--balance", v, 0.0, 1000.0, &o.balance))
-                rc = CLI_EXIT_USAGE;
+            if (!cli_parse_double(&p, "--balance", v, 0.0, 1000.0, &o.balance)) rc = CLI_EXIT_USAGE;
         } else if (mesh_run_option(mesh, &p)) {
             if (p.failed) rc = CLI_EXIT_USAGE;
 #ifdef PBF_APP_HAVE_RENDER

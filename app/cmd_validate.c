@@ -37,47 +37,47 @@
 enum { MAX_SERIES = 2, MAX_HEIGHTS = 4, MAX_PRESSURES = 8, MAX_FRONTS = 4 };
 
 typedef struct height_spec {
-    const char *probe;                /* column NAME_m of probes.csv */
+    const char *probe; /* column NAME_m of probes.csv */
     const char *measured[MAX_SERIES]; /* data columns (repetitions); NULL-terminated */
 } height_spec;
 
 typedef struct pressure_spec {
-    const char *probe;    /* NAME: columns NAME_Pa of probes.csv */
+    const char *probe; /* NAME: columns NAME_Pa of probes.csv */
     const char *measured; /* data column */
-    double w0, w1;        /* window of the mean, in the data's time unit */
+    double w0, w1; /* window of the mean, in the data's time unit */
 } pressure_spec;
 
 /* A front arrival: where, and which measurement says when the water got there. The simulated
  * arrival is read the same way from the simulated probe `probe` (a gauge's H*_m, a sensor's
  * P*_Pa), so that both sides use one threshold at one place. */
 typedef struct front_spec {
-    double x;            /* m, in the scene's frame */
+    double x; /* m, in the scene's frame */
     const char *label;
-    int from_pressure;   /* 1: the first pressure above p_arrive on `measured`; 0: wetting */
+    int from_pressure; /* 1: the first pressure above p_arrive on `measured`; 0: wetting */
     const char *measured;
     const char *probe; /* the simulated probe at x */
 } front_spec;
 
 typedef struct case_spec {
-    const char *name;      /* the command's argument */
+    const char *name; /* the command's argument */
     const char *title;
-    const char *scene[2];  /* coarse, fine: relative to the repository root */
+    const char *scene[2]; /* coarse, fine: relative to the repository root */
     const char *level_file, *pressure_file; /* in the data folder */
-    const char *time_col;  /* the data's time column */
-    double t_scale;        /* data time units per simulated second */
+    const char *time_col; /* the data's time column */
+    double t_scale; /* data time units per simulated second */
     const char *t_label;
-    double h_scale;        /* data height units per metre */
+    double h_scale; /* data height units per metre */
     const char *h_label, *h_unit;
-    double p_scale;        /* data pressure units per Pa */
+    double p_scale; /* data pressure units per Pa */
     const char *p_label, *p_unit;
-    double wet;            /* wetting threshold, data height units */
-    double p_arrive;       /* pressure arrival threshold, data pressure units */
-    int front_sign;        /* +1: the front moves towards +x */
+    double wet; /* wetting threshold, data height units */
+    double p_arrive; /* pressure arrival threshold, data pressure units */
+    int front_sign; /* +1: the front moves towards +x */
     int nh, np, nf;
     height_spec h[MAX_HEIGHTS];
     pressure_spec p[MAX_PRESSURES];
     front_spec f[MAX_FRONTS];
-    int plot_cols;         /* pressure panels per row */
+    int plot_cols; /* pressure panels per row */
 } case_spec;
 
 #define LOBOVSKY_H 0.3
@@ -265,8 +265,10 @@ static double interp(const table *t, int tc, int c, double x) {
     int lo = 0, hi = t->rows - 1;
     while (hi - lo > 1) {
         int mid = (lo + hi) / 2;
-        if (at(t, mid, tc) <= x) lo = mid;
-        else hi = mid;
+        if (at(t, mid, tc) <= x)
+            lo = mid;
+        else
+            hi = mid;
     }
     double t0 = at(t, lo, tc), t1 = at(t, hi, tc);
     if (!(t1 > t0)) return at(t, lo, c);
@@ -293,7 +295,7 @@ static double first_crossing(const table *t, int tc, double tscale, int c, doubl
  * Metrics */
 
 typedef struct metric {
-    char kind[24];  /* "wetting time", "height RMS", ... */
+    char kind[24]; /* "wetting time", "height RMS", ... */
     char probe[40];
     char unit[16];
     double measured, simulated; /* NAN: not available */
@@ -303,8 +305,8 @@ typedef struct result {
     int present;
     float radius;
     int particles;
-    double t_end;  /* simulated seconds: the end of the metrics' window */
-    double t_run;  /* the whole run (the plots show all of it) */
+    double t_end; /* simulated seconds: the end of the metrics' window */
+    double t_run; /* the whole run (the plots show all of it) */
     int count;
     metric m[64];
 } result;
@@ -332,8 +334,8 @@ static double measured_height(const table *lv, int tc, const int *cols, double x
 }
 
 typedef struct data {
-    table lv, pr;        /* levels and pressures (the same file for spheric2) */
-    int lv_t, pr_t;      /* their time columns */
+    table lv, pr; /* levels and pressures (the same file for spheric2) */
+    int lv_t, pr_t; /* their time columns */
     int hcol[MAX_HEIGHTS][MAX_SERIES];
     int pcol[MAX_PRESSURES];
     int fcol[MAX_FRONTS];
@@ -348,13 +350,13 @@ static int load_data(const case_spec *cs, const char *dir, data *d) {
     if (table_load(path, &d->pr) != 0) return 1;
     d->lv_t = table_col(&d->lv, cs->time_col);
     d->pr_t = table_col(&d->pr, cs->time_col);
-    if (d->lv_t < 0 || d->pr_t < 0)
-        return cli_error("%s: no time column '%s'", path, cs->time_col);
+    if (d->lv_t < 0 || d->pr_t < 0) return cli_error("%s: no time column '%s'", path, cs->time_col);
     for (int k = 0; k < cs->nh; ++k)
         for (int s = 0; s < MAX_SERIES; ++s) {
             d->hcol[k][s] = cs->h[k].measured[s] ? table_col(&d->lv, cs->h[k].measured[s]) : -1;
             if (cs->h[k].measured[s] && d->hcol[k][s] < 0)
-                return cli_error("%s/%s: no column '%s'", dir, cs->level_file, cs->h[k].measured[s]);
+                return cli_error("%s/%s: no column '%s'", dir, cs->level_file,
+                                 cs->h[k].measured[s]);
         }
     for (int k = 0; k < cs->np; ++k)
         if ((d->pcol[k] = table_col(&d->pr, cs->p[k].measured)) < 0)
@@ -591,16 +593,14 @@ static int write_metrics_md(const case_spec *cs, const result res[2], const char
     sb_printf(&b, "### %s\n\n", cs->title);
     for (int k = 0; k < 2; ++k)
         if (res[k].present)
-            sb_printf(&b,
-                      "- %s: r = %.4g mm, %d particles (`pbf validate %s%s`)\n",
-                      RES_NAMES[k], 1000.0 * res[k].radius, res[k].particles, cs->name,
-                      k ? " --fine" : "");
+            sb_printf(&b, "- %s: r = %.4g mm, %d particles (`pbf validate %s%s`)\n", RES_NAMES[k],
+                      1000.0 * res[k].radius, res[k].particles, cs->name, k ? " --fine" : "");
     const result *any = res[0].present ? &res[0] : &res[1];
     sb_printf(&b,
               "- metrics over t = 0 to %.4g s (%s = 0 to %.4g), the time every run covers; "
               "wetting threshold %.3g %s, pressure arrival threshold %.3g %s\n",
-              any->t_end, cs->t_label, any->t_end * cs->t_scale, cs->wet, cs->h_unit,
-              cs->p_arrive, cs->p_unit);
+              any->t_end, cs->t_label, any->t_end * cs->t_scale, cs->wet, cs->h_unit, cs->p_arrive,
+              cs->p_unit);
     sb_printf(&b, "- measured: `%s/%s`%s%s\n\n", data_dir, cs->level_file,
               strcmp(cs->level_file, cs->pressure_file) ? ", " : "",
               strcmp(cs->level_file, cs->pressure_file) ? cs->pressure_file : "");
@@ -644,8 +644,8 @@ static int write_plot_data(const case_spec *cs, const data *d, const char *dir,
                            const int present[2]) {
     char path[4096];
     sbuf b = {0};
-    sb_printf(&b, "# %s: measured heights (%s) against %s; NaN = no such repetition\n",
-              cs->name, cs->h_label, cs->t_label);
+    sb_printf(&b, "# %s: measured heights (%s) against %s; NaN = no such repetition\n", cs->name,
+              cs->h_label, cs->t_label);
     for (int i = 0; i < d->lv.rows; ++i) {
         sb_printf(&b, "%.6g", at(&d->lv, i, d->lv_t));
         for (int k = 0; k < cs->nh; ++k)
@@ -713,12 +713,13 @@ static int write_plot_script(const case_spec *cs, const data *d, const result re
         snprintf(lab[k], sizeof lab[k], "%s, r = %.3g mm", RES_NAMES[k], 1000.0 * res[k].radius);
     double t_max = 0.0;
     for (int k = 0; k < 2; ++k)
-        if (res[k].present && res[k].t_run * cs->t_scale > t_max) t_max = res[k].t_run * cs->t_scale;
+        if (res[k].present && res[k].t_run * cs->t_scale > t_max)
+            t_max = res[k].t_run * cs->t_scale;
     /* heights */
     sb_printf(&b, "set output 'heights.png'\nset multiplot layout 2,2 title '%s: water height'\n",
               cs->title);
-    sb_printf(&b, "set xlabel '%s'\nset ylabel '%s'\nset xrange [0:%g]\n", cs->t_label,
-              cs->h_label, t_max);
+    sb_printf(&b, "set xlabel '%s'\nset ylabel '%s'\nset xrange [0:%g]\n", cs->t_label, cs->h_label,
+              t_max);
     for (int k = 0; k < cs->nh; ++k) {
         sb_printf(&b, "set title '%s'\nplot ", cs->h[k].probe);
         int first = 1;
@@ -823,18 +824,22 @@ static const char validate_synopsis[] =
     "                    [--threads N] [--set key=value ...] [--plot-only] [--quiet]\n";
 
 static const char validate_help[] =
-    "Runs a validation case against laboratory data and writes the comparison (docs/validation.md):\n"
+    "Runs a validation case against laboratory data and writes the comparison "
+    "(docs/validation.md):\n"
     "  spheric2   SPHERIC test 2, the MARIN 3D dam break with an obstacle (Kleefsman et al. 2005)\n"
     "  lobovsky   the dam break of Lobovsky et al. 2014, H = 300 mm\n"
     "\n"
     "The run goes to OUT/coarse or OUT/fine (probes.csv, stats.csv, scene.json, metrics.csv);\n"
-    "OUT/metrics.md and the plots (heights.png, pressure.png, front.png) show every resolution run\n"
+    "OUT/metrics.md and the plots (heights.png, pressure.png, front.png) show every resolution "
+    "run\n"
     "so far against the measurements.\n"
     "\n"
     "options:\n"
-    "  --fine            the fine scene (scenes/validation/<case>_fine.json) instead of the coarse\n"
+    "  --fine            the fine scene (scenes/validation/<case>_fine.json) instead of the "
+    "coarse\n"
     "  --scene FILE      another scene with the case's probes\n"
-    "  --data DIR        the measured data (default: $PBF_VALIDATION_DATA, else ../shared/validation)\n"
+    "  --data DIR        the measured data (default: $PBF_VALIDATION_DATA, else "
+    "../shared/validation)\n"
     "  --out DIR         default out/validate/<case>\n"
     "  --time T          simulated seconds (default: the scene's time.frames)\n"
     "  --gate            release the water by lifting a gate (a thin kinematic plate,\n"
@@ -950,8 +955,9 @@ int cmd_validate(int argc, char **argv) {
         table_free(&d.lv);
         table_free(&d.pr);
         cli_overrides_free(&sets);
-        fprintf(stderr, "pbf validate: the measured data is read from '%s' (--data DIR or "
-                        "PBF_VALIDATION_DATA)\n",
+        fprintf(stderr,
+                "pbf validate: the measured data is read from '%s' (--data DIR or "
+                "PBF_VALIDATION_DATA)\n",
                 data_dir);
         return CLI_EXIT_ERROR;
     }

@@ -179,8 +179,10 @@ static int publish(sim_shared *sh, const pbf_world *w, char *err, size_t err_siz
         memcpy(sh->positions, v.positions, (size_t)v.count * 3 * sizeof(float));
         memcpy(sh->velocities, v.velocities, (size_t)v.count * 3 * sizeof(float));
         memcpy(sh->densities, v.densities, (size_t)v.count * sizeof(float));
-        if (v.phases != NULL) memcpy(sh->phases, v.phases, (size_t)v.count);
-        else memset(sh->phases, 0, (size_t)v.count);
+        if (v.phases != NULL)
+            memcpy(sh->phases, v.phases, (size_t)v.count);
+        else
+            memset(sh->phases, 0, (size_t)v.count);
         sh->count = v.count;
     }
     pbf_render_scene ds = pbf_default_render_scene(); /* spray, foam and bubbles */
@@ -503,14 +505,21 @@ int cmd_view(int argc, char **argv) {
         } else if (cli_option(&p, "--resolution", &v)) {
             parse_resolution(&p, v, &width, &height);
         } else if (cli_option(&p, "--look", &v)) {
-            if (strcmp(v, "fluid") == 0) look = PBF_LOOK_FLUID;
-            else if (strcmp(v, "spheres") == 0) look = PBF_LOOK_SPHERES;
-            else cli_usage_error(&p, "--look expects fluid or spheres, got '%s'", v);
+            if (strcmp(v, "fluid") == 0)
+                look = PBF_LOOK_FLUID;
+            else if (strcmp(v, "spheres") == 0)
+                look = PBF_LOOK_SPHERES;
+            else
+                cli_usage_error(&p, "--look expects fluid or spheres, got '%s'", v);
         } else if (cli_option(&p, "--color", &v)) {
-            if (strcmp(v, "uniform") == 0) color = PBF_COLOR_UNIFORM;
-            else if (strcmp(v, "speed") == 0) color = PBF_COLOR_SPEED;
-            else if (strcmp(v, "density") == 0) color = PBF_COLOR_DENSITY;
-            else cli_usage_error(&p, "--color expects uniform, speed or density, got '%s'", v);
+            if (strcmp(v, "uniform") == 0)
+                color = PBF_COLOR_UNIFORM;
+            else if (strcmp(v, "speed") == 0)
+                color = PBF_COLOR_SPEED;
+            else if (strcmp(v, "density") == 0)
+                color = PBF_COLOR_DENSITY;
+            else
+                cli_usage_error(&p, "--color expects uniform, speed or density, got '%s'", v);
         } else if (cli_option(&p, "--threads", &v)) {
             cli_parse_int(&p, "--threads", v, 0, 4096, &threads);
         } else if (cli_option(&p, "--screenshot", &v)) {
@@ -802,11 +811,14 @@ int cmd_view(int argc, char **argv) {
             size_t len = (size_t)snprintf(
                 hud, sizeof hud, "%s  %.1f fps  %s particles  t %.2f s%s\nstep %.1f ms ",
                 scene->name, fps, cli_format_count(count, n, sizeof n), sim_time,
-                failed ? "  STOPPED" : paused ? "  PAUSED" : "", prof.step_ms);
+                failed   ? "  STOPPED"
+                : paused ? "  PAUSED"
+                         : "",
+                prof.step_ms);
             for (int k = 0; k < PBF_STAGE_COUNT && len < sizeof hud; ++k)
-                len += (size_t)snprintf(hud + len, sizeof hud - len, "%s %s %.1f",
-                                        k == 4 ? "\n " : "", pbf_stage_name((pbf_stage)k),
-                                        prof.stage_ms[k]);
+                len +=
+                    (size_t)snprintf(hud + len, sizeof hud - len, "%s %s %.1f", k == 4 ? "\n " : "",
+                                     pbf_stage_name((pbf_stage)k), prof.stage_ms[k]);
             if (has_tool && len < sizeof hud) /* tool: the force on it, N */
                 len += (size_t)snprintf(hud + len, sizeof hud - len,
                                         "\ntool F (%+.2f %+.2f %+.2f) N  [right drag] move",
@@ -817,8 +829,8 @@ int cmd_view(int argc, char **argv) {
                          "\nrender %.1f ms  sky %.1f  depth %.1f  thick %.1f\n  smooth %.1f  "
                          "normal %.1f  shade %.1f\n"
                          "[Tab] %s  [Space] pause  [N] step  [R] reset  [H] hud",
-                         render_ms, rt.background_ms, rt.depth_ms, rt.thickness_ms,
-                         rt.smooth_ms, rt.normal_ms, rt.shade_ms,
+                         render_ms, rt.background_ms, rt.depth_ms, rt.thickness_ms, rt.smooth_ms,
+                         rt.normal_ms, rt.shade_ms,
                          vs.def.look == PBF_LOOK_FLUID ? "fluid" : "spheres");
             pbf_renderer_draw_text(renderer, 8, 8, fb_w >= 1200 ? 2 : 1, hud);
         }
@@ -843,8 +855,8 @@ int cmd_view(int argc, char **argv) {
                    "time)%s\n",
                    vs.def.width, vs.def.height,
                    cli_format_count(count, particles, sizeof particles),
-                   interop != NULL ? "through CUDA-OpenGL interop" : "through host memory", n,
-                   wall, wall > 0.0 ? n / wall : 0.0, n > 0 ? off_render_ms / n : 0.0,
+                   interop != NULL ? "through CUDA-OpenGL interop" : "through host memory", n, wall,
+                   wall > 0.0 ? n / wall : 0.0, n > 0 ? off_render_ms / n : 0.0,
                    (long long)(prof.steps - off_steps0),
                    wall > 0.0 ? (sim_time - off_sim0) / wall : 0.0,
                    failed ? " (STOPPED: see above)" : "");

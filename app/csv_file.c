@@ -57,8 +57,8 @@ static char *read_all(FILE *in, size_t *size) {
     return text;
 }
 
-int csv_file_resume(csv_file *f, const char *dir, const char *name, int frame,
-                    const char *header, size_t header_len) {
+int csv_file_resume(csv_file *f, const char *dir, const char *name, int frame, const char *header,
+                    size_t header_len) {
     if (set_path(f, dir, name) != 0) return 1;
     FILE *in = fopen(f->path, "rb");
     if (in == NULL && errno == ENOENT && header != NULL) {

@@ -25,8 +25,8 @@ int csv_file_create(csv_file *f, const char *dir, const char *name, const char *
  * all be there (each frame's rows are written before its checkpoint), and opens the file for
  * appending. A missing file is started with `header` (a folder from before the file existed),
  * or is an error when header is NULL. Prints the error and returns non-zero on failure. */
-int csv_file_resume(csv_file *f, const char *dir, const char *name, int frame,
-                    const char *header, size_t header_len);
+int csv_file_resume(csv_file *f, const char *dir, const char *name, int frame, const char *header,
+                    size_t header_len);
 /* Appends one row (row_len bytes, its newline included). Returns non-zero with the message in
  * err on failure (not printed: the caller's progress line is on the terminal). */
 int csv_file_append(csv_file *f, const char *row, size_t row_len, char *err, size_t err_size);

@@ -17,7 +17,8 @@ static const cli_command commands[] = {
     {"validate", cmd_validate, "compare a validation case with laboratory data (metrics, plots)"},
     {"mesh", cmd_mesh, "write the fluid's surface as triangle meshes for a run's frames"},
     {"features", cmd_features, "print which features run on which backend (CSV)"},
-    {"dataset", cmd_dataset, "write learned-simulator datasets (LagrangeBench, GNS) of varied runs"},
+    {"dataset", cmd_dataset,
+     "write learned-simulator datasets (LagrangeBench, GNS) of varied runs"},
     {"paraview", cmd_paraview, "open a run in ParaView, or render one of its frames headless"},
 #ifdef PBF_APP_HAVE_VIEW
     {"view", cmd_view, "open a window and play with the fluid"},
@@ -39,11 +40,10 @@ static void print_usage(FILE *out) {
             pbf_version());
     for (int i = 0; i < command_count; ++i)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out,
-            "\n"
-            "Run 'pbf COMMAND --help' for the options of a command.\n"
-            "Example: pbf run --frames 60 --out out/dam   (the built-in dam break)\n"
-            "Exit status: 0 ok, 1 error, 2 usage error, 130 interrupted (Ctrl-C).\n");
+    fprintf(out, "\n"
+                 "Run 'pbf COMMAND --help' for the options of a command.\n"
+                 "Example: pbf run --frames 60 --out out/dam   (the built-in dam break)\n"
+                 "Exit status: 0 ok, 1 error, 2 usage error, 130 interrupted (Ctrl-C).\n");
 }
 
 static const cli_command *find_command(const char *name) {
@@ -60,7 +60,8 @@ int main(int argc, char **argv) {
     if (run_comm_start(&argc, &argv) != 0) return CLI_EXIT_ERROR;
     int rc;
     const run_comm *comm = run_comm_get();
-    if (comm != NULL && (argc < 2 || (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "resume") != 0))) {
+    if (comm != NULL &&
+        (argc < 2 || (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "resume") != 0))) {
         if (comm->rank == 0)
             cli_error("under mpirun only 'pbf run' and 'pbf resume' run split over the ranks "
                       "(docs/mpi.md)");

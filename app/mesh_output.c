@@ -33,9 +33,12 @@ int mesh_settings_option(mesh_settings *s, cli_parser *p) {
     double x;
     int n;
     if (cli_option(p, "--kernel", &v)) {
-        if (strcmp(v, "anisotropic") == 0) s->def.kernel = PBF_SURFACE_ANISOTROPIC;
-        else if (strcmp(v, "isotropic") == 0) s->def.kernel = PBF_SURFACE_ISOTROPIC;
-        else cli_usage_error(p, "--kernel expects anisotropic or isotropic, got '%s'", v);
+        if (strcmp(v, "anisotropic") == 0)
+            s->def.kernel = PBF_SURFACE_ANISOTROPIC;
+        else if (strcmp(v, "isotropic") == 0)
+            s->def.kernel = PBF_SURFACE_ISOTROPIC;
+        else
+            cli_usage_error(p, "--kernel expects anisotropic or isotropic, got '%s'", v);
     } else if (cli_option(p, "--cell", &v)) {
         if (cli_parse_double(p, "--cell", v, 0.25, 4.0, &x)) s->def.cell_size = (float)x;
     } else if (cli_option(p, "--iso", &v)) {
@@ -53,10 +56,14 @@ int mesh_settings_option(mesh_settings *s, cli_parser *p) {
         const char *t = v;
         for (;;) {
             size_t len = strcspn(t, ",");
-            if (len == 3 && strncmp(t, "ply", 3) == 0) bits |= MESH_PLY;
-            else if (len == 3 && strncmp(t, "obj", 3) == 0) bits |= MESH_OBJ;
-            else if (len == 3 && strncmp(t, "vdb", 3) == 0) bits |= MESH_VDB;
-            else if (len == 3 && strncmp(t, "vtu", 3) == 0) bits |= MESH_VTU;
+            if (len == 3 && strncmp(t, "ply", 3) == 0)
+                bits |= MESH_PLY;
+            else if (len == 3 && strncmp(t, "obj", 3) == 0)
+                bits |= MESH_OBJ;
+            else if (len == 3 && strncmp(t, "vdb", 3) == 0)
+                bits |= MESH_VDB;
+            else if (len == 3 && strncmp(t, "vtu", 3) == 0)
+                bits |= MESH_VTU;
             else {
                 cli_usage_error(p,
                                 "--mesh-format: unknown format '%.*s' (expected ply, obj, vdb, "
@@ -91,8 +98,8 @@ const char *mesh_formats_text(unsigned formats, char *buf, size_t size) {
     buf[0] = '\0';
     for (unsigned f = MESH_PLY; f <= MESH_LAST && n < size; f <<= 1)
         if (formats & f)
-            n += (size_t)snprintf(buf + n, size - n, "%s%s", n > 0 ? "/." : "",
-                                  format_extension(f));
+            n +=
+                (size_t)snprintf(buf + n, size - n, "%s%s", n > 0 ? "/." : "", format_extension(f));
     return buf;
 }
 
@@ -147,9 +154,9 @@ struct mesh_run {
     int enabled, quiet;
     mesh_settings settings;
     const char *dir;
-    pbf_particles particles;   /* readback buffer */
-    run_hooks inner;           /* the hooks that were set before (a renderer's) */
-    double ms;                 /* meshing time, summed */
+    pbf_particles particles; /* readback buffer */
+    run_hooks inner; /* the hooks that were set before (a renderer's) */
+    double ms; /* meshing time, summed */
     long long triangles;
     int frames;
 };
@@ -198,8 +205,8 @@ static int mesh_on_frame(const pbf_world *world, int frame, void *user) {
     pbf_surface_stats st;
     int triangles = 0;
     double files_ms = 0.0;
-    if (mesh_frame(&mr->settings, mr->particles.positions, mr->particles.count, mr->dir, frame,
-                   &st, &triangles, &files_ms, err, sizeof err) != 0)
+    if (mesh_frame(&mr->settings, mr->particles.positions, mr->particles.count, mr->dir, frame, &st,
+                   &triangles, &files_ms, err, sizeof err) != 0)
         return cli_error("frame %d: --mesh: %s", frame, err);
     mr->ms += st.total_ms + files_ms;
     mr->triangles += triangles;
@@ -211,8 +218,9 @@ static void mesh_on_finish(const pbf_world *world, int frames_done, void *user) 
     mesh_run *mr = user;
     if (!mr->quiet && mr->frames > 0) {
         char ext[32];
-        fprintf(stderr, "pbf run: %d surface mesh%s in %s (surface_NNNNN.%s), %.0f triangles and "
-                        "%.0f ms per frame\n",
+        fprintf(stderr,
+                "pbf run: %d surface mesh%s in %s (surface_NNNNN.%s), %.0f triangles and "
+                "%.0f ms per frame\n",
                 mr->frames, mr->frames == 1 ? "" : "es", mr->dir,
                 mesh_formats_text(mr->settings.formats, ext, sizeof ext),
                 (double)mr->triangles / mr->frames, mr->ms / mr->frames);

@@ -14,9 +14,9 @@
 enum { MESH_PLY = 1, MESH_OBJ = 2, MESH_VDB = 4, MESH_VTU = 8, MESH_LAST = MESH_VTU };
 
 typedef struct mesh_settings {
-    pbf_surface_def def;   /* particle_radius 0: from the scene (or estimated) */
-    unsigned formats;      /* MESH_PLY | MESH_OBJ | MESH_VDB | MESH_VTU */
-    const char *out_dir;   /* NULL: next to the particle files */
+    pbf_surface_def def; /* particle_radius 0: from the scene (or estimated) */
+    unsigned formats; /* MESH_PLY | MESH_OBJ | MESH_VDB | MESH_VTU */
+    const char *out_dir; /* NULL: next to the particle files */
 } mesh_settings;
 
 /* Options of both commands, for their --help. */

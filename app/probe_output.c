@@ -43,8 +43,7 @@ static int remove_csv(const char *dir) {
 }
 
 /* Opens (resume_frame < 0) or resumes probes.csv. */
-static int open_csv(probe_output **out, const char *dir, const pbf_scene *scene,
-                    int resume_frame) {
+static int open_csv(probe_output **out, const char *dir, const pbf_scene *scene, int resume_frame) {
     *out = NULL;
     if (scene->probe_count <= 0) return remove_csv(dir);
     probe_output *o = calloc(1, sizeof *o);
@@ -52,10 +51,9 @@ static int open_csv(probe_output **out, const char *dir, const pbf_scene *scene,
     o->count = scene->probe_count;
     char header[PBF_MAX_PROBES * 2 * (PBF_PROBE_NAME_SIZE + 5) + 32];
     int n = probe_csv_header(header, sizeof header, scene->probes, scene->probe_count);
-    int rc = resume_frame < 0
-                 ? csv_file_create(&o->csv, dir, PROBE_OUTPUT_NAME, header, (size_t)n)
-                 : csv_file_resume(&o->csv, dir, PROBE_OUTPUT_NAME, resume_frame, header,
-                                   (size_t)n);
+    int rc = resume_frame < 0 ? csv_file_create(&o->csv, dir, PROBE_OUTPUT_NAME, header, (size_t)n)
+                              : csv_file_resume(&o->csv, dir, PROBE_OUTPUT_NAME, resume_frame,
+                                                header, (size_t)n);
     if (rc != 0) {
         free(o);
         return rc;

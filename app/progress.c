@@ -45,7 +45,8 @@ void progress_update(progress *p, int frame, double sim_time, int particles) {
         p->drawn = 1;
     } else {
         if (!last && percent < p->next_percent && now - p->last_print < PLAIN_INTERVAL_S) return;
-        fprintf(p->out, "pbf run: frame %d/%d (%d%%)  t=%.3f s  %s particles  %.1f frames/s  ETA %s\n",
+        fprintf(p->out,
+                "pbf run: frame %d/%d (%d%%)  t=%.3f s  %s particles  %.1f frames/s  ETA %s\n",
                 frame, p->total, percent, sim_time, count_text, rate, eta_text);
         fflush(p->out);
         while (p->next_percent <= percent) p->next_percent += 10;

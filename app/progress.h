@@ -10,13 +10,13 @@
 
 typedef struct progress {
     FILE *out;
-    int tty;            /* redraw in place */
-    int total;          /* frames to simulate (frame 0 excluded) */
-    int start_frame;    /* frame the timing started from */
-    double start;       /* cli_now() at the start */
-    double last_print;  /* cli_now() of the last line */
-    int next_percent;   /* plain mode: print when this percentage is reached */
-    int drawn;          /* a bar is on the terminal line */
+    int tty; /* redraw in place */
+    int total; /* frames to simulate (frame 0 excluded) */
+    int start_frame; /* frame the timing started from */
+    double start; /* cli_now() at the start */
+    double last_print; /* cli_now() of the last line */
+    int next_percent; /* plain mode: print when this percentage is reached */
+    int drawn; /* a bar is on the terminal line */
 } progress;
 
 void progress_begin(progress *p, FILE *out, int total_frames);

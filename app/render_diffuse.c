@@ -41,8 +41,8 @@ int render_diffuse_from_world(render_diffuse *rd, const pbf_world *world, pbf_re
     return 0;
 }
 
-int render_diffuse_from_file(render_diffuse *rd, const char *dir, int number,
-                             pbf_render_scene *s, char *err, size_t err_size) {
+int render_diffuse_from_file(render_diffuse *rd, const char *dir, int number, pbf_render_scene *s,
+                             char *err, size_t err_size) {
     s->diffuse_count = 0;
     s->diffuse_positions = NULL;
     s->diffuse_kinds = NULL;

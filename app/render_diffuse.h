@@ -20,8 +20,8 @@ int render_diffuse_from_world(render_diffuse *rd, const pbf_world *world, pbf_re
 /* Reads DIR/diffuse_NNNNN.ply (`pbf run` writes one per frame for a scene with diffuse
  * particles) into rd and points s at them; none where there is no such file. 0, or 1 with err
  * set (a broken file, out of memory). */
-int render_diffuse_from_file(render_diffuse *rd, const char *dir, int number,
-                             pbf_render_scene *s, char *err, size_t err_size);
+int render_diffuse_from_file(render_diffuse *rd, const char *dir, int number, pbf_render_scene *s,
+                             char *err, size_t err_size);
 /* Copies count particles of src into dst (the viewer's window side). 0, or 1 when out of
  * memory. */
 int render_diffuse_copy(render_diffuse *dst, const render_diffuse *src, int count);

@@ -35,13 +35,13 @@ void run_options_init(run_options *o) {
  * the initial state, written without one); a substep is one solver step inside it
  * (time.substeps per frame). stats.csv's ms_per_step is a frame's pbf_world_step. */
 typedef struct run_summary {
-    int frames_done;       /* frame files written, frame 0 included */
-    int steps;             /* pbf_world_step calls: the frames simulated */
-    double sum_avg_error;  /* sum over steps of the average density error */
+    int frames_done; /* frame files written, frame 0 included */
+    int steps; /* pbf_world_step calls: the frames simulated */
+    double sum_avg_error; /* sum over steps of the average density error */
     float max_error;
     double sum_step_ms;
     double sum_stage_ms[PBF_STAGE_COUNT];
-    double start;          /* cli_now() */
+    double start; /* cli_now() */
 } run_summary;
 
 static void summary_add_step(run_summary *s, const pbf_world *world) {
@@ -63,8 +63,8 @@ static void summary_print(const run_summary *s, const pbf_world *world, int part
     if (s->steps > 0) {
         double mean_ms = s->sum_step_ms / s->steps;
         int substeps = pbf_world_get_def(world)->substeps;
-        printf("  density error    avg %.3f %%   max %.3f %%\n", 100.0 * s->sum_avg_error / s->steps,
-               100.0 * s->max_error);
+        printf("  density error    avg %.3f %%   max %.3f %%\n",
+               100.0 * s->sum_avg_error / s->steps, 100.0 * s->max_error);
         printf("  time per frame   %.3f ms (mean of %d simulated frame%s of %d substep%s: %.3f ms "
                "per substep), %.1f frames/s\n",
                mean_ms, s->steps, s->steps == 1 ? "" : "s", substeps, substeps == 1 ? "" : "s",
@@ -93,12 +93,14 @@ static int apply_options(const run_options *o, pbf_scene *scene) {
     if (o->time >= 0.0) {
         double frames = ceil(o->time * scene->fps - 1e-9);
         if (!(frames >= 0.0 && frames <= 1e8))
-            return cli_error("--time %g at %g fps gives too many frames", o->time, (double)scene->fps);
+            return cli_error("--time %g at %g fps gives too many frames", o->time,
+                             (double)scene->fps);
         scene->frames = (int)frames;
     }
     if (o->out_dir != NULL) {
         if (strlen(o->out_dir) >= sizeof scene->output_dir)
-            return cli_error("--out: path longer than %zu characters", sizeof scene->output_dir - 1);
+            return cli_error("--out: path longer than %zu characters",
+                             sizeof scene->output_dir - 1);
         snprintf(scene->output_dir, sizeof scene->output_dir, "%s", o->out_dir);
     }
     if (scene->output_dir[0] == '\0') return cli_error("no output folder (use --out DIR)");
@@ -208,17 +210,15 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
             fprintf(stderr,
                     "pbf run: %s (%s): %s particles, %d frames at %g fps (%.3f s) -> %s [%s]\n",
                     scene->name, scene->source, cli_format_count(start_count, count, sizeof count),
-                    frames,
-                    (double)scene->fps, frames / (double)scene->fps, scene->output_dir,
+                    frames, (double)scene->fps, frames / (double)scene->fps, scene->output_dir,
                     cli_format_names(scene->formats, formats, sizeof formats));
         else
             fprintf(stderr,
                     "pbf resume: %s: %s particles, frame %d (t = %.3f s) to %d at %g fps -> %s "
                     "[%s]\n",
-                    scene->name,
-                    cli_format_count(start_count, count, sizeof count),
-                    resume_frame, pbf_world_time(world), frames, (double)scene->fps,
-                    scene->output_dir, cli_format_names(scene->formats, formats, sizeof formats));
+                    scene->name, cli_format_count(start_count, count, sizeof count), resume_frame,
+                    pbf_world_time(world), frames, (double)scene->fps, scene->output_dir,
+                    cli_format_names(scene->formats, formats, sizeof formats));
     }
 
     /* probes: a world restored from a checkpoint comes without them */
@@ -334,16 +334,14 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
     }
     if (!o->quiet && summary.frames_done > first) {
         summary_print(&summary, world, particles, &out);
-        if (o->comm != NULL && summary.steps > 0)
-        {
+        if (o->comm != NULL && summary.steps > 0) {
             printf("  MPI              %d ranks; largest halo %d particles, %d KiB received per "
                    "substep (the last); cuts moved %d times (--balance %g)\n",
                    o->comm->ranks, ghosts, kib, rebalances, o->balance);
             if (wait_frames > 0)
                 printf("                   %.1f %% of the ranks' step time in the halo's messages "
                        "(the least waiting rank: %.1f %%; mean over %d frames)\n",
-                       100.0 * wait / wait_frames, 100.0 * wait_least / wait_frames,
-                       wait_frames);
+                       100.0 * wait / wait_frames, 100.0 * wait_least / wait_frames, wait_frames);
         }
     }
     if (interrupted) {

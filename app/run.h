@@ -21,18 +21,18 @@ typedef struct run_hooks {
 } run_hooks;
 
 typedef struct run_options {
-    const char *scene_path;     /* NULL: the built-in dam break */
-    const char *const *sets;    /* --set key=value overrides, in order */
+    const char *scene_path; /* NULL: the built-in dam break */
+    const char *const *sets; /* --set key=value overrides, in order */
     int set_count;
-    int frames;                 /* frames after frame 0; < 0: the scene's */
-    double time;                /* simulated seconds; < 0: unset (frames rules) */
-    const char *out_dir;        /* NULL: the scene's output_dir */
-    int formats;                /* pbf_format bits; < 0: the scene's */
-    int threads;                /* < 0: the scene's */
-    int backend;                /* pbf_backend (--backend, docs/cuda.md); < 0: the scene's */
-    int quiet;                  /* no progress line, no summary */
-    int checkpoint_every;       /* save DIR/checkpoint.pbfck every N frames; 0: never */
-    double balance;             /* split over MPI ranks: move the cuts when the ranks' particle
+    int frames; /* frames after frame 0; < 0: the scene's */
+    double time; /* simulated seconds; < 0: unset (frames rules) */
+    const char *out_dir; /* NULL: the scene's output_dir */
+    int formats; /* pbf_format bits; < 0: the scene's */
+    int threads; /* < 0: the scene's */
+    int backend; /* pbf_backend (--backend, docs/cuda.md); < 0: the scene's */
+    int quiet; /* no progress line, no summary */
+    int checkpoint_every; /* save DIR/checkpoint.pbfck every N frames; 0: never */
+    double balance; /* split over MPI ranks: move the cuts when the ranks' particle
                                  * counts' max over mean exceeds this (0: never; docs/mpi.md) */
     const struct run_comm *comm; /* split over MPI ranks (app/run_comm.h, `pbf run` under
                                   * mpirun); NULL: one process */

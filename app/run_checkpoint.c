@@ -36,7 +36,8 @@ static char *join(const char *dir, const char *name) {
 static int remove_other(const char *dir, const char *name) {
     char *path = join(dir, name);
     int rc = 0;
-    if (path == NULL) rc = cli_error("out of memory");
+    if (path == NULL)
+        rc = cli_error("out of memory");
     else if (unlink(path) != 0 && errno != ENOENT)
         rc = cli_error("cannot remove '%s': %s", path, strerror(errno));
     free(path);
@@ -159,8 +160,8 @@ int run_checkpoint_read(const pbf_checkpoint *ck, const char *path, const char *
         char err[PBF_ERROR_SIZE];
         if (scene_text == NULL)
             rc = cli_error("out of memory");
-        else if (pbf_scene_parse(scene_text, source, sets, set_count, scene, err,
-                                 sizeof err) != PBF_OK)
+        else if (pbf_scene_parse(scene_text, source, sets, set_count, scene, err, sizeof err) !=
+                 PBF_OK)
             rc = cli_error("%s", err);
         free(scene_text);
     }
@@ -201,8 +202,8 @@ int run_manifest_read(const char *dir, run_manifest *m) {
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(root, "files");
     int rc = 0;
     if (!cJSON_IsNumber(key) || key->valuedouble != MANIFEST_VERSION) {
-        rc = cli_error("%s: not a checkpoint manifest of version %d ('%s')", path,
-                       MANIFEST_VERSION, MANIFEST_KEY);
+        rc = cli_error("%s: not a checkpoint manifest of version %d ('%s')", path, MANIFEST_VERSION,
+                       MANIFEST_KEY);
     } else if (!cJSON_IsNumber(ranks) || ranks->valuedouble < 1 || ranks->valuedouble > 65536 ||
                !cJSON_IsNumber(frame) || !cJSON_IsNumber(time) || !cJSON_IsNumber(steps) ||
                !cJSON_IsNumber(particles) || !cJSON_IsArray(cuts) || !cJSON_IsArray(files) ||
@@ -222,8 +223,10 @@ int run_manifest_read(const char *dir, run_manifest *m) {
         if (m->cuts == NULL || m->files == NULL) rc = cli_error("out of memory");
         for (int k = 0; rc == 0 && k <= m->ranks; ++k) {
             const cJSON *c = cJSON_GetArrayItem(cuts, k);
-            if (!cJSON_IsNumber(c)) rc = cli_error("%s: cuts[%d] is not a number", path, k);
-            else m->cuts[k] = c->valuedouble;
+            if (!cJSON_IsNumber(c))
+                rc = cli_error("%s: cuts[%d] is not a number", path, k);
+            else
+                m->cuts[k] = c->valuedouble;
         }
         for (int r = 0; rc == 0 && r < m->ranks; ++r) {
             const cJSON *name = cJSON_GetArrayItem(files, r);

@@ -81,7 +81,7 @@ static int is_run_file(const char *name, int *is_frame) {
          * the solids', diffuse particles' and surfaces' <prefix>_<digits>.<ext> */
         size_t ext = has_suffix(name, len, ".pvtu") ? 5
                      : has_suffix(name, len, ".ply") || has_suffix(name, len, ".vtk") ||
-                               has_suffix(name, len, ".vtu") || has_suffix(name, len, ".obj")
+                             has_suffix(name, len, ".vtu") || has_suffix(name, len, ".obj")
                          ? 4
                          : 0;
         const char *digits = name + pre;
@@ -252,8 +252,9 @@ static int write_stats_row(run_output *o, const pbf_world *world, int frame, con
                      (double)prof.avg_neighbors, frame > 0 ? prof.step_ms : 0.0);
     for (int s = 0; s < PBF_STAGE_COUNT; ++s)
         n += snprintf(row + n, sizeof row - (size_t)n, ",%.6f", frame > 0 ? prof.stage_ms[s] : 0.0);
-    n += snprintf(row + n, sizeof row - (size_t)n, ",%d,%d,%d", frame > 0 ? prof.iterations : 0,
-                  frame > 0 ? prof.max_iterations_used : 0, frame > 0 ? prof.chebyshev_restarts : 0);
+    n +=
+        snprintf(row + n, sizeof row - (size_t)n, ",%d,%d,%d", frame > 0 ? prof.iterations : 0,
+                 frame > 0 ? prof.max_iterations_used : 0, frame > 0 ? prof.chebyshev_restarts : 0);
     if (o->flow) {
         pbf_flow_state f = pbf_world_get_flow(world);
         n += snprintf(row + n, sizeof row - (size_t)n, ",%lld,%lld", (long long)f.emitted,
@@ -351,8 +352,7 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
     }
     if (!failed && is_rank0(o) && rc == 0) rc = write_stats_row(o, world, frame, &stats, &profile);
     if (!failed && is_rank0(o) && rc == 0)
-        rc = probe_output_row_sampled(o->probes, world, frame, samples, o->error,
-                                      sizeof o->error);
+        rc = probe_output_row_sampled(o->probes, world, frame, samples, o->error, sizeof o->error);
     /* the tool: its state is the same on every rank (its forces summed over them) */
     if (!failed && is_rank0(o) && rc == 0)
         rc = tool_output_row(o->tool, world, frame, o->error, sizeof o->error);
@@ -498,7 +498,7 @@ static int resume_folder(run_output *o, const char *dir, const pbf_scene *scene,
     if (csv_file_resume(&o->stats, dir, stats_name, frame, NULL, 0) != 0) return 1;
     if (probe_output_resume(&o->probes, dir, scene, frame) != 0) return 1; /* probes */
     if (solid_output_resume(&o->solids, dir, scene, frame) != 0) return 1; /* meshes */
-    if (tool_output_resume(&o->tool, dir, scene, frame) != 0) return 1;   /* tool */
+    if (tool_output_resume(&o->tool, dir, scene, frame) != 0) return 1; /* tool */
     /* frames.pvd and the .series files of frames 0..frame, with stats.csv's times */
     if (series_output_resume(&o->series, frame, scene->fps, o->error, sizeof o->error) != 0)
         return cli_error("%s", o->error);
@@ -506,8 +506,8 @@ static int resume_folder(run_output *o, const char *dir, const pbf_scene *scene,
 }
 
 int run_output_series(run_output *o, const pbf_world *world, int frame) {
-    int rc = is_rank0(o) ? series_output_frame(&o->series, frame, pbf_world_time(world),
-                                               o->error, sizeof o->error)
+    int rc = is_rank0(o) ? series_output_frame(&o->series, frame, pbf_world_time(world), o->error,
+                                               sizeof o->error)
                          : 0;
     if (agree(o, rc) == 0) return 0;
     if (rc == 0)

@@ -28,12 +28,12 @@
 
 typedef struct run_output {
     const char *dir;
-    unsigned formats;        /* pbf_format bits */
-    csv_file stats;          /* stats.csv */
+    unsigned formats; /* pbf_format bits */
+    csv_file stats; /* stats.csv */
     pbf_particles particles; /* readback buffer, reused every frame */
-    int files_written;       /* particle files written by this run */
+    int files_written; /* particle files written by this run */
     char error[PBF_ERROR_SIZE]; /* why run_output_frame failed */
-    struct tool_output *tool;   /* forces.csv and its plot when the scene has a tool (docs/tool.md,
+    struct tool_output *tool; /* forces.csv and its plot when the scene has a tool (docs/tool.md,
                                  * app/tool_output.h); NULL otherwise */
     struct probe_output *probes; /* probes.csv when the scene has probes (docs/cli.md,
                                   * app/probe_output.h); NULL otherwise */
@@ -45,7 +45,7 @@ typedef struct run_output {
                                   * piece frame_NNNNN_RRRR.vtu, rank 0 frame_NNNNN.pvtu, the
                                   * series and the CSV files; NULL: one process */
     run_balance balance; /* split over MPI ranks: this frame's balance, for stats.csv */
-    int split_stats;     /* stats.csv has the balance columns (a run split over MPI ranks wrote
+    int split_stats; /* stats.csv has the balance columns (a run split over MPI ranks wrote
                           * it; a resumed run keeps its columns) */
     int flow; /* the scene has emitters or sinks: stats.csv has emitted and removed columns */
 } run_output;

@@ -17,7 +17,7 @@ static const char *const part_name[KINDS] = {"particles", "solids", "surfaces", 
  * "<series>.<ext>.series" each */
 enum { E_VTU, E_PVTU, E_PLY, E_VTK, E_OBJ, EXTS };
 static const char *const extension[EXTS] = {"vtu", "pvtu", "ply", "vtk", "obj"};
-#define BIT(k, e) (1u << ((k) * EXTS + (e)))
+#define BIT(k, e) (1u << ((k)*EXTS + (e)))
 
 static const char pvd_name[] = "frames.pvd";
 

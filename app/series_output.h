@@ -18,7 +18,7 @@
 
 typedef struct series_output {
     const char *dir;
-    double *times;   /* per frame, s */
+    double *times; /* per frame, s */
     uint32_t *files; /* per frame: a bit per (kind, extension) whose file exists */
     int capacity;
     int frames; /* frames 0..frames-1 are known */

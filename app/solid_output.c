@@ -66,12 +66,24 @@ int solid_output_row(solid_output *o, const pbf_world *world, int frame, char *e
     int n = snprintf(row, size, "%d,%.9g", frame, pbf_world_time(world));
     for (int i = 0; i < o->meshes; ++i) {
         pbf_mesh_solid_state s = pbf_world_mesh_state(world, i);
-        const float v[FIELDS] = {s.position.x,         s.position.y,         s.position.z,
-                                 s.orientation[0],     s.orientation[1],     s.orientation[2],
-                                 s.orientation[3],     s.velocity.x,         s.velocity.y,
-                                 s.velocity.z,         s.angular_velocity.x, s.angular_velocity.y,
-                                 s.angular_velocity.z, s.force.x,            s.force.y,
-                                 s.force.z,            s.torque.x,           s.torque.y,
+        const float v[FIELDS] = {s.position.x,
+                                 s.position.y,
+                                 s.position.z,
+                                 s.orientation[0],
+                                 s.orientation[1],
+                                 s.orientation[2],
+                                 s.orientation[3],
+                                 s.velocity.x,
+                                 s.velocity.y,
+                                 s.velocity.z,
+                                 s.angular_velocity.x,
+                                 s.angular_velocity.y,
+                                 s.angular_velocity.z,
+                                 s.force.x,
+                                 s.force.y,
+                                 s.force.z,
+                                 s.torque.x,
+                                 s.torque.y,
                                  s.torque.z};
         for (size_t k = 0; k < FIELDS; ++k)
             n += snprintf(row + n, size - (size_t)n, ",%.9g", (double)v[k]);

@@ -31,12 +31,12 @@ static const char columns[] =
 const char *tool_csv_columns(void) { return columns; }
 
 int tool_csv_values(char *buf, size_t size, const pbf_tool_state *s) {
-    const pbf_vec3 v[6] = {s->position, s->velocity, s->total, s->reaction,
-                           s->adhesion, s->damping};
+    const pbf_vec3 v[6] = {s->position, s->velocity, s->total,
+                           s->reaction, s->adhesion, s->damping};
     int n = snprintf(buf, size, "%.9g", s->time);
     for (int k = 0; k < 6 && n > 0 && (size_t)n < size; ++k)
-        n += snprintf(buf + n, size - (size_t)n, ",%.9g,%.9g,%.9g", (double)v[k].x,
-                      (double)v[k].y, (double)v[k].z);
+        n += snprintf(buf + n, size - (size_t)n, ",%.9g,%.9g,%.9g", (double)v[k].x, (double)v[k].y,
+                      (double)v[k].z);
     if (n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, ",%d,%.9g", s->contacts,
                       isfinite(s->min_distance) ? (double)s->min_distance : -1.0);
@@ -151,8 +151,7 @@ int tool_output_resume(tool_output **out, const char *dir, const pbf_scene *scen
     return open_files(out, dir, scene, frame);
 }
 
-int tool_output_row(tool_output *o, const pbf_world *world, int frame, char *err,
-                    size_t err_size) {
+int tool_output_row(tool_output *o, const pbf_world *world, int frame, char *err, size_t err_size) {
     if (o == NULL) return 0;
     pbf_tool_state s = pbf_tool_get_state(world);
     char row[1024];

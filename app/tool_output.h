@@ -27,8 +27,7 @@ int tool_output_open(tool_output **out, const char *dir, const pbf_scene *scene)
 /* Resuming at `frame` (pbf resume): keeps the header and the rows of frames 0..frame. */
 int tool_output_resume(tool_output **out, const char *dir, const pbf_scene *scene, int frame);
 /* Appends the row of `frame` (one write, flushed). Non-zero with err set on failure. */
-int tool_output_row(tool_output *o, const pbf_world *world, int frame, char *err,
-                    size_t err_size);
+int tool_output_row(tool_output *o, const pbf_world *world, int frame, char *err, size_t err_size);
 /* Closes forces.csv and draws forces.png with gnuplot; a missing or failing gnuplot is a note
  * on stderr (forces.csv stays), never an error. NULL is fine. */
 void tool_output_close(tool_output *o);

@@ -80,9 +80,8 @@ const char *cli_format_count(long long n, char *buf, size_t size) {
 
 int cli_load_scene(const char *path, const char *const *sets, int set_count, pbf_scene *out) {
     char err[PBF_ERROR_SIZE];
-    pbf_status s = path != NULL
-                       ? pbf_scene_load(path, sets, set_count, out, err, sizeof err)
-                       : pbf_scene_default(sets, set_count, out, err, sizeof err);
+    pbf_status s = path != NULL ? pbf_scene_load(path, sets, set_count, out, err, sizeof err)
+                                : pbf_scene_default(sets, set_count, out, err, sizeof err);
     if (s != PBF_OK) return cli_error("%s", err);
     /* Values legal one by one that cannot give a useful simulation together
      * (docs/robustness.md, "Scene files"). */
@@ -117,8 +116,10 @@ void cli_warn_disk_space(const char *dir, double bytes, int frames) {
             if (statvfs(path, &fs) != 0) return;
             break;
         }
-        if (slash == path) slash[1] = '\0';
-        else *slash = '\0';
+        if (slash == path)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
     }
     double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
     if (bytes <= free_bytes) return;

@@ -26,8 +26,8 @@ static int solve(const pbf_scene *base, pbf_solver_def solver, const float *x, c
     pbf_scene *s = malloc(sizeof *s);
     if (s == NULL) return fail("solve", "out of memory");
     *s = *base;
-    s->block_count = 0;       /* the particles come from the state */
-    s->world.substeps = 1;    /* one substep: the history starts from exactly this state */
+    s->block_count = 0; /* the particles come from the state */
+    s->world.substeps = 1; /* one substep: the history starts from exactly this state */
     solver.target_error = 1e-9f; /* unreachable: run all k iterations */
     solver.min_iterations = k;
     solver.max_iterations = k;
@@ -51,10 +51,14 @@ int main(int argc, char **argv) {
     const char *scene_path = NULL, *sets[MAX_SETS];
     int frames = 30, iterations = 60, set_count = 0;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--scene") && i + 1 < argc) scene_path = argv[++i];
-        else if (!strcmp(argv[i], "--frames") && i + 1 < argc) frames = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--iterations") && i + 1 < argc) iterations = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--set") && i + 1 < argc && set_count < MAX_SETS) sets[set_count++] = argv[++i];
+        if (!strcmp(argv[i], "--scene") && i + 1 < argc)
+            scene_path = argv[++i];
+        else if (!strcmp(argv[i], "--frames") && i + 1 < argc)
+            frames = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
+            iterations = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--set") && i + 1 < argc && set_count < MAX_SETS)
+            sets[set_count++] = argv[++i];
         else {
             fprintf(stderr, "usage: pbf_convergence [--scene FILE] [--frames N] [--iterations K] "
                             "[--set KEY=VALUE ...]\n");
@@ -83,7 +87,8 @@ int main(int argc, char **argv) {
     pbf_solver_def jacobi = scene->world.solver, chebyshev = scene->world.solver;
     jacobi.chebyshev = 0;
     chebyshev.chebyshev = 1;
-    if (solve(scene, jacobi, x, v, n, ej, iterations) || solve(scene, chebyshev, x, v, n, ec, iterations))
+    if (solve(scene, jacobi, x, v, n, ej, iterations) ||
+        solve(scene, chebyshev, x, v, n, ec, iterations))
         return 1;
     printf("# %s, %d particles, state after %d frames; one substep of %g s; rho %g gamma %g "
            "delay %d\n",
@@ -91,8 +96,7 @@ int main(int argc, char **argv) {
            (double)chebyshev.chebyshev_rho, (double)chebyshev.chebyshev_gamma,
            chebyshev.chebyshev_delay);
     printf("iteration,jacobi,chebyshev\n");
-    for (int k = 0; k <= iterations; ++k)
-        printf("%d,%.6f,%.6f\n", k, 100.0 * ej[k], 100.0 * ec[k]);
+    for (int k = 0; k <= iterations; ++k) printf("%d,%.6f,%.6f\n", k, 100.0 * ej[k], 100.0 * ec[k]);
     pbf_world_destroy(w);
     free(x);
     free(v);

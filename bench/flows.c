@@ -66,7 +66,8 @@ static int run_wave(const pbf_world_def *d, float r, double periods) {
     pbf_world_get_velocities(w, v);
     double ke = 0.0, cy = 0.0, cy0 = k.centre0;
     for (int i = 0; i < n; ++i) {
-        ke += 0.5 * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+        ke +=
+            0.5 * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
         cy += x[3 * i + 1] / n;
     }
     int fast = 0; /* particles faster than 0.05 m/s */
@@ -77,7 +78,8 @@ static int run_wave(const pbf_world_def *d, float r, double periods) {
     printf("end: %d of %d particles faster than 0.05 m/s\n", fast, n);
     printf("particles %d, %.1f iterations per substep\n", n, iterations);
     printf("end: kinetic energy %.3e J/kg per particle mass, centre of mass %+.3f mm from the "
-           "start\n", ke / n, 1e3 * (cy - cy0));
+           "start\n",
+           ke / n, 1e3 * (cy - cy0));
     printf("period %.4f s, theory %.4f s (%+.1f %%)\n", k.period, theory,
            100.0 * (k.period / theory - 1.0));
     printf("amplitude per half swing (A/A0):");
@@ -100,13 +102,12 @@ static int run_wave(const pbf_world_def *d, float r, double periods) {
         }
         double se = sqrt(res / (m - 2.0) / vx);
         printf("kept per half swing (fit over half swings 1-%d) %.3f +- %.3f; decay rate %.3f +- "
-               "%.3f 1/s\n", k.swings, exp(slope), exp(slope) * se, -2.0 * slope / k.period,
-               2.0 * se / k.period);
+               "%.3f 1/s\n",
+               k.swings, exp(slope), exp(slope) * se, -2.0 * slope / k.period, 2.0 * se / k.period);
     }
     const char *names[] = {"prediction", "projection", "XSPH", "vorticity", "tool"};
     printf("energy: start %.5f J, end %.5f J, change %.5f J; by stage:\n", e0, e_end, e_end - e0);
-    for (int j = 0; j < PBF_ENERGY_COUNT; ++j)
-        printf("  %-11s %+.5f J\n", names[j], change[j]);
+    for (int j = 0; j < PBF_ENERGY_COUNT; ++j) printf("  %-11s %+.5f J\n", names[j], change[j]);
     free(x);
     pbf_world_destroy(w);
     return 0;

@@ -71,11 +71,11 @@ static double level_difference(const float *x, int n, double volume) {
  * thick in z), started from h(x) = H + A cos(nπx/L), A = 2 cm (tank_l, tank_h, wave_a,
  * wave_mode). Linear theory: T = 2π/√(g k tanh(k H)), k = nπ/L. */
 
-static double tank_l = 0.4;  /* the tank's length, m (bench/flows.c --length) */
-static double tank_h = 0.2;  /* the water's depth at rest, m (bench/flows.c --depth) */
+static double tank_l = 0.4; /* the tank's length, m (bench/flows.c --length) */
+static double tank_h = 0.2; /* the water's depth at rest, m (bench/flows.c --depth) */
 static double wave_a = 0.02; /* the starting amplitude, m (bench/flows.c --amplitude) */
-static int wave_layers = 4;  /* particles across the tank in z (bench/flows.c --layers) */
-static int wave_mode = 1;    /* the sloshing mode n, k = nπ/L (bench/flows.c --mode) */
+static int wave_layers = 4; /* particles across the tank in z (bench/flows.c --layers) */
+static int wave_mode = 1; /* the sloshing mode n, k = nπ/L (bench/flows.c --mode) */
 static double wave_top(double x) { return tank_h + wave_a * cos(PI * wave_mode * x / tank_l); }
 
 /* The mode's amplitude: the column heights in 20 bins per half wavelength projected on
@@ -89,8 +89,7 @@ static double mode_amplitude(const float *x, int n, double volume, double depth)
         b = b < 0 ? 0 : b >= bins ? bins - 1 : b;
         h[b] += volume / (bw * depth);
     }
-    for (int b = 0; b < bins; ++b)
-        a += h[b] * cos(PI * wave_mode * (b + 0.5) * bw / tank_l) * bw;
+    for (int b = 0; b < bins; ++b) a += h[b] * cos(PI * wave_mode * (b + 0.5) * bw / tank_l) * bw;
     return a * 2.0 / tank_l;
 }
 
@@ -106,9 +105,9 @@ static pbf_world *vessels_create(const pbf_world_def *base, float r, int *count)
     c.type = PBF_COLLIDER_BOX;
     c.center = (pbf_vec3){(float)(1.5 * LEG), 0.15f, (float)(LEG / 2)};
     c.half_extents = (pbf_vec3){(float)(LEG / 2), 0.10f, (float)LEG};
-    *count = pbf_world_add_collider(w, &c) == PBF_OK ? add_columns(w, 2.0 * r, 3 * LEG, LEG,
-                                                                    vessel_top)
-                                                      : -1;
+    *count = pbf_world_add_collider(w, &c) == PBF_OK
+                 ? add_columns(w, 2.0 * r, 3 * LEG, LEG, vessel_top)
+                 : -1;
     if (*count <= 0) {
         fprintf(stderr, "vessels: %s\n", pbf_world_error(w));
         pbf_world_destroy(w);
@@ -147,7 +146,7 @@ typedef struct wave_track {
     int crossings;
     double amp[16]; /* |a| at the start, then the peak of half swing k (at k T/2) */
     int swings;
-    double period;  /* 2 × the mean half period between the first and the last crossing */
+    double period; /* 2 × the mean half period between the first and the last crossing */
     double centre0; /* the start's mean particle height (set by the caller) */
 } wave_track;
 
@@ -168,8 +167,7 @@ static void wave_track_add(wave_track *k, double t, double a) {
             k->t_cross = tc;
             ++k->crossings;
             k->peak = 0.0;
-            if (k->crossings > 1)
-                k->period = 2.0 * (k->t_cross - k->first) / (k->crossings - 1);
+            if (k->crossings > 1) k->period = 2.0 * (k->t_cross - k->first) / (k->crossings - 1);
         }
     }
     if (fabs(a) > k->peak) k->peak = fabs(a);

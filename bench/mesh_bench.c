@@ -144,7 +144,8 @@ static int step_cost(int n, int steps, int threads) {
 
 int main(int argc, char **argv) {
     if (argc < 2 || (strcmp(argv[1], "bake") != 0 && strcmp(argv[1], "step") != 0)) {
-        fprintf(stderr, "usage: pbf_mesh_bench bake [threads] | step [particles] [steps] [threads]\n");
+        fprintf(stderr,
+                "usage: pbf_mesh_bench bake [threads] | step [particles] [steps] [threads]\n");
         return 2;
     }
     const char *tmp = getenv("TMPDIR");

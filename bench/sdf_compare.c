@@ -93,7 +93,8 @@ static void remove_triangles(test_mesh *m, int (*drop)(const float c[3])) {
         float c[3];
         for (int k = 0; k < 3; ++k)
             c[k] = (m->v[3 * m->t[3 * t] + k] + m->v[3 * m->t[3 * t + 1] + k] +
-                    m->v[3 * m->t[3 * t + 2] + k]) / 3.0f;
+                    m->v[3 * m->t[3 * t + 2] + k]) /
+                   3.0f;
         if (drop(c)) continue;
         memmove(m->t + 3 * kept, m->t + 3 * t, 3 * sizeof *m->t);
         ++kept;
@@ -152,7 +153,8 @@ static test_mesh make_mesh(enum shape s, int *removed) {
             float ct[3];
             for (int k = 0; k < 3; ++k)
                 ct[k] = (m.v[3 * m.t[3 * t] + k] + m.v[3 * m.t[3 * t + 1] + k] +
-                         m.v[3 * m.t[3 * t + 2] + k]) / 3.0f;
+                         m.v[3 * m.t[3 * t + 2] + k]) /
+                        3.0f;
             nearest = fmin(nearest, pole_distance2(ct));
         }
         drop_below2 = nearest * 1.0000001 + 1e-12;
@@ -174,9 +176,9 @@ static double uniform(void) {
 typedef struct result {
     double pbf_s, pbf_add_s, vdb_s, vdb_narrow_s;
     double max_diff, max_diff_near, rms_diff, sign_disagree;
-    long long inside, outside;  /* intended, beyond one cell of the surface */
+    long long inside, outside; /* intended, beyond one cell of the surface */
     long long pbf_in_out, pbf_out_in, vdb_in_out, vdb_out_in;
-    float band;  /* OpenVDB's covering band, voxels */
+    float band; /* OpenVDB's covering band, voxels */
 } result;
 
 /* A world with the mesh baked (no cache); the bake's times go into r when they are the best. */
@@ -373,9 +375,9 @@ int main(int argc, char **argv) {
                        "%.3f %%, %.3f %% | %.3f %%, %.3f %% |\n",
                        shape_name[s], threads, r.pbf_s, r.pbf_add_s, r.vdb_s, (double)r.band,
                        r.vdb_narrow_s, r.max_diff, r.max_diff_near, r.rms_diff,
-                       100.0 * r.sign_disagree,
-                       pct(r.pbf_in_out, r.inside), pct(r.pbf_out_in, r.outside),
-                       pct(r.vdb_in_out, r.inside), pct(r.vdb_out_in, r.outside));
+                       100.0 * r.sign_disagree, pct(r.pbf_in_out, r.inside),
+                       pct(r.pbf_out_in, r.outside), pct(r.vdb_in_out, r.inside),
+                       pct(r.vdb_out_in, r.outside));
             fflush(stdout);
             while (*c != '\0' && *c != ',') ++c;
             if (*c == ',') ++c;

@@ -72,8 +72,8 @@ static int bench(const char *name, const float *p, int count, const pbf_surface_
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("%-22s %9d %9.1f %8.1f %8.1f %8.1f %9.1f %9.2f %10d %8d/%-8d %9.1f %9.1f\n", name,
-           count, best.total_ms, best.anisotropy_ms, best.field_ms, best.mesh_ms, best_cpu,
+    printf("%-22s %9d %9.1f %8.1f %8.1f %8.1f %9.1f %9.2f %10d %8d/%-8d %9.1f %9.1f\n", name, count,
+           best.total_ms, best.anisotropy_ms, best.field_ms, best.mesh_ms, best_cpu,
            1e3 * best_cpu / count, m.triangle_count, best.surface_blocks, best.blocks,
            best.peak_bytes / 1048576.0, ru.ru_maxrss / 1024.0);
     fflush(stdout);
@@ -88,11 +88,16 @@ int main(int argc, char **argv) {
     const char *list = "50000,1000000";
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--particles") == 0 && v) list = v, ++i;
-        else if (strcmp(a, "--threads") == 0 && v) def.threads = atoi(v), ++i;
-        else if (strcmp(a, "--repeat") == 0 && v) repeat = atoi(v), ++i;
-        else if (strcmp(a, "--cell") == 0 && v) def.cell_size = (float)atof(v), ++i;
-        else if (strcmp(a, "--radius") == 0 && v) def.particle_radius = (float)atof(v), ++i;
+        if (strcmp(a, "--particles") == 0 && v)
+            list = v, ++i;
+        else if (strcmp(a, "--threads") == 0 && v)
+            def.threads = atoi(v), ++i;
+        else if (strcmp(a, "--repeat") == 0 && v)
+            repeat = atoi(v), ++i;
+        else if (strcmp(a, "--cell") == 0 && v)
+            def.cell_size = (float)atof(v), ++i;
+        else if (strcmp(a, "--radius") == 0 && v)
+            def.particle_radius = (float)atof(v), ++i;
         else if (strcmp(a, "--kernel") == 0 && v) {
             def.kernel =
                 strcmp(v, "isotropic") == 0 ? PBF_SURFACE_ISOTROPIC : PBF_SURFACE_ANISOTROPIC;

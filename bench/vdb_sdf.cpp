@@ -16,10 +16,10 @@ struct vdb_sdf {
     openvdb::FloatGrid::Ptr grid;
 };
 
-extern "C" vdb_sdf *vdb_sdf_bake(const float *vertices, int vertex_count,
-                                 const int32_t *triangles, int triangle_count,
-                                 const double origin[3], double cell, float ex_band, float in_band,
-                                 int threads, double *seconds, char *err, size_t err_size) {
+extern "C" vdb_sdf *vdb_sdf_bake(const float *vertices, int vertex_count, const int32_t *triangles,
+                                 int triangle_count, const double origin[3], double cell,
+                                 float ex_band, float in_band, int threads, double *seconds,
+                                 char *err, size_t err_size) {
     try {
         openvdb::initialize();
         std::vector<openvdb::Vec3s> points(static_cast<size_t>(vertex_count));

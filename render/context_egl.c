@@ -127,9 +127,10 @@ pbf_status pbf_gl_context_create_headless(pbf_gl_context **out, char *err, size_
             for (int k = 0; k < m && !ok; ++k) {
                 EGLDisplay dpy =
                     get_platform_display(EGL_PLATFORM_DEVICE_EXT, devices[order[k]], NULL);
-                ok = try_display(dpy, rank[order[k]] == 0   ? "EGL device (CUDA device 0)"
-                                      : rank[order[k]] == 1 ? "EGL device (a CUDA device)"
-                                                            : "EGL device",
+                ok = try_display(dpy,
+                                 rank[order[k]] == 0   ? "EGL device (CUDA device 0)"
+                                 : rank[order[k]] == 1 ? "EGL device (a CUDA device)"
+                                                       : "EGL device",
                                  ctx);
             }
         }

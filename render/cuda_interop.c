@@ -35,8 +35,8 @@ pbf_status pbf_render_cuda_create(pbf_render_cuda **out, char *err, size_t err_s
         return PBF_ERR_OUT_OF_MEMORY;
     }
     const char *name = (const char *)glGetString(GL_RENDERER);
-    pbf_status st = rc_device_create(name != NULL ? name : "no renderer name", &rc->dev, err,
-                                     err_size);
+    pbf_status st =
+        rc_device_create(name != NULL ? name : "no renderer name", &rc->dev, err, err_size);
     if (st != PBF_OK) {
         free(rc);
         return st;

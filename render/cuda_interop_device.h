@@ -27,14 +27,12 @@ typedef struct rc_device rc_device;
 /* With the GL context current: finds the CUDA device it runs on (PBF_ERR_NO_DEVICE with the
  * reason when none: no driver, or a context on another GPU or on Mesa). gl_renderer names the
  * context's renderer in that message. */
-pbf_status rc_device_create(const char *gl_renderer, rc_device **out, char *err,
-                            size_t err_size);
+pbf_status rc_device_create(const char *gl_renderer, rc_device **out, char *err, size_t err_size);
 void rc_device_destroy(rc_device *d);
 /* The CUDA device ordinal of the context. */
 int rc_device_ordinal(const rc_device *d);
 /* Registers GL buffer `buffer` (0: none) in slot, releasing what the slot held. */
-pbf_status rc_device_register(rc_device *d, int slot, unsigned buffer, char *err,
-                              size_t err_size);
+pbf_status rc_device_register(rc_device *d, int slot, unsigned buffer, char *err, size_t err_size);
 /* A copy of the view's arrays in memory of d's own, valid after the world's next step. Any
  * thread (no GL); synchronous. */
 pbf_status rc_device_snapshot(rc_device *d, const pbf_device_view *view, char *err,

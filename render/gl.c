@@ -16,11 +16,11 @@ pbf_status pbf_gl_load_functions(pbf_gl_get_proc get_proc, char *err, size_t err
     }
     /* A function pointer from the get-proc routine is converted to the entry point's own type:
      * the only conversion the loaders' contracts allow. */
-#define X(name, type)                                                                          \
-    pbf_##name = (type)get_proc(#name);                                                        \
-    if (pbf_##name == NULL) {                                                                  \
-        pbf_render_set_error(err, err_size, "OpenGL: entry point %s not found", #name);        \
-        return PBF_ERR_UNSUPPORTED;                                                            \
+#define X(name, type)                                                                              \
+    pbf_##name = (type)get_proc(#name);                                                            \
+    if (pbf_##name == NULL) {                                                                      \
+        pbf_render_set_error(err, err_size, "OpenGL: entry point %s not found", #name);            \
+        return PBF_ERR_UNSUPPORTED;                                                                \
     }
 #include "gl_functions.h"
 #undef X

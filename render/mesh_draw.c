@@ -9,8 +9,8 @@
 pbf_status mesh_slots_check(const pbf_render_scene *s, char *err, size_t n) {
     if (s->mesh_count < 0 || s->mesh_count > PBF_RENDER_MAX_MESHES ||
         (s->mesh_count > 0 && s->meshes == NULL)) {
-        pbf_render_set_error(err, n, "render: %d meshes (at most %d, with an array)",
-                             s->mesh_count, PBF_RENDER_MAX_MESHES);
+        pbf_render_set_error(err, n, "render: %d meshes (at most %d, with an array)", s->mesh_count,
+                             PBF_RENDER_MAX_MESHES);
         return PBF_ERR_INVALID_ARG;
     }
     for (int i = 0; i < s->mesh_count; ++i) {
@@ -18,21 +18,22 @@ pbf_status mesh_slots_check(const pbf_render_scene *s, char *err, size_t n) {
         if (m->vertex_count < 0 || m->triangle_count < 0 ||
             (m->vertex_count > 0 && m->vertices == NULL) ||
             (m->triangle_count > 0 && m->triangles == NULL)) {
-            pbf_render_set_error(err, n, "render: mesh %d: %d vertices, %d triangles, missing "
-                                 "arrays", i, m->vertex_count, m->triangle_count);
+            pbf_render_set_error(err, n,
+                                 "render: mesh %d: %d vertices, %d triangles, missing "
+                                 "arrays",
+                                 i, m->vertex_count, m->triangle_count);
             return PBF_ERR_INVALID_ARG;
         }
         for (int k = 0; k < 12; ++k) {
             if (!isfinite(m->transform[k])) {
-                pbf_render_set_error(err, n, "render: mesh %d: transform[%d] is not finite", i,
-                                     k);
+                pbf_render_set_error(err, n, "render: mesh %d: transform[%d] is not finite", i, k);
                 return PBF_ERR_INVALID_ARG;
             }
         }
         for (int k = 0; k < 3 * m->triangle_count; ++k) {
             if (m->triangles[k] < 0 || m->triangles[k] >= m->vertex_count) {
-                pbf_render_set_error(err, n, "render: mesh %d: triangle %d uses vertex %d of %d",
-                                     i, k / 3, (int)m->triangles[k], m->vertex_count);
+                pbf_render_set_error(err, n, "render: mesh %d: triangle %d uses vertex %d of %d", i,
+                                     k / 3, (int)m->triangles[k], m->vertex_count);
                 return PBF_ERR_INVALID_ARG;
             }
         }
@@ -82,7 +83,7 @@ void mesh_slots_draw(const mesh_slots *ms, GLuint p, const pbf_render_scene *s,
         if (m->triangle_count == 0) continue;
         /* [R | t] row-major to a column-major 4x4 */
         const float *a = m->transform;
-        float model[16] = {a[0], a[4], a[8], 0.0f, a[1], a[5], a[9],  0.0f,
+        float model[16] = {a[0], a[4], a[8],  0.0f, a[1], a[5], a[9],  0.0f,
                            a[2], a[6], a[10], 0.0f, a[3], a[7], a[11], 1.0f};
         glUniformMatrix4fv(model_loc, 1, GL_FALSE, model);
         const float *c = m->color;

@@ -65,8 +65,7 @@ pbf_status pbf_png_write(const char *path, const uint8_t *rgba, int width, int h
     if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        pbf_render_set_error(err, err_size, "%s: cannot rename into place: %s", path,
-                             strerror(e));
+        pbf_render_set_error(err, err_size, "%s: cannot rename into place: %s", path, strerror(e));
         return PBF_ERR_IO;
     }
     return PBF_OK;

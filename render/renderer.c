@@ -20,8 +20,15 @@
 #define SKY_UNIT 7
 #define PBF_RENDER_PI 3.14159265358979f
 
-enum { STAGE_BACKGROUND, STAGE_DEPTH, STAGE_THICKNESS, STAGE_SMOOTH, STAGE_NORMAL, STAGE_SHADE,
-       STAGE_COUNT };
+enum {
+    STAGE_BACKGROUND,
+    STAGE_DEPTH,
+    STAGE_THICKNESS,
+    STAGE_SMOOTH,
+    STAGE_NORMAL,
+    STAGE_SHADE,
+    STAGE_COUNT
+};
 
 struct pbf_renderer {
     pbf_render_def def;
@@ -29,11 +36,12 @@ struct pbf_renderer {
     int thick_w, thick_h;
 
     GLuint prog_background, prog_solid, prog_lines, prog_depth, prog_thickness, prog_spheres,
-        prog_smooth, prog_smooth2d, prog_normal, prog_composite, prog_text, prog_ellipsoid, prog_mesh, prog_diffuse;
+        prog_smooth, prog_smooth2d, prog_normal, prog_composite, prog_text, prog_ellipsoid,
+        prog_mesh, prog_diffuse;
     GLuint vao_empty, vao_particles, vbo_positions, vbo_scalars, vao_text, vbo_text;
     GLuint vao_ellipsoids, vbo_centers, vbo_axes;
     GLuint vao_diffuse, vbo_diffuse_positions, vbo_diffuse_kinds; /* diffuse particles */
-    size_t diffuse_positions_capacity, diffuse_kinds_capacity;    /* bytes in their buffers */
+    size_t diffuse_positions_capacity, diffuse_kinds_capacity; /* bytes in their buffers */
     float *diffuse_kinds; /* CPU side of the kinds, as floats */
     int diffuse_kinds_size;
     size_t positions_capacity, scalars_capacity; /* bytes in the GL buffers */
@@ -145,12 +153,12 @@ pbf_camera_def pbf_render_default_camera(pbf_vec3 lo, pbf_vec3 hi, float aspect)
 }
 
 static pbf_status validate_def(const pbf_render_def *d, char *err, size_t n) {
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            pbf_render_set_error(err, n, __VA_ARGS__);                                         \
-            return PBF_ERR_INVALID_ARG;                                                        \
-        }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            pbf_render_set_error(err, n, __VA_ARGS__);                                             \
+            return PBF_ERR_INVALID_ARG;                                                            \
+        }                                                                                          \
     } while (0)
     CHECK(d->width >= 16 && d->width <= 8192 && d->height >= 16 && d->height <= 8192,
           "render: resolution %dx%d is outside 16..8192", d->width, d->height);
@@ -178,13 +186,12 @@ static pbf_status validate_def(const pbf_render_def *d, char *err, size_t n) {
     }
     CHECK(d->min_transmission >= 0.0f && d->min_transmission <= 1.0f,
           "render: min_transmission %g is outside [0, 1]", (double)d->min_transmission);
-    CHECK(d->refraction >= 0.0f && d->refraction <= 4.0f,
-          "render: refraction %g is outside [0, 4]", (double)d->refraction);
+    CHECK(d->refraction >= 0.0f && d->refraction <= 4.0f, "render: refraction %g is outside [0, 4]",
+          (double)d->refraction);
     CHECK(d->ior >= 1.0f && d->ior <= 3.0f, "render: ior %g is outside [1, 3]", (double)d->ior);
     CHECK(d->sky == PBF_SKY_GRADIENT || (d->sky == PBF_SKY_CUBEMAP && d->sky_dir != NULL),
           "render: a cube map sky needs sky_dir");
-    CHECK((d->passes & ~(unsigned)PBF_PASS_ALL) == 0, "render: unknown pass bits 0x%x",
-          d->passes);
+    CHECK((d->passes & ~(unsigned)PBF_PASS_ALL) == 0, "render: unknown pass bits 0x%x", d->passes);
 #undef CHECK
     return PBF_OK;
 }
@@ -249,8 +256,8 @@ static GLuint build_program(const char *vs_name, const char *vs, const char *fs_
     if (!ok) {
         char log[1024] = "";
         glGetProgramInfoLog(p, (GLsizei)sizeof log, NULL, log);
-        pbf_render_set_error(err, n, "render: program %s + %s does not link: %s", vs_name,
-                             fs_name, log);
+        pbf_render_set_error(err, n, "render: program %s + %s does not link: %s", vs_name, fs_name,
+                             log);
         glDeleteProgram(p);
         return 0;
     }
@@ -281,7 +288,8 @@ static void set_phase_absorption(GLuint p, const pbf_render_scene *s) {
     glUniform1i(glGetUniformLocation(p, "u_use_phases"), s->phases != NULL ? 1 : 0);
     int n = s->phases != NULL ? s->phase_count : 0;
     n = n < 0 ? 0 : n > PBF_MAX_PHASES ? PBF_MAX_PHASES : n;
-    if (n > 0) glUniform3fv(glGetUniformLocation(p, "u_phase_absorption"), n, s->phase_absorption[0]);
+    if (n > 0)
+        glUniform3fv(glGetUniformLocation(p, "u_phase_absorption"), n, s->phase_absorption[0]);
 }
 static void uniform_mat4(GLuint p, const char *name, const pbf_mat4 *m) {
     glUniformMatrix4fv(glGetUniformLocation(p, name), 1, GL_FALSE, m->m);
@@ -305,7 +313,8 @@ static GLuint make_fbo(GLuint color, GLuint depth, char *err, size_t n, const ch
     GLuint f = 0;
     glGenFramebuffers(1, &f);
     glBindFramebuffer(GL_FRAMEBUFFER, f);
-    if (color) glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, color, 0);
+    if (color)
+        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, color, 0);
     if (depth) glFramebufferTexture2D(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_TEXTURE_2D, depth, 0);
     GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
@@ -319,10 +328,10 @@ static GLuint make_fbo(GLuint color, GLuint depth, char *err, size_t n, const ch
 }
 
 static void delete_targets(pbf_renderer *r) {
-    GLuint fbos[] = {r->fbo_scene, r->fbo_depth, r->fbo_spheres, r->fbo_ping, r->fbo_pong,
-                     r->fbo_thickness, r->fbo_normal, r->fbo_final};
-    GLuint texs[] = {r->tex_scene, r->tex_scene_depth, r->tex_zbuf, r->tex_depth_raw,
-                     r->tex_ping, r->tex_pong, r->tex_thickness, r->tex_normal, r->tex_final};
+    GLuint fbos[] = {r->fbo_scene, r->fbo_depth,     r->fbo_spheres, r->fbo_ping,
+                     r->fbo_pong,  r->fbo_thickness, r->fbo_normal,  r->fbo_final};
+    GLuint texs[] = {r->tex_scene, r->tex_scene_depth, r->tex_zbuf,   r->tex_depth_raw, r->tex_ping,
+                     r->tex_pong,  r->tex_thickness,   r->tex_normal, r->tex_final};
     glDeleteFramebuffers((GLsizei)(sizeof fbos / sizeof fbos[0]), fbos);
     glDeleteTextures((GLsizei)(sizeof texs / sizeof texs[0]), texs);
     r->fbo_scene = r->fbo_depth = r->fbo_spheres = r->fbo_ping = r->fbo_pong = 0;
@@ -350,7 +359,8 @@ static pbf_status create_targets(pbf_renderer *r, char *err, size_t n) {
     r->tex_scene = make_texture(GL_RGBA16F, w, h, GL_RGBA, GL_FLOAT, GL_LINEAR);
     r->tex_scene_depth =
         make_texture(GL_DEPTH_COMPONENT32F, w, h, GL_DEPTH_COMPONENT, GL_FLOAT, GL_NEAREST);
-    r->tex_zbuf = make_texture(GL_DEPTH_COMPONENT32F, w, h, GL_DEPTH_COMPONENT, GL_FLOAT, GL_NEAREST);
+    r->tex_zbuf =
+        make_texture(GL_DEPTH_COMPONENT32F, w, h, GL_DEPTH_COMPONENT, GL_FLOAT, GL_NEAREST);
     r->tex_depth_raw = make_texture(GL_R32F, w, h, GL_RED, GL_FLOAT, GL_NEAREST);
     r->tex_ping = make_texture(GL_R32F, w, h, GL_RED, GL_FLOAT, GL_NEAREST);
     r->tex_pong = make_texture(GL_R32F, w, h, GL_RED, GL_FLOAT, GL_NEAREST);
@@ -417,8 +427,7 @@ static pbf_status load_sky(pbf_renderer *r, char *err, size_t n) {
 /* ---------------------------------------------------------------------------------------------
  * Create / destroy */
 
-pbf_status pbf_renderer_create(const pbf_render_def *def, pbf_renderer **out, char *err,
-                               size_t n) {
+pbf_status pbf_renderer_create(const pbf_render_def *def, pbf_renderer **out, char *err, size_t n) {
     if (out == NULL || def == NULL) {
         pbf_render_set_error(err, n, "pbf_renderer_create: NULL argument");
         return PBF_ERR_INVALID_ARG;
@@ -536,8 +545,8 @@ pbf_status pbf_renderer_create(const pbf_render_def *def, pbf_renderer **out, ch
 
     unsigned char atlas[PBF_FONT_ATLAS_W * PBF_FONT_ATLAS_H];
     pbf_font_build_atlas(atlas);
-    r->tex_font = make_texture(GL_R8, PBF_FONT_ATLAS_W, PBF_FONT_ATLAS_H, GL_RED,
-                               GL_UNSIGNED_BYTE, GL_NEAREST);
+    r->tex_font = make_texture(GL_R8, PBF_FONT_ATLAS_W, PBF_FONT_ATLAS_H, GL_RED, GL_UNSIGNED_BYTE,
+                               GL_NEAREST);
     glBindTexture(GL_TEXTURE_2D, r->tex_font);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, PBF_FONT_ATLAS_W, PBF_FONT_ATLAS_H, 0, GL_RED,
@@ -567,10 +576,10 @@ pbf_status pbf_renderer_create(const pbf_render_def *def, pbf_renderer **out, ch
 
 void pbf_renderer_destroy(pbf_renderer *r) {
     if (r == NULL) return;
-    GLuint progs[] = {r->prog_background, r->prog_solid, r->prog_lines, r->prog_depth,
-                      r->prog_thickness, r->prog_spheres, r->prog_smooth, r->prog_smooth2d, r->prog_normal,
-                      r->prog_composite, r->prog_text, r->prog_ellipsoid, r->prog_mesh,
-                      r->prog_diffuse};
+    GLuint progs[] = {r->prog_background, r->prog_solid,     r->prog_lines,  r->prog_depth,
+                      r->prog_thickness,  r->prog_spheres,   r->prog_smooth, r->prog_smooth2d,
+                      r->prog_normal,     r->prog_composite, r->prog_text,   r->prog_ellipsoid,
+                      r->prog_mesh,       r->prog_diffuse};
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; ++i) {
         if (progs[i]) glDeleteProgram(progs[i]);
     }
@@ -578,8 +587,8 @@ void pbf_renderer_destroy(pbf_renderer *r) {
     mesh_slots_free(&r->meshes);
     GLuint vaos[] = {r->vao_empty, r->vao_particles, r->vao_text, r->vao_ellipsoids,
                      r->vao_diffuse};
-    GLuint bufs[] = {r->vbo_positions,         r->vbo_scalars,         r->vbo_text,
-                     r->vbo_centers,           r->vbo_axes,            r->vbo_diffuse_positions,
+    GLuint bufs[] = {r->vbo_positions,    r->vbo_scalars, r->vbo_text,
+                     r->vbo_centers,      r->vbo_axes,    r->vbo_diffuse_positions,
                      r->vbo_diffuse_kinds};
     GLuint texs[] = {r->tex_font, r->tex_sky};
     glDeleteVertexArrays(5, vaos);
@@ -680,8 +689,8 @@ static pbf_status upload_anisotropy(pbf_renderer *r, const pbf_render_scene *s, 
     pbf_surface_def sd = pbf_default_surface_def();
     sd.particle_radius = s->particle_radius;
     char why[PBF_ERROR_SIZE];
-    pbf_status st = pbf_surface_anisotropy(&sd, s->positions, count, r->centers, r->axes, why,
-                                           sizeof why);
+    pbf_status st =
+        pbf_surface_anisotropy(&sd, s->positions, count, r->centers, r->axes, why, sizeof why);
     if (st != PBF_OK) {
         pbf_render_set_error(err, n, "render: ellipsoid splats: %s", why);
         return st;
@@ -782,7 +791,8 @@ static pbf_status draw_diffuse(pbf_renderer *r, const pbf_render_scene *s, const
     if (count > r->diffuse_kinds_size) {
         float *k = realloc(r->diffuse_kinds, (size_t)count * sizeof *k);
         if (k == NULL) {
-            if (err && err_size) snprintf(err, err_size, "out of memory for %d diffuse particles", count);
+            if (err && err_size)
+                snprintf(err, err_size, "out of memory for %d diffuse particles", count);
             return PBF_ERR_OUT_OF_MEMORY;
         }
         r->diffuse_kinds = k;
@@ -837,9 +847,12 @@ static void draw_solid(const pbf_renderer *r, const pbf_collider_def *c, const f
         lo[0] = c->center.x - e, lo[1] = c->center.y - e, lo[2] = c->center.z - e;
         hi[0] = c->center.x + e, hi[1] = c->center.y + e, hi[2] = c->center.z + e;
     } else if (c->type == PBF_COLLIDER_BOX) {
-        lo[0] = c->center.x - c->half_extents.x * pad, hi[0] = c->center.x + c->half_extents.x * pad;
-        lo[1] = c->center.y - c->half_extents.y * pad, hi[1] = c->center.y + c->half_extents.y * pad;
-        lo[2] = c->center.z - c->half_extents.z * pad, hi[2] = c->center.z + c->half_extents.z * pad;
+        lo[0] = c->center.x - c->half_extents.x * pad,
+        hi[0] = c->center.x + c->half_extents.x * pad;
+        lo[1] = c->center.y - c->half_extents.y * pad,
+        hi[1] = c->center.y + c->half_extents.y * pad;
+        lo[2] = c->center.z - c->half_extents.z * pad,
+        hi[2] = c->center.z + c->half_extents.z * pad;
     } else {
         float e = c->radius * pad;
         lo[0] = fminf(c->a.x, c->b.x) - e, hi[0] = fmaxf(c->a.x, c->b.x) + e;
@@ -875,8 +888,7 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
         return PBF_ERR_INVALID_ARG;
     }
     const int external = s->gl_positions != 0; /* particles in the caller's GL buffers */
-    if (s->particle_count < 0 ||
-        (s->particle_count > 0 && s->positions == NULL && !external)) {
+    if (s->particle_count < 0 || (s->particle_count > 0 && s->positions == NULL && !external)) {
         pbf_render_set_error(err, n, "render: %d particles but no positions", s->particle_count);
         return PBF_ERR_INVALID_ARG;
     }
@@ -1029,8 +1041,7 @@ pbf_status pbf_renderer_draw(pbf_renderer *r, const pbf_render_scene *s, char *e
             glBindVertexArray(r->vao_ellipsoids);
             glUseProgram(r->prog_ellipsoid);
             set_common(r, r->prog_ellipsoid, s, sun, checker, fog);
-            uniform1f(r->prog_ellipsoid, "u_axes_scale",
-                      ellipsoid_scale(pr, s->particle_radius));
+            uniform1f(r->prog_ellipsoid, "u_axes_scale", ellipsoid_scale(pr, s->particle_radius));
             if (count > 0) glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, (GLsizei)count);
             glBindVertexArray(r->vao_particles);
         } else {
@@ -1225,12 +1236,12 @@ void pbf_renderer_draw_text(pbf_renderer *r, int x, int y, int scale, const char
     size_t k = 0;
     float pad = 3.0f * (float)scale;
     float cw = (float)(PBF_FONT_CELL_W * scale), ch = (float)(PBF_FONT_CELL_H * scale);
-#define QUAD(x0, y0, x1, y1, u0, v0, u1, v1)                                                   \
-    do {                                                                                       \
-        float q_[6][4] = {{x0, y0, u0, v0}, {x1, y0, u1, v0}, {x0, y1, u0, v1},               \
-                          {x1, y0, u1, v0}, {x1, y1, u1, v1}, {x0, y1, u0, v1}};               \
-        memcpy(v + k, q_, sizeof q_);                                                          \
-        k += 24;                                                                               \
+#define QUAD(x0, y0, x1, y1, u0, v0, u1, v1)                                                       \
+    do {                                                                                           \
+        float q_[6][4] = {{x0, y0, u0, v0}, {x1, y0, u1, v0}, {x0, y1, u0, v1},                    \
+                          {x1, y0, u1, v0}, {x1, y1, u1, v1}, {x0, y1, u0, v1}};                   \
+        memcpy(v + k, q_, sizeof q_);                                                              \
+        k += 24;                                                                                   \
     } while (0)
     float bx0 = (float)x, by0 = (float)y;
     float bx1 = bx0 + 2.0f * pad + (float)cols * cw - (float)scale;
@@ -1418,7 +1429,7 @@ pbf_render_timings pbf_renderer_timings(pbf_renderer *r) {
     t.smooth_ms = ms[STAGE_SMOOTH];
     t.normal_ms = ms[STAGE_NORMAL];
     t.shade_ms = ms[STAGE_SHADE];
-    t.total_ms = t.background_ms + t.depth_ms + t.thickness_ms + t.smooth_ms + t.normal_ms +
-                 t.shade_ms;
+    t.total_ms =
+        t.background_ms + t.depth_ms + t.thickness_ms + t.smooth_ms + t.normal_ms + t.shade_ms;
     return t;
 }

@@ -23,11 +23,11 @@ extern char **environ;
 
 struct pbf_video {
     pid_t pid;
-    int fd;                /* write end of ffmpeg's stdin */
+    int fd; /* write end of ffmpeg's stdin */
     int width, height;
     char path[4096];
-    char tmp[4096 + 32];   /* the video while it is being written */
-    char log[4096 + 32];   /* ffmpeg's stderr */
+    char tmp[4096 + 32]; /* the video while it is being written */
+    char log[4096 + 32]; /* ffmpeg's stderr */
 };
 
 /* The last line of ffmpeg's log, for error messages. */
@@ -106,12 +106,39 @@ pbf_status pbf_video_open(const char *path, int width, int height, double fps, i
     snprintf(rate, sizeof rate, "%.6g", fps);
     snprintf(quality, sizeof quality, "%d", crf);
     /* yuv420p (what every player plays) needs even sizes: pad odd ones by a pixel. */
-    char *const argv[] = {"ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-                          "-f", "rawvideo", "-pix_fmt", "rgba", "-s", size, "-r", rate,
-                          "-i", "pipe:0", "-an", "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2",
-                          "-c:v", "libx264", "-preset", "medium", "-crf", quality,
-                          "-pix_fmt", "yuv420p", "-movflags", "+faststart", "-f", "mp4",
-                          v->tmp, NULL};
+    char *const argv[] = {"ffmpeg",
+                          "-nostdin",
+                          "-hide_banner",
+                          "-loglevel",
+                          "error",
+                          "-y",
+                          "-f",
+                          "rawvideo",
+                          "-pix_fmt",
+                          "rgba",
+                          "-s",
+                          size,
+                          "-r",
+                          rate,
+                          "-i",
+                          "pipe:0",
+                          "-an",
+                          "-vf",
+                          "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+                          "-c:v",
+                          "libx264",
+                          "-preset",
+                          "medium",
+                          "-crf",
+                          quality,
+                          "-pix_fmt",
+                          "yuv420p",
+                          "-movflags",
+                          "+faststart",
+                          "-f",
+                          "mp4",
+                          v->tmp,
+                          NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pipefd[0], 0);

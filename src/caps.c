@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module.h" /* each feature says what it uses (pbf_module.features) */
+#include "flow_state.h"
+#include "geometry/geometry_state.h"
+#include "probes_state.h"
 
 #define Y PBF_SUPPORT_YES
 #define U PBF_SUPPORT_UNVERIFIED
@@ -27,7 +29,10 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
     [PBF_FEATURE_WENDLAND] = {"wendland_kernel",
                               "the Wendland C2 kernel pair (scene key 'fluid.kernel')",
                               {Y, N, Y},
-                              {"", "the device passes are written for the paper's pair; run the scene on the CPU (--backend cpu)", ""}},
+                              {"",
+                               "the device passes are written for the paper's pair; run the scene "
+                               "on the CPU (--backend cpu)",
+                               ""}},
     [PBF_FEATURE_TOOL] = {"tool", "the tool (scene key 'tool')", {Y, Y, Y}, {"", "", ""}},
     [PBF_FEATURE_PROBES] = {"probes",
                             "height, front and level probes (scene key 'probes')",
@@ -36,9 +41,10 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
     [PBF_FEATURE_FORCE_PROBES] = {"force_probes",
                                   "force probes (scene key 'probes', type \"force\")",
                                   {Y, U, Y},
-                                  {"", "their device pass has not run on a GPU (docs/cuda.md); "
-                                       "run the scene on the CPU (--backend cpu), or set "
-                                       "PBF_ALLOW_UNVERIFIED=1 to try it",
+                                  {"",
+                                   "their device pass has not run on a GPU (docs/cuda.md); "
+                                   "run the scene on the CPU (--backend cpu), or set "
+                                   "PBF_ALLOW_UNVERIFIED=1 to try it",
                                    ""}},
     [PBF_FEATURE_MESHES] = {"meshes",
                             "mesh solids (scene key 'meshes')",
@@ -113,7 +119,10 @@ const pbf_feature_info *pbf_feature_get(pbf_feature f) {
 }
 
 const char *pbf_column_name(pbf_column c) {
-    return c == PBF_COLUMN_CPU ? "cpu" : c == PBF_COLUMN_CUDA ? "cuda" : c == PBF_COLUMN_MPI ? "mpi" : "?";
+    return c == PBF_COLUMN_CPU    ? "cpu"
+           : c == PBF_COLUMN_CUDA ? "cuda"
+           : c == PBF_COLUMN_MPI  ? "mpi"
+                                  : "?";
 }
 
 const char *pbf_support_name(pbf_support s) {
@@ -133,7 +142,8 @@ pbf_status pbf_feature_check(pbf_feature f, pbf_column c, char *err, size_t err_
         return PBF_ERR_INVALID_ARG;
     }
     pbf_support s = i->support[c];
-    if (s == PBF_SUPPORT_YES || (s == PBF_SUPPORT_UNVERIFIED && unverified_allowed())) return PBF_OK;
+    if (s == PBF_SUPPORT_YES || (s == PBF_SUPPORT_UNVERIFIED && unverified_allowed()))
+        return PBF_OK;
     if (err != NULL && err_size > 0)
         snprintf(err, err_size, "%s: %s %s yet; %s", i->what,
                  s == PBF_SUPPORT_UNVERIFIED ? "not verified" : "not available", where[c],
@@ -154,12 +164,25 @@ uint32_t pbf_world_def_features(const pbf_world_def *d) {
     return m;
 }
 
+/* Read from the features' state, not asked of them: the features ask this file (caps.h). */
 uint32_t pbf_world_features(const pbf_world *w) {
     uint32_t m = pbf_world_def_features(&w->def);
     for (int k = 0; k < w->collider_count; ++k)
         if (w->colliders[k].adhesion > 0.0f) m |= 1u << PBF_FEATURE_ADHESION;
-    for (int k = 0; k < pbf__module_count; ++k) /* the tool, probes, meshes, flow, diffuse */
-        if (pbf__modules[k]->features) m |= pbf__modules[k]->features(w);
+    if (w->tool != NULL) m |= 1u << PBF_FEATURE_TOOL;
+    for (int k = 0; w->probes != NULL && k < w->probes->count; ++k)
+        m |= 1u << (w->probes->defs[k].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES
+                                                               : PBF_FEATURE_PROBES);
+    for (int k = 0; w->geometry != NULL && k < w->geometry->count; ++k) {
+        const pbf_mesh_def *d = &w->geometry->body[k]->def;
+        m |= 1u << (d->sink                          ? PBF_FEATURE_SINKS
+                    : d->motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
+                                                     : PBF_FEATURE_MESHES);
+    }
+    if (w->flow != NULL && (w->flow->emitter_count > 0 || w->flow->capacity > 0))
+        m |= 1u << PBF_FEATURE_EMITTERS;
+    if (w->flow != NULL && w->flow->sink_count > 0) m |= 1u << PBF_FEATURE_SINKS;
+    if (w->diffuse != NULL) m |= 1u << PBF_FEATURE_DIFFUSE;
     if (w->energy_audit) m |= 1u << PBF_FEATURE_ENERGY_AUDIT;
     return m;
 }

@@ -81,8 +81,8 @@ pbf_status pbf_diffuse_def_check(const pbf_diffuse_def *d, char *err, size_t siz
                    "diffuse: need 0 <= spray_neighbors <= bubble_neighbors <= 1000, got %g and %g",
                    d->spray_neighbors, d->bubble_neighbors);
     if (d->max_count < 1 || d->max_count > 100000000)
-        return bad(err, size, "diffuse: max_count must be in [1, 100000000], got %g",
-                   d->max_count, 0);
+        return bad(err, size, "diffuse: max_count must be in [1, 100000000], got %g", d->max_count,
+                   0);
     return PBF_OK;
 }
 
@@ -158,8 +158,7 @@ pbf_status pbf__diffuse_restore(pbf_world *w, const pbf_diffuse_def *def, int co
     pbf_status st = pbf_world_enable_diffuse(w, def);
     if (st != PBF_OK) return st;
     if (grow_set(w->diffuse, count) != PBF_OK)
-        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory for %d diffuse particles",
-                         count);
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory for %d diffuse particles", count);
     w->diffuse->count = count;
     w->diffuse->substeps = substeps;
     w->diffuse->generated = generated;
@@ -178,8 +177,8 @@ int64_t pbf_world_diffuse_generated(const pbf_world *w) {
     return w->diffuse ? w->diffuse->generated : 0;
 }
 
-void pbf_world_get_diffuse(const pbf_world *w, float *positions, float *velocities,
-                           uint8_t *kinds, float *lifetimes) {
+void pbf_world_get_diffuse(const pbf_world *w, float *positions, float *velocities, uint8_t *kinds,
+                           float *lifetimes) {
     const pbf_diffuse *D = w->diffuse;
     if (!D || D->count == 0) return;
     size_t n = (size_t)D->count;
@@ -277,7 +276,7 @@ static void compact(pbf_diffuse *D) {
                 __VA_ARGS__                                                                        \
             }                                                                                      \
         } else {                                                                                   \
-            PBF_FOR_EACH_CELL_NEIGHBOR(&(w)->grid, p, (w)->params.h2, i, xi, j, l_, {             \
+            PBF_FOR_EACH_CELL_NEIGHBOR(&(w)->grid, p, (w)->params.h2, i, xi, j, l_, {              \
                 (void)l_;                                                                          \
                 __VA_ARGS__                                                                        \
             });                                                                                    \
@@ -300,8 +299,8 @@ static void normals(pbf_world *w, pbf_diffuse *D, int nt) {
         });
         pbf_v3 nrm = v3_scale(gsum, scale);
         float len = v3_len(nrm);
-        v3_store(D->normal, i, len > SURFACE_GRADIENT ? v3_scale(nrm, 1.0f / len)
-                                                      : v3(0.0f, 0.0f, 0.0f));
+        v3_store(D->normal, i,
+                 len > SURFACE_GRADIENT ? v3_scale(nrm, 1.0f / len) : v3(0.0f, 0.0f, 0.0f));
     }
 }
 
@@ -322,8 +321,8 @@ static void spawn_counts(pbf_world *w, pbf_diffuse *D, int nt) {
             continue;
         }
         float speed = v3_len(vi);
-        const int crest = v3_dot(ni, ni) > 0.0f && speed > 0.0f &&
-                          v3_dot(vi, ni) >= CREST_ALIGNMENT * speed;
+        const int crest =
+            v3_dot(ni, ni) > 0.0f && speed > 0.0f && v3_dot(vi, ni) >= CREST_ALIGNMENT * speed;
         float ta = 0.0f, wc = 0.0f;
         DIFFUSE_FOR_NEIGHBORS(w, p, i, xi, j, {
             if (j >= n) continue;
@@ -334,10 +333,9 @@ static void spawn_counts(pbf_world *w, pbf_diffuse *D, int nt) {
             if (crest && v3_dot(nj, nj) > 0.0f)
                 wc += pbf_wave_crest_term(ni, nj, v3_scale(xij, -1.0f), r, P->h);
         });
-        float rate = d->trapped_air_rate * pbf_diffuse_clamp(ta, d->trapped_air_min,
-                                                             d->trapped_air_max) +
-                     d->wave_crest_rate * pbf_diffuse_clamp(wc, d->wave_crest_min,
-                                                            d->wave_crest_max);
+        float rate =
+            d->trapped_air_rate * pbf_diffuse_clamp(ta, d->trapped_air_min, d->trapped_air_max) +
+            d->wave_crest_rate * pbf_diffuse_clamp(wc, d->wave_crest_min, d->wave_crest_max);
         float expected = phi_k * rate * P->dt;
         /* the fraction by a draw: spawns expected particles on average */
         float draw = pbf_diffuse_random((uint32_t)w->ids[i], step, 0u);
@@ -366,8 +364,8 @@ static void place(pbf_world *w, pbf_diffuse *D, int first, int nt) {
         pbf_v3 e1 = v3_cross(axis, other);
         e1 = v3_scale(e1, 1.0f / v3_len(e1));
         pbf_v3 e2 = v3_cross(axis, e1);
-        const uint8_t kind = w->neighbor_counts[i] < d->spray_neighbors ? PBF_DIFFUSE_SPRAY
-                                                                        : PBF_DIFFUSE_FOAM;
+        const uint8_t kind =
+            w->neighbor_counts[i] < d->spray_neighbors ? PBF_DIFFUSE_SPRAY : PBF_DIFFUSE_FOAM;
         for (int k = begin; k < end; ++k) {
             uint32_t c = 1u + 3u * (uint32_t)(k - begin);
             uint32_t id = (uint32_t)w->ids[i];
@@ -428,13 +426,8 @@ static pbf_status diffuse_after_watchdog(pbf_world *w, int threads) {
     return w->diffuse != NULL ? pbf__diffuse_substep(w, threads) : PBF_OK;
 }
 
-static uint32_t diffuse_features(const pbf_world *w) {
-    return w->diffuse != NULL ? 1u << PBF_FEATURE_DIFFUSE : 0u;
-}
-
 const pbf_module pbf__diffuse_module = {
     .name = "diffuse",
-    .features = diffuse_features,
     .after_watchdog = diffuse_after_watchdog,
     .memory_bytes = pbf__diffuse_memory_bytes,
     .free = pbf__diffuse_free,

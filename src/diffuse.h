@@ -11,9 +11,9 @@ typedef struct pbf_diffuse {
     pbf_diffuse_def def;
     /* The set, in its deterministic order: count of capacity entries. */
     int count, capacity;
-    float *x, *v;    /* xyz-interleaved, m and m/s */
-    float *life;     /* s left (runs down while foam) */
-    uint8_t *kind;   /* pbf_diffuse_kind; DIFFUSE_DEAD marks one removed at the compaction */
+    float *x, *v; /* xyz-interleaved, m and m/s */
+    float *life; /* s left (runs down while foam) */
+    uint8_t *kind; /* pbf_diffuse_kind; DIFFUSE_DEAD marks one removed at the compaction */
     /* Substeps run with diffuse on: the hash's counter (saved in checkpoints). */
     uint64_t substeps;
     int64_t generated;

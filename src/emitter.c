@@ -50,7 +50,6 @@ size_t pbf__flow_memory_bytes(const pbf_world *w) {
     return b;
 }
 
-
 static int finite3(pbf_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 static pbf_v3 to_v3(pbf_vec3 a) { return v3(a.x, a.y, a.z); }
 
@@ -59,7 +58,7 @@ static pbf_v3 to_v3(pbf_vec3 a) { return v3(a.x, a.y, a.z); }
 
 typedef struct candidate {
     float norm; /* 1 on the outline */
-    int j, i;   /* lattice indices: the tie-break that keeps the choice deterministic */
+    int j, i; /* lattice indices: the tie-break that keeps the choice deterministic */
     float a, b;
 } candidate;
 
@@ -213,8 +212,8 @@ pbf_status pbf_world_add_emitter(pbf_world *w, const pbf_emitter_def *d) {
     if (d->shape == PBF_EMITTER_RECTANGLE &&
         !(d->width > 0.0f && d->height > 0.0f && isfinite(d->width) && isfinite(d->height)))
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
-                         "emitter: width and height must be > 0 m, got %g and %g",
-                         (double)d->width, (double)d->height);
+                         "emitter: width and height must be > 0 m, got %g and %g", (double)d->width,
+                         (double)d->height);
     if (!pbf__phase_valid(w, d->phase))
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
                          "emitter: phase %d is not one of the world's %d fluids", d->phase,
@@ -267,7 +266,6 @@ int pbf_world_emitter_layer_size(const pbf_world *w, int index) {
     if (w->flow == NULL || index < 0 || index >= w->flow->emitter_count) return 0;
     return w->flow->emitters[index].n;
 }
-
 
 pbf_flow_state pbf_world_get_flow(const pbf_world *w) {
     pbf_flow_state s;
@@ -390,8 +388,7 @@ pbf_status pbf__flow_substep_end(pbf_world *w, double t0) {
     pbf_flow *f = w->flow;
     if (f == NULL) return PBF_OK;
     const double t1 = w->time;
-    if (f->sink_count > 0 || (w->geometry != NULL && w->geometry->sinks > 0))
-        remove_in_sinks(w, f);
+    if (f->sink_count > 0 || (w->geometry != NULL && w->geometry->sinks > 0)) remove_in_sinks(w, f);
     for (int k = 0; k < f->emitter_count; ++k) {
         pbf_emitter *e = &f->emitters[k];
         if (!emitter_active(e, t0, t1)) continue;
@@ -436,17 +433,8 @@ static pbf_status flow_substep_final(pbf_world *w, double t_start) {
 
 static int flow_keep_stepping(const pbf_world *w) { return w->flow != NULL; }
 
-static uint32_t flow_features(const pbf_world *w) {
-    uint32_t m = 0;
-    if (w->flow != NULL && (w->flow->emitter_count > 0 || w->flow->capacity > 0))
-        m |= 1u << PBF_FEATURE_EMITTERS;
-    if (w->flow != NULL && w->flow->sink_count > 0) m |= 1u << PBF_FEATURE_SINKS;
-    return m;
-}
-
 const pbf_module pbf__flow_module = {
     .name = "flow",
-    .features = flow_features,
     .empty_substeps = 1,
     .keeps_stepping = flow_keep_stepping,
     .step_check = flow_step_check,

@@ -10,11 +10,11 @@
 /* One emitter as the step uses it. */
 typedef struct pbf_emitter {
     pbf_emitter_def def;
-    pbf_v3 dir, u, v;   /* unit direction and the nozzle plane's axes */
+    pbf_v3 dir, u, v; /* unit direction and the nozzle plane's axes */
     float half_u, half_v; /* the outline's half sizes along u and v (a disc: its radius) */
-    int n;              /* particles per layer: ceil(area / s²) */
-    double pitch;       /* distance between layers, n s³ / area >= s: exact volume rate */
-    float *offsets;     /* 2n: each particle's (u, v) coordinates in the nozzle plane */
+    int n; /* particles per layer: ceil(area / s²) */
+    double pitch; /* distance between layers, n s³ / area >= s: exact volume rate */
+    float *offsets; /* 2n: each particle's (u, v) coordinates in the nozzle plane */
     /* How far the newest layer has travelled past the nozzle plane, m. A layer is emitted when
      * it reaches the pitch; the rest is carried, so the rate is exact. Starts at the pitch: the
      * first layer leaves at the start time. Saved in checkpoints. */

@@ -15,13 +15,14 @@
 
 typedef struct pbf_grid {
     pbf_v3 origin;
-    float inv_cell;      /* 1 / h */
+    float inv_cell; /* 1 / h */
     int nx, ny, nz;
     int64_t cell_count;
-    uint32_t *cell_start; /* cell_count + 1 entries: particles of cell c are [start[c], start[c+1]) */
-    uint32_t *cursor;     /* cell_count entries: scatter cursors of the counting sort */
-    uint32_t *cell_of;    /* per particle (capacity entries): its cell, in sorted order after sort */
-    uint32_t *order;      /* per particle: sorted slot -> previous slot (the permutation) */
+    uint32_t
+        *cell_start; /* cell_count + 1 entries: particles of cell c are [start[c], start[c+1]) */
+    uint32_t *cursor; /* cell_count entries: scatter cursors of the counting sort */
+    uint32_t *cell_of; /* per particle (capacity entries): its cell, in sorted order after sort */
+    uint32_t *order; /* per particle: sorted slot -> previous slot (the permutation) */
 } pbf_grid;
 
 #define PBF_MAX_THREADS 1024
@@ -35,9 +36,9 @@ typedef struct pbf_neighbor_chunk {
 
 /* Compact neighbour list (CSR): neighbours of i are index[start[i] .. start[i+1]). */
 typedef struct pbf_neighbor_list {
-    uint32_t *start;      /* capacity + 1 */
+    uint32_t *start; /* capacity + 1 */
     uint32_t *index;
-    float *pair_g;        /* per entry: the pair's spiky gradient factor of the current λ pass,
+    float *pair_g; /* per entry: the pair's spiky gradient factor of the current λ pass,
                              reused by the Δp pass of the same iteration (solver.c) */
     size_t index_capacity;
     pbf_neighbor_chunk *chunks; /* one per thread, kept between steps (no per-step malloc) */

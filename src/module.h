@@ -19,7 +19,6 @@
 #ifndef PBF_MODULE_H
 #define PBF_MODULE_H
 
-#include "pbf/features.h"
 #include "world_state.h"
 
 typedef struct pbf_module {
@@ -28,9 +27,6 @@ typedef struct pbf_module {
     /* Whether a world with no particles must still run substeps for it (a body that moves, an
      * emitter that may start); NULL: no. */
     int (*keeps_stepping)(const pbf_world *w);
-    /* The features (include/pbf/features.h, bits 1u << feature) the world uses of this module
-     * now: what caps.c checks against the table. */
-    uint32_t (*features)(const pbf_world *w);
     void (*init_params)(pbf_world *w); /* the world's constants were (re)computed */
     void (*solids_changed)(pbf_world *w); /* a collider was added or the solver def changed */
     pbf_status (*step_check)(pbf_world *w, float dt, int substeps);

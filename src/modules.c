@@ -11,11 +11,11 @@
 #include "viscosity.h"
 
 const pbf_module *const pbf__modules[] = {
-    &pbf__tool_module,      /* the tool moves before the bodies; its forces first */
-    &pbf__probes_module,    /* force patches measure before the meshes take their share */
-    &pbf__meshes_module,    /* mesh solids and floating bodies */
-    &pbf__flow_module,      /* emitters and sinks */
+    &pbf__tool_module, /* the tool moves before the bodies; its forces first */
+    &pbf__probes_module, /* force patches measure before the meshes take their share */
+    &pbf__meshes_module, /* mesh solids and floating bodies */
+    &pbf__flow_module, /* emitters and sinks */
     &pbf__viscosity_module, /* the implicit viscosity and surface drag */
-    &pbf__diffuse_module,   /* spray, foam and bubbles */
+    &pbf__diffuse_module, /* spray, foam and bubbles */
 };
 const int pbf__module_count = (int)(sizeof pbf__modules / sizeof pbf__modules[0]);

@@ -34,13 +34,13 @@ pbf_status pbf__world_grow(pbf_world *w, int n) {
     while (cap < n) cap = cap > INT32_MAX / 2 ? n : cap * 2;
     if (fixed > 0 && cap > fixed) cap = fixed; /* a fixed capacity is allocated exactly */
     size_t c = (size_t)cap;
-#define GROW(ptr, elems)                                                                        \
-    do {                                                                                        \
-        void *q_ = realloc((ptr), (elems) * sizeof *(ptr));                                     \
-        if (!q_) goto oom;                                                                      \
-        (ptr) = q_;                                                                             \
+#define GROW(ptr, elems)                                                                           \
+    do {                                                                                           \
+        void *q_ = realloc((ptr), (elems) * sizeof *(ptr));                                        \
+        if (!q_) goto oom;                                                                         \
+        (ptr) = q_;                                                                                \
     } while (0)
-#define PBF_FIELD_GROW(name, type, components, flags, scratch) GROW(w->name, (components) * c);
+#define PBF_FIELD_GROW(name, type, components, flags, scratch) GROW(w->name, (components)*c);
     PBF_PARTICLE_FIELDS(PBF_FIELD_GROW) /* fields.h */
 #undef PBF_FIELD_GROW
     GROW(w->grid.cell_of, c);

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 
 typedef struct level_point {
-    float y;  /* height of the particle */
+    float y; /* height of the particle */
     float d2; /* its squared horizontal distance from the gauge's line */
     int slot;
 } level_point;
@@ -79,8 +79,7 @@ pbf_status pbf__probe_level(const pbf_world *w, const pbf_probe_def *p, pbf_prob
     int lo = 0;
     for (int k = 0; k < samples; ++k) {
         float y = base + (float)k * step;
-        while (lo < n && pt[lo].y <= y - h)
-            ++lo;
+        while (lo < n && pt[lo].y <= y - h) ++lo;
         double sum = 0.0;
         for (int j = lo; j < n && pt[j].y < y + h; ++j) {
             float dy = y - pt[j].y;
@@ -99,14 +98,12 @@ pbf_status pbf__probe_level(const pbf_world *w, const pbf_probe_def *p, pbf_prob
     double level = 0.0;
     if (phi[0] >= f) {
         int k = 1;
-        while (k < samples && phi[k] >= f)
-            ++k;
+        while (k < samples && phi[k] >= f) ++k;
         level = k == samples ? (double)(samples - 1) * step
                              : ((double)(k - 1) + (phi[k - 1] - f) / (phi[k - 1] - phi[k])) * step;
     }
     double below = 0.0; /* the particles read below the level, over every process */
-    for (int j = 0; j < n && (double)(pt[j].y - base) <= level; ++j)
-        below += 1.0;
+    for (int j = 0; j < n && (double)(pt[j].y - base) <= level; ++j) below += 1.0;
     sum_over_processes(w, &below, 1);
     s->value = level;
     s->pressure = 0.0;

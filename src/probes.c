@@ -64,8 +64,8 @@ static float comp(pbf_vec3 v, int axis) { return axis == 0 ? v.x : axis == 1 ? v
 /* ---------------------------------------------------------------------------------------------
  * Checks */
 
-static pbf_status bad(const char **field, const char *name, char *why, size_t size,
-                      const char *fmt, ...) {
+static pbf_status bad(const char **field, const char *name, char *why, size_t size, const char *fmt,
+                      ...) {
     if (field != NULL) *field = name;
     if (why != NULL && size > 0) {
         va_list ap;
@@ -113,7 +113,8 @@ static int find_face(const pbf_probe_def *p, const pbf_world_def *w, const pbf_c
     }
     for (int i = 0; i < ncol; ++i) {
         if (cols[i].type != PBF_COLLIDER_BOX) continue;
-        float face = comp(cols[i].center, k) + (positive ? 1.0f : -1.0f) * comp(cols[i].half_extents, k);
+        float face =
+            comp(cols[i].center, k) + (positive ? 1.0f : -1.0f) * comp(cols[i].half_extents, k);
         if (fabsf(c - face) > tol) continue;
         int inside = 1;
         for (int t = 0; t < 3; ++t) {
@@ -150,7 +151,8 @@ pbf_status pbf_probe_check(const pbf_probe_def *p, const pbf_world_def *w,
                    "must be one of '+x', '-x', '+y', '-y', '+z' or '-z'");
     if (p->type != PBF_PROBE_FRONT) {
         for (int a = 0; a < 3; ++a) {
-            float v = comp(p->position, a), lo = comp(w->domain_min, a), hi = comp(w->domain_max, a);
+            float v = comp(p->position, a), lo = comp(w->domain_min, a),
+                  hi = comp(w->domain_max, a);
             if (!(v >= lo && v <= hi))
                 return bad(field, "position", why, why_size,
                            "must lie inside the domain, got %c = %.9g outside [%.9g, %.9g]",
@@ -164,8 +166,7 @@ pbf_status pbf_probe_check(const pbf_probe_def *p, const pbf_world_def *w,
                    (double)p->fraction);
     if (p->type != PBF_PROBE_FORCE && p->type != PBF_PROBE_LEVEL &&
         !(p->max_gap >= 0.0f && isfinite(p->max_gap)))
-        return bad(field, "max_gap", why, why_size, "must be >= 0 m, got %.9g",
-                   (double)p->max_gap);
+        return bad(field, "max_gap", why, why_size, "must be >= 0 m, got %.9g", (double)p->max_gap);
     if (p->type == PBF_PROBE_FRONT && !(p->min_particles >= 1 && p->min_particles <= 1000000))
         return bad(field, "min_particles", why, why_size, "must be in [1, 1000000], got %d",
                    p->min_particles);
@@ -176,8 +177,8 @@ pbf_status pbf_probe_check(const pbf_probe_def *p, const pbf_world_def *w,
         float s = comp(p->size, a);
         if (a == k && s != 0.0f)
             return bad(field, "size", why, why_size,
-                       "must be 0 along the normal's axis %c (a patch is flat), got %.9g",
-                       AXES[a], (double)s);
+                       "must be 0 along the normal's axis %c (a patch is flat), got %.9g", AXES[a],
+                       (double)s);
         if (a != k && !(s > 0.0f && isfinite(s)))
             return bad(field, "size", why, why_size,
                        "must be > 0 along %c (the patch's extent across the normal %s), got %.9g",
@@ -190,8 +191,8 @@ pbf_status pbf_probe_check(const pbf_probe_def *p, const pbf_world_def *w,
         size_t used = 0;
         for (int i = 0; i < ncol && used + 48 < sizeof boxes; ++i) {
             if (cols[i].type != PBF_COLLIDER_BOX) continue;
-            float f = comp(cols[i].center, k) +
-                      (positive ? 1.0f : -1.0f) * comp(cols[i].half_extents, k);
+            float f =
+                comp(cols[i].center, k) + (positive ? 1.0f : -1.0f) * comp(cols[i].half_extents, k);
             used += (size_t)snprintf(boxes + used, sizeof boxes - used, "%s colliders[%d] at %g",
                                      used ? "," : "; the box faces:", i, (double)f);
         }
@@ -230,8 +231,8 @@ pbf_status pbf_world_set_probes(pbf_world *w, const pbf_probe_def *probes, int c
                                  i, probes[i].name, j);
     }
     for (int i = 0; i < count; ++i) { /* caps.c: force probes have a pass of their own */
-        pbf_feature f = probes[i].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES
-                                                          : PBF_FEATURE_PROBES;
+        pbf_feature f =
+            probes[i].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES : PBF_FEATURE_PROBES;
         if (pbf__caps_require(w, f) != PBF_OK) return PBF_ERR_UNSUPPORTED;
     }
     pbf_probes *set = calloc(1, sizeof *set);
@@ -375,9 +376,9 @@ void pbf__probes_force_pass(pbf_world *w, const pbf_params *P, float omega) {
         float li = lambda[i], wi = pbf_scorr_weight(w->density[i], P);
         pbf_delta_acc a =
             w->def.neighbor_mode == PBF_NEIGHBOR_LIST /* the λ pass's factors still hold */
-                ? pbf__delta_list_of(P, x_old, lambda, w->density, xi, li, wi,
-                                     w->neighbors.index, w->neighbors.start[i],
-                                     w->neighbors.start[i + 1], w->neighbors.pair_g)
+                ? pbf__delta_list_of(P, x_old, lambda, w->density, xi, li, wi, w->neighbors.index,
+                                     w->neighbors.start[i], w->neighbors.start[i + 1],
+                                     w->neighbors.pair_g)
                 : pbf__delta_cells(P, &w->grid, x_old, lambda, w->density, i, xi, li, wi);
         pbf_v3 fluid = v3_add(xi, v3_scale(a.dp, P->volume));
         if (omega != 1.0f) fluid = pbf_chebyshev(fluid, xi, v3_load(x_back, i), omega, gamma);
@@ -594,17 +595,8 @@ static void probes_after_delta(pbf_world *w, const pbf_params *P, float omega, i
     pbf__probes_after_delta(w, P, omega);
 }
 
-static uint32_t probes_features(const pbf_world *w) {
-    uint32_t m = 0;
-    for (int k = 0; w->probes != NULL && k < w->probes->count; ++k)
-        m |= 1u << (w->probes->defs[k].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES
-                                                                : PBF_FEATURE_PROBES);
-    return m;
-}
-
 const pbf_module pbf__probes_module = {
     .name = "probes",
-    .features = probes_features,
     .after_delta = probes_after_delta,
     .step_end = pbf__probes_step_end,
     .free = pbf__probes_free,

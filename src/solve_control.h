@@ -7,16 +7,16 @@
 #define PBF_SOLVE_CONTROL_H
 
 typedef struct pbf_solve_control {
-    int controlled;  /* error control: stop once the error is at the target */
-    int accelerate;  /* Chebyshev, which only error control uses */
+    int controlled; /* error control: stop once the error is at the target */
+    int accelerate; /* Chebyshev, which only error control uses */
     int min_it, max_it;
-    float target;    /* average density error, a fraction */
-    int delay;       /* plain passes before the acceleration (re)starts */
-    int start;       /* the first accelerated pass */
-    float rho;       /* the spectral radius estimate; lowered after repeated restarts */
-    float omega;     /* ω of the next Δp pass (1: plain Jacobi) */
-    float err_min;   /* the lowest error of this substep so far */
-    int restarts;    /* divergence fall-backs in this substep */
+    float target; /* average density error, a fraction */
+    int delay; /* plain passes before the acceleration (re)starts */
+    int start; /* the first accelerated pass */
+    float rho; /* the spectral radius estimate; lowered after repeated restarts */
+    float omega; /* ω of the next Δp pass (1: plain Jacobi) */
+    float err_min; /* the lowest error of this substep so far */
+    int restarts; /* divergence fall-backs in this substep */
 } pbf_solve_control;
 
 /* The state at the start of a substep's solve. target_fraction > 0 turns error control on;

@@ -37,7 +37,7 @@ pbf_status pbf__fail(pbf_world *w, pbf_status status, const char *fmt, ...) {
 }
 
 const char *pbf_stage_name(pbf_stage stage) {
-    static const char *names[PBF_STAGE_COUNT] = {"predict",  "grid",     "neighbors", "lambda",
-                                                 "delta",    "velocity", "vorticity"};
+    static const char *names[PBF_STAGE_COUNT] = {"predict", "grid",     "neighbors", "lambda",
+                                                 "delta",   "velocity", "vorticity"};
     return (int)stage >= 0 && stage < PBF_STAGE_COUNT ? names[stage] : "unknown";
 }

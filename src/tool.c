@@ -96,9 +96,9 @@ pbf_vec3 pbf_tool_path_position(const pbf_tool_def *d, double t) {
 static int finite3(pbf_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 
 static pbf_status validate(pbf_world *w, const pbf_tool_def *d) {
-#define TOOL_CHECK(cond, ...)                                                                    \
-    do {                                                                                         \
-        if (!(cond)) return pbf__fail(w, PBF_ERR_INVALID_ARG, "tool def: " __VA_ARGS__);        \
+#define TOOL_CHECK(cond, ...)                                                                      \
+    do {                                                                                           \
+        if (!(cond)) return pbf__fail(w, PBF_ERR_INVALID_ARG, "tool def: " __VA_ARGS__);           \
     } while (0)
     TOOL_CHECK(isfinite(d->radius) && d->radius > 0.0f && d->radius <= 10.0f,
                "radius must be in (0, 10] m, got %g", (double)d->radius);
@@ -106,8 +106,7 @@ static pbf_status validate(pbf_world *w, const pbf_tool_def *d) {
     TOOL_CHECK(finite3(d->velocity), "velocity must be finite");
     TOOL_CHECK(d->motion == PBF_TOOL_KINEMATIC || d->motion == PBF_TOOL_FREE,
                "motion must be PBF_TOOL_KINEMATIC or PBF_TOOL_FREE, got %d", (int)d->motion);
-    TOOL_CHECK(isfinite(d->mass) && d->mass > 0.0f, "mass must be > 0 kg, got %g",
-               (double)d->mass);
+    TOOL_CHECK(isfinite(d->mass) && d->mass > 0.0f, "mass must be > 0 kg, got %g", (double)d->mass);
     TOOL_CHECK(d->added_mass >= 0.0f && d->added_mass <= 10.0f,
                "added_mass must be in [0, 10], got %g", (double)d->added_mass);
     TOOL_CHECK(isfinite(d->adhesion_k_tool) && d->adhesion_k_tool >= 0.0f,
@@ -270,8 +269,8 @@ void pbf__tool_step_begin(pbf_world *w, float dt) {
  * F_prev, the fluid force of the last substep, already contains about −M_a a_prev (the fluid
  * the body accelerates); adding M_a a_prev back and dividing by M + M_a removes the lag that
  * makes an explicit coupling of a light body oscillate. At rest (a = 0) it changes nothing. */
-static void integrate_free(const pbf_world *w, pbf_tool_body *t, float dt, double t_end,
-                           pbf_v3 *x, pbf_v3 *v) {
+static void integrate_free(const pbf_world *w, pbf_tool_body *t, float dt, double t_end, pbf_v3 *x,
+                           pbf_v3 *v) {
     const pbf_tool_def *d = &t->def;
     double r = d->radius, vol = 4.0 / 3.0 * PI_D * r * r * r;
     double m = d->mass, ma = (double)d->added_mass * w->def.rest_density * vol;
@@ -367,8 +366,10 @@ pbf_status pbf__tool_substep_begin(pbf_world *w, float dt) {
     pbf_tool_body *t = w->tool;
     if (t == NULL) return PBF_OK;
     if (grow(t, w->count) != 0)
-        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory growing the tool's arrays to %d "
-                         "particles", w->count);
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
+                         "out of memory growing the tool's arrays to %d "
+                         "particles",
+                         w->count);
     pbf__tool_move(w, dt, w->time + dt, t->substeps_done);
     memset(t->dx, 0, 3 * (size_t)w->count * sizeof *t->dx);
     return PBF_OK;
@@ -474,13 +475,8 @@ static pbf_status tool_substep_begin(pbf_world *w, float dt, int threads) {
     return pbf__tool_substep_begin(w, dt);
 }
 
-static uint32_t tool_features(const pbf_world *w) {
-    return w->tool != NULL ? 1u << PBF_FEATURE_TOOL : 0u;
-}
-
 const pbf_module pbf__tool_module = {
     .name = "tool",
-    .features = tool_features,
     .step_begin = pbf__tool_step_begin,
     .substep_begin = tool_substep_begin,
     .substep_end = pbf__tool_substep_end,

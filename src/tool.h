@@ -8,13 +8,13 @@
 
 typedef struct pbf_tool_body {
     pbf_tool_def def;
-    pbf_tool_params k;     /* the kernels' view, refreshed every substep */
-    pbf_v3 position;       /* centre at the end of the last substep */
-    pbf_v3 velocity;       /* over the last substep */
+    pbf_tool_params k; /* the kernels' view, refreshed every substep */
+    pbf_v3 position; /* centre at the end of the last substep */
+    pbf_v3 velocity; /* over the last substep */
 
     /* Poses from pbf_tool_set_pose. */
-    int external;          /* a pose was given: a kinematic tool no longer follows its path */
-    int pose_pending;      /* the next step carries the tool to pose_target */
+    int external; /* a pose was given: a kinematic tool no longer follows its path */
+    int pose_pending; /* the next step carries the tool to pose_target */
     pbf_v3 pose_target;
 
     /* Free body: the fluid force and the acceleration of the last substep (the coupling is
@@ -23,7 +23,7 @@ typedef struct pbf_tool_body {
     pbf_v3 accel_prev;
 
     /* The step in progress. */
-    pbf_v3 step_start;     /* centre when the step began */
+    pbf_v3 step_start; /* centre when the step began */
     float step_dt;
     int substeps_done;
     double sum_reaction[3], sum_adhesion[3], sum_damping[3];
@@ -34,7 +34,7 @@ typedef struct pbf_tool_body {
     int capacity;
     float *dx, *f_adh, *f_damp, *dist;
 
-    pbf_tool_state state;  /* after the last step */
+    pbf_tool_state state; /* after the last step */
 } pbf_tool_body;
 
 /* The kernels' view of the tool for the solver's loops, NULL when the world has none. */

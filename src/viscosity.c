@@ -18,12 +18,12 @@
 struct pbf_viscosity {
     int capacity;
     float *r, *z, *d, *q; /* residual, preconditioned residual, direction, A·direction */
-    pbf_sym3 *inv_diag;   /* each particle's inverse diagonal block */
-    pbf_sym3 *wall;       /* no-slip walls: each particle's wall block (pbf_visc_wall), kept
+    pbf_sym3 *inv_diag; /* each particle's inverse diagonal block */
+    pbf_sym3 *wall; /* no-slip walls: each particle's wall block (pbf_visc_wall), kept
                              for the products: the positions do not move in the solve */
-    float *pair_s;        /* list mode: s_ij of each list entry (the positions do not move) */
+    float *pair_s; /* list mode: s_ij of each list entry (the positions do not move) */
     size_t pair_capacity;
-    double *dots;         /* two per-particle products, summed in slot order */
+    double *dots; /* two per-particle products, summed in slot order */
 };
 
 void pbf__viscosity_init_params(pbf_world *w) {
@@ -127,8 +127,8 @@ static pbf_v3 apply_one(const pbf_world *w, const float *p, const float *u, int 
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
             int j = (int)nb[k];
             pbf_v3 d = v3_sub(xi, v3_load(p, j)), du = v3_sub(ui, v3_load(u, j));
-            pbf_visc_lane_s(&L, (int)((k - start[i]) % PBF_LANES), d.x, d.y, d.z, du.x, du.y,
-                            du.z, pair_s[k]);
+            pbf_visc_lane_s(&L, (int)((k - start[i]) % PBF_LANES), d.x, d.y, d.z, du.x, du.y, du.z,
+                            pair_s[k]);
         }
     } else {
         PBF_FOR_EACH_CELL_NEIGHBOR(&w->grid, p, P->h2, i, xi, j, l, {

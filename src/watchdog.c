@@ -6,8 +6,8 @@ pbf_status pbf__unstable(pbf_world *w, int32_t id, pbf_v3 x, double t, const cha
                      "simulation unstable at step %lld (t = %.4f s): particle %d at (%.4g, %.4g, "
                      "%.4g) %s; make the time step smaller (raise time.substeps, now %d, or "
                      "time.fps) or raise solver.%s (now %d)",
-                     (long long)w->profile.steps + 1, t, (int)id, (double)x.x,
-                     (double)x.y, (double)x.z, what, w->def.substeps,
+                     (long long)w->profile.steps + 1, t, (int)id, (double)x.x, (double)x.y,
+                     (double)x.z, what, w->def.substeps,
                      w->def.solver.target_error > 0.0f ? "max_iterations" : "iterations",
                      w->def.solver.target_error > 0.0f ? w->def.solver.max_iterations
                                                        : w->def.solver.iterations);

@@ -14,14 +14,14 @@
 /* Points of a substep where a world split over processes (src/mpi/, docs/mpi.md) exchanges data
  * with its neighbours. The solver calls w->halo_hook at each, and knows nothing else of MPI. */
 typedef enum pbf_halo_event {
-    PBF_HALO_BEGIN,     /* after predict: particles that left the slab migrate, then the halo
+    PBF_HALO_BEGIN, /* after predict: particles that left the slab migrate, then the halo
                          * (x, p, v, ids of neighbours' particles within reach) is appended */
-    PBF_HALO_SORTED,    /* after the grid sort: the halo follows the new slot order */
-    PBF_HALO_LAMBDA,    /* after a λ pass: the halo's λ and density */
+    PBF_HALO_SORTED, /* after the grid sort: the halo follows the new slot order */
+    PBF_HALO_LAMBDA, /* after a λ pass: the halo's λ and density */
     PBF_HALO_POSITIONS, /* after a Δp pass: the halo's corrected positions p */
-    PBF_HALO_OMEGA,     /* after the vorticity pass: the halo's |ω| for the confinement pass */
-    PBF_HALO_END,       /* before the watchdog: the halo is dropped */
-    PBF_HALO_AGREE      /* after the watchdog: every process stops if one does */
+    PBF_HALO_OMEGA, /* after the vorticity pass: the halo's |ω| for the confinement pass */
+    PBF_HALO_END, /* before the watchdog: the halo is dropped */
+    PBF_HALO_AGREE /* after the watchdog: every process stops if one does */
 } pbf_halo_event;
 
 /* The most values one w->halo_sum call reduces. */
@@ -53,7 +53,7 @@ struct pbf_world {
     pbf_collider_def colliders[PBF_MAX_SOLIDS];
     pbf_solid solids[PBF_MAX_SOLIDS];
 
-    pbf_params params;   /* constants; dt and walls are refreshed every substep */
+    pbf_params params; /* constants; dt and walls are refreshed every substep */
     float lattice_grad2; /* S0 = Σ_j |V ∇W_ij|² of a particle inside the rest lattice (1/m²) */
 
     double time;

@@ -12,8 +12,8 @@
 
 typedef struct test_mesh {
     int nv, nt;
-    float *v;  /* 3 nv */
-    int *t;    /* 3 nt */
+    float *v; /* 3 nv */
+    int *t; /* 3 nt */
 } test_mesh;
 
 static inline void test_mesh_free(test_mesh *m) {
@@ -87,7 +87,8 @@ static inline test_mesh test_mesh_sphere(const float c[3], float radius, int lev
     int nt = 20;
     for (int l = 0; l < levels; ++l) nt *= 4;
     /* every triangle gets its own three corners; the library welds them */
-    double *tri = malloc((size_t)nt * 9 * sizeof *tri), *next = malloc((size_t)nt * 9 * sizeof *next);
+    double *tri = malloc((size_t)nt * 9 * sizeof *tri),
+           *next = malloc((size_t)nt * 9 * sizeof *next);
     for (int f = 0; f < 20; ++f)
         for (int k = 0; k < 3; ++k)
             for (int a = 0; a < 3; ++a) tri[9 * f + 3 * k + a] = base[faces[f][k]][a];
@@ -97,12 +98,14 @@ static inline test_mesh test_mesh_sphere(const float c[3], float radius, int lev
             const double *p = tri + 9 * f;
             double m[3][3];
             for (int e = 0; e < 3; ++e)
-                for (int a = 0; a < 3; ++a) m[e][a] = 0.5 * (p[3 * e + a] + p[3 * ((e + 1) % 3) + a]);
-            const double *corners[4][3] = {{p, m[0], m[2]}, {m[0], p + 3, m[1]},
-                                           {m[2], m[1], p + 6}, {m[0], m[1], m[2]}};
+                for (int a = 0; a < 3; ++a)
+                    m[e][a] = 0.5 * (p[3 * e + a] + p[3 * ((e + 1) % 3) + a]);
+            const double *corners[4][3] = {
+                {p, m[0], m[2]}, {m[0], p + 3, m[1]}, {m[2], m[1], p + 6}, {m[0], m[1], m[2]}};
             for (int s = 0; s < 4; ++s)
                 for (int k = 0; k < 3; ++k)
-                    for (int a = 0; a < 3; ++a) next[9 * (4 * f + s) + 3 * k + a] = corners[s][k][a];
+                    for (int a = 0; a < 3; ++a)
+                        next[9 * (4 * f + s) + 3 * k + a] = corners[s][k][a];
         }
         count *= 4;
         double *t = tri;
@@ -139,7 +142,8 @@ static inline int test_mesh_write_obj(const char *path, const test_mesh *m) {
 static inline void test_mesh_normal(const test_mesh *m, int t, float n[3]) {
     const float *a = m->v + 3 * m->t[3 * t], *b = m->v + 3 * m->t[3 * t + 1],
                 *c = m->v + 3 * m->t[3 * t + 2];
-    float u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    float u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]},
+          w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
     n[0] = u[1] * w[2] - u[2] * w[1];
     n[1] = u[2] * w[0] - u[0] * w[2];
     n[2] = u[0] * w[1] - u[1] * w[0];

@@ -33,17 +33,17 @@ static pbf_world *mpi_test_world(const pbf_world_def *d, pbf_vec3 block_max) {
 
 /* main() of an MPI test program: runs `test` on every rank; the exit status is 1 on every rank
  * when it failed on any. */
-#define MPI_TEST_MAIN(test)                                                                  \
-    int main(int argc, char **argv) {                                                        \
-        MPI_Init(&argc, &argv);                                                              \
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                                               \
-        MPI_Comm_size(MPI_COMM_WORLD, &ranks_);                                              \
-        int test_failures_ = 0;                                                              \
-        RUN_TEST(test);                                                                      \
-        int failed = 0;                                                                      \
-        MPI_Allreduce(&test_failures_, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);        \
-        MPI_Finalize();                                                                      \
-        return failed ? 1 : 0;                                                               \
+#define MPI_TEST_MAIN(test)                                                                        \
+    int main(int argc, char **argv) {                                                              \
+        MPI_Init(&argc, &argv);                                                                    \
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank_);                                                     \
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks_);                                                    \
+        int test_failures_ = 0;                                                                    \
+        RUN_TEST(test);                                                                            \
+        int failed = 0;                                                                            \
+        MPI_Allreduce(&test_failures_, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);              \
+        MPI_Finalize();                                                                            \
+        return failed ? 1 : 0;                                                                     \
     }
 
 #endif

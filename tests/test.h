@@ -10,23 +10,23 @@
 
 #include "pbf/pbf.h"
 
-#define ENSURE(cond)                                                                       \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: ENSURE(%s) failed\n", __FILE__, __LINE__, #cond);      \
-            return 1;                                                                      \
-        }                                                                                  \
+#define ENSURE(cond)                                                                               \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: ENSURE(%s) failed\n", __FILE__, __LINE__, #cond);              \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 /* |a - b| <= tol, printing both values on failure. */
-#define ENSURE_NEAR(a, b, tol)                                                             \
-    do {                                                                                   \
-        double ensure_a_ = (double)(a), ensure_b_ = (double)(b);                           \
-        if (!(fabs(ensure_a_ - ensure_b_) <= (double)(tol))) {                             \
-            fprintf(stderr, "%s:%d: ENSURE_NEAR(%s, %s, %s) failed: %.9g vs %.9g\n",       \
-                    __FILE__, __LINE__, #a, #b, #tol, ensure_a_, ensure_b_);               \
-            return 1;                                                                      \
-        }                                                                                  \
+#define ENSURE_NEAR(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double ensure_a_ = (double)(a), ensure_b_ = (double)(b);                                   \
+        if (!(fabs(ensure_a_ - ensure_b_) <= (double)(tol))) {                                     \
+            fprintf(stderr, "%s:%d: ENSURE_NEAR(%s, %s, %s) failed: %.9g vs %.9g\n", __FILE__,     \
+                    __LINE__, #a, #b, #tol, ensure_a_, ensure_b_);                                 \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 /* 1 in the sanitizer build's CTest run (PBF_SANITIZED=1, tests/CMakeLists.txt). The long physics
@@ -58,20 +58,20 @@ static inline int test_selected(const char *name) {
     return f == NULL || f[0] == '\0' || strstr(name, f) != NULL;
 }
 
-#define RUN_TEST(fn)                                                                       \
-    do {                                                                                   \
-        if (!test_selected(#fn)) break;                                                    \
-        int test_rc_ = fn();                                                               \
-        printf("%-48s %s\n", #fn, test_rc_ == 0 ? "ok" : "FAILED");                       \
-        fflush(stdout);                                                                    \
-        if (test_rc_ != 0) ++test_failures_;                                               \
+#define RUN_TEST(fn)                                                                               \
+    do {                                                                                           \
+        if (!test_selected(#fn)) break;                                                            \
+        int test_rc_ = fn();                                                                       \
+        printf("%-48s %s\n", #fn, test_rc_ == 0 ? "ok" : "FAILED");                                \
+        fflush(stdout);                                                                            \
+        if (test_rc_ != 0) ++test_failures_;                                                       \
     } while (0)
 
-#define TEST_MAIN_BEGIN                                                                    \
-    int main(void) {                                                                       \
+#define TEST_MAIN_BEGIN                                                                            \
+    int main(void) {                                                                               \
         int test_failures_ = 0;
-#define TEST_MAIN_END                                                                      \
-    return test_failures_ == 0 ? 0 : 1;                                                    \
+#define TEST_MAIN_END                                                                              \
+    return test_failures_ == 0 ? 0 : 1;                                                            \
     }
 
 #endif

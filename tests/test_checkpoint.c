@@ -691,22 +691,22 @@ static void remove_dir(void) {
 }
 
 TEST_MAIN_BEGIN
-    const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(dir, sizeof dir, "%s/pbf_checkpoint_XXXXXX", tmpdir);
-    if (mkdtemp(dir) == NULL) {
-        perror("mkdtemp");
-        return 1;
-    }
-    RUN_TEST(resume_is_bit_identical);
-    RUN_TEST(resume_is_bit_identical_cells);
-    RUN_TEST(slot_order_matters);
-    RUN_TEST(resume_with_tool);
-    RUN_TEST(app_data_round_trip);
-    RUN_TEST(changed_def);
-    RUN_TEST(reads_older_versions);
-    RUN_TEST(damaged_files_are_refused);
-    RUN_TEST(failed_save_keeps_previous);
-    RUN_TEST(empty_world);
-    RUN_TEST(resume_on_cuda);
-    remove_dir();
+const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+snprintf(dir, sizeof dir, "%s/pbf_checkpoint_XXXXXX", tmpdir);
+if (mkdtemp(dir) == NULL) {
+    perror("mkdtemp");
+    return 1;
+}
+RUN_TEST(resume_is_bit_identical);
+RUN_TEST(resume_is_bit_identical_cells);
+RUN_TEST(slot_order_matters);
+RUN_TEST(resume_with_tool);
+RUN_TEST(app_data_round_trip);
+RUN_TEST(changed_def);
+RUN_TEST(reads_older_versions);
+RUN_TEST(damaged_files_are_refused);
+RUN_TEST(failed_save_keeps_previous);
+RUN_TEST(empty_world);
+RUN_TEST(resume_on_cuda);
+remove_dir();
 TEST_MAIN_END

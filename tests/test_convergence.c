@@ -178,8 +178,8 @@ static int shipped_scenes_converge(void) {
         ENSURE(scene->world.solver.chebyshev == 1);
         ENSURE(pbf_scene_create_world(scene, &w, err, sizeof err) == PBF_OK);
         int frames = strcmp(names[s], "double_dam_break") == 0 ? 3
-                     : strcmp(names[s], "cube_drop") == 0    ? 28
-                                                             : 8;
+                     : strcmp(names[s], "cube_drop") == 0      ? 28
+                                                               : 8;
         int worst = 0, restarts = 0;
         for (int f = 0; f < frames; ++f) {
             if (pbf_world_step(w, 1.0f / scene->fps) != PBF_OK) {

@@ -140,8 +140,8 @@ static int load_dam_break(pbf_scene *scene, int full) {
     return load_scene("scenes/dam_break.json", full ? NULL : coarse, full ? 0 : 1, scene);
 }
 
-static pbf_world *make_world(const pbf_scene *scene, pbf_backend backend,
-                             pbf_neighbor_mode mode, float target_error) {
+static pbf_world *make_world(const pbf_scene *scene, pbf_backend backend, pbf_neighbor_mode mode,
+                             float target_error) {
     pbf_scene s = *scene;
     s.world.backend = backend;
     s.world.neighbor_mode = mode;
@@ -195,8 +195,8 @@ static int one_step(const pbf_scene *scene, pbf_neighbor_mode mode, pbf_cuda_sor
            "%d/%d, density error %.6g%%/%.6g%%, neighbours %.4f/%.4f\n",
            mode == PBF_NEIGHBOR_LIST ? "list" : "cells", sort_name(sort),
            target_error > 0.0f ? ", error control" : "", pbf_world_particle_count(cpu), rel,
-           pc.iterations, pg.iterations, 100.0 * pc.avg_density_error,
-           100.0 * pg.avg_density_error, (double)pc.avg_neighbors, (double)pg.avg_neighbors);
+           pc.iterations, pg.iterations, 100.0 * pc.avg_density_error, 100.0 * pg.avg_density_error,
+           (double)pc.avg_neighbors, (double)pg.avg_neighbors);
     ENSURE(rel <= 1e-5);
     ENSURE(pc.iterations == pg.iterations);
     ENSURE(pc.max_iterations_used == pg.max_iterations_used);
@@ -593,8 +593,8 @@ static int probes_match_cpu(void) {
             }
         }
         printf("  %s, %d steps: mean floor %.5g/%.5g N, back wall %.5g/%.5g N; H1 %.5f/%.5f m\n",
-               m ? "error control" : "4 iterations", steps, mc[0], mg[0], mc[1], mg[1],
-               sc[0].value, sg[0].value);
+               m ? "error control" : "4 iterations", steps, mc[0], mg[0], mc[1], mg[1], sc[0].value,
+               sg[0].value);
         ENSURE_NEAR(mg[0], mc[0], 0.02 * mc[0]);
         ENSURE_NEAR(mg[1], mc[1], 0.02 * mc[1]);
         ENSURE_NEAR(sg[0].value, sc[0].value, 1e-3);

@@ -71,7 +71,8 @@ static int several_fluids_same_for_any_thread_count(void) {
 /* The error control stops on a reduction of the whole state and Chebyshev's restarts depend on
  * it: both must see the same numbers for any thread count. */
 static int error_control_same_for_any_thread_count(void) {
-    uint64_t h1 = run_solver(1, PBF_NEIGHBOR_LIST, 0.05f), h2 = run_solver(2, PBF_NEIGHBOR_LIST, 0.05f),
+    uint64_t h1 = run_solver(1, PBF_NEIGHBOR_LIST, 0.05f),
+             h2 = run_solver(2, PBF_NEIGHBOR_LIST, 0.05f),
              h3 = run_solver(3, PBF_NEIGHBOR_LIST, 0.05f);
     printf("  error-controlled: hash 1 thread %016llx, 2 threads %016llx, 3 threads %016llx\n",
            (unsigned long long)h1, (unsigned long long)h2, (unsigned long long)h3);
@@ -135,7 +136,8 @@ static int both_neighbor_schemes_agree(void) {
 static int hash_sees_a_change(void) {
     pbf_world_def d = pbf_default_world_def();
     pbf_world *a = NULL, *b = NULL;
-    ENSURE(pbf_world_create(&d, &a, NULL, 0) == PBF_OK && pbf_world_create(&d, &b, NULL, 0) == PBF_OK);
+    ENSURE(pbf_world_create(&d, &a, NULL, 0) == PBF_OK &&
+           pbf_world_create(&d, &b, NULL, 0) == PBF_OK);
     float x1[3] = {0.5f, 0.5f, 0.5f}, x2[3] = {0.5f, 0.5f, 0.50001f};
     pbf_world_add_particles(a, 1, x1, NULL);
     pbf_world_add_particles(b, 1, x2, NULL);

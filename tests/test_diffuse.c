@@ -84,10 +84,10 @@ static int kernel_terms(void) {
     ENSURE(pbf_diffuse_clamp(9.0f, 1.0f, 3.0f) == 1.0f);
     ENSURE(pbf_diffuse_weight(0.0f, 0.1f) == 1.0f && pbf_diffuse_weight(0.1f, 0.1f) == 0.0f);
     const float h = 0.1f, r = 0.05f; /* W̃ = 0.5 */
-    pbf_v3 xij = v3(r, 0.0f, 0.0f);  /* i to the right of j */
+    pbf_v3 xij = v3(r, 0.0f, 0.0f); /* i to the right of j */
     ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(-1.0f, 0.0f, 0.0f), h), 1.0, 1e-6); /* closing */
-    ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(1.0f, 0.0f, 0.0f), h), 0.0, 1e-6);  /* opening */
-    ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(0.0f, 1.0f, 0.0f), h), 0.5, 1e-6);  /* shear */
+    ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(1.0f, 0.0f, 0.0f), h), 0.0, 1e-6); /* opening */
+    ENSURE_NEAR(pbf_trapped_air_term(xij, r, v3(0.0f, 1.0f, 0.0f), h), 0.5, 1e-6); /* shear */
     pbf_v3 up = v3(0.0f, 1.0f, 0.0f), side = v3(1.0f, 0.0f, 0.0f);
     ENSURE_NEAR(pbf_wave_crest_term(up, side, v3(0.0f, -r, 0.0f), r, h), 0.5, 1e-6);
     ENSURE(pbf_wave_crest_term(up, side, v3(0.0f, r, 0.0f), r, h) == 0.0f);
@@ -143,7 +143,8 @@ static int dam_break_makes_spray_and_foam(void) {
         if (pbf_world_diffuse_count(w) > most) most = pbf_world_diffuse_count(w);
     }
     int n = pbf_world_diffuse_count(w);
-    float *x = malloc(sizeof(float) * 3 * (size_t)n + 4), *life = malloc(sizeof(float) * (size_t)n + 4);
+    float *x = malloc(sizeof(float) * 3 * (size_t)n + 4),
+          *life = malloc(sizeof(float) * (size_t)n + 4);
     pbf_world_get_diffuse(w, x, NULL, NULL, life);
     int bad = 0;
     for (int i = 0; i < n; ++i) {
@@ -262,8 +263,8 @@ static int scene_keys(void) {
     char err[512];
     ENSURE(pbf_scene_parse("{}", NULL, NULL, 0, &s, err, sizeof err) == PBF_OK);
     ENSURE(s.diffuse_enabled == 0);
-    ENSURE(pbf_scene_parse("{\"diffuse\": {\"enabled\": true, \"lifetime\": 3}}", NULL, NULL, 0,
-                           &s, err, sizeof err) == PBF_OK);
+    ENSURE(pbf_scene_parse("{\"diffuse\": {\"enabled\": true, \"lifetime\": 3}}", NULL, NULL, 0, &s,
+                           err, sizeof err) == PBF_OK);
     ENSURE(s.diffuse_enabled == 1 && s.diffuse.lifetime == 3.0f);
     ENSURE(scene_error("{\"diffuse\": {\"lifetime\": -1}}", "diffuse.lifetime") == 0);
     ENSURE(scene_error("{\"diffuse\": {\"max_count\": 0}}", "diffuse.max_count") == 0);
@@ -441,7 +442,8 @@ static int file_reads_back(void) {
     f = fopen(path, "wb");
     ENSURE(f != NULL);
     fputs("ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\n"
-          "property float y\nproperty float z\nproperty float density\n", f);
+          "property float y\nproperty float z\nproperty float density\n",
+          f);
     fclose(f);
     ENSURE(pbf_export_diffuse_read(path, &p, err, sizeof err) == PBF_ERR_PARSE);
     ENSURE(strstr(err, path) != NULL && strstr(err, "property float vx") != NULL);
@@ -450,7 +452,8 @@ static int file_reads_back(void) {
     ENSURE(f != NULL);
     fputs("ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\n"
           "property float y\nproperty float z\nproperty float vx\nproperty float vy\n"
-          "property float vz\nproperty uchar kind\nproperty float lifetime\nend_header\n", f);
+          "property float vz\nproperty uchar kind\nproperty float lifetime\nend_header\n",
+          f);
     unsigned char record[29] = {0};
     record[24] = 7;
     fwrite(record, 1, sizeof record, f);

@@ -30,8 +30,8 @@ static pbf_world *channel(int threads, pbf_emitter_shape shape, float speed, int
     e.position = (pbf_vec3){0.1f, 0.15f, 0.2f};
     e.direction = (pbf_vec3){1.0f, 0.0f, 0.0f};
     e.speed = speed;
-    e.radius = 0.1f;   /* disc: area/s² = 19.6, 20 particles a layer */
-    e.width = 0.2f;    /* rectangle: 5 x 3 = 15 particles a layer */
+    e.radius = 0.1f; /* disc: area/s² = 19.6, 20 particles a layer */
+    e.width = 0.2f; /* rectangle: 5 x 3 = 15 particles a layer */
     e.height = 0.12f;
     pbf_sink_def k = pbf_default_sink_def();
     k.min = (pbf_vec3){0.7f, -1.0f, -1.0f};
@@ -155,8 +155,10 @@ static int ids_unique_and_never_reused(void) {
             int lo = 0, hi = n - 1;
             while (lo < hi) {
                 int mid = (lo + hi) / 2;
-                if (ids[mid] < v.ids[s]) lo = mid + 1;
-                else hi = mid;
+                if (ids[mid] < v.ids[s])
+                    lo = mid + 1;
+                else
+                    hi = mid;
             }
             ENSURE(ids[lo] == v.ids[s]);
             ENSURE(memcmp(x + 3 * lo, v.positions + 3 * s, 3 * sizeof(float)) == 0);
@@ -248,8 +250,8 @@ static int full_capacity_stops_cleanly(void) {
         st = pbf_world_step(w, 1.0f / 60.0f);
         if (st == PBF_OK) ++steps;
     }
-    printf("  stopped after %d steps with %d particles: %s\n", steps,
-           pbf_world_particle_count(w), pbf_world_error(w));
+    printf("  stopped after %d steps with %d particles: %s\n", steps, pbf_world_particle_count(w),
+           pbf_world_error(w));
     ENSURE(st == PBF_ERR_CAPACITY);
     ENSURE(strstr(pbf_world_error(w), "flow.capacity") != NULL);
     ENSURE(pbf_world_particle_count(w) <= 300);
@@ -374,8 +376,8 @@ static int bad_input_names_the_key(void) {
                "flow.emitters[0].speed", NULL) != 0)
         return 1;
     /* a key of the other shape */
-    if (expect("{\"position\": [0.1, 0.2, 0.2], \"width\": 0.1}", PBF_ERR_PARSE, "width",
-               "disc") != 0)
+    if (expect("{\"position\": [0.1, 0.2, 0.2], \"width\": 0.1}", PBF_ERR_PARSE, "width", "disc") !=
+        0)
         return 1;
     return 0;
 }

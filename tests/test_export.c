@@ -174,7 +174,8 @@ static int truncations(const char *name, long keep_tail) {
         ENSURE(fclose(out) == 0);
         pbf_particles p;
         pbf_status s = pbf_export_read(cut, &p, err, sizeof err);
-        if (s == PBF_OK) fprintf(stderr, "%s cut at %ld of %ld bytes was read as valid\n", name, len, size);
+        if (s == PBF_OK)
+            fprintf(stderr, "%s cut at %ld of %ld bytes was read as valid\n", name, len, size);
         ENSURE(s != PBF_OK);
         ENSURE(p.count == 0 && p.positions == NULL);
         ENSURE(strstr(err, cut) != NULL);
@@ -196,20 +197,27 @@ static int write_text(const char *path, const char *text, size_t len) {
 }
 
 static int test_foreign_files(void) {
-    static const struct { const char *name; const char *text; } cases[] = {
+    static const struct {
+        const char *name;
+        const char *text;
+    } cases[] = {
         {"empty.ply", ""},
         {"empty.vtk", ""},
-        {"garbage.ply", "\x7f" "ELF\x02\x01\x01"},
+        {"garbage.ply", "\x7f"
+                        "ELF\x02\x01\x01"},
         {"garbage.vtk", "\x89PNG\r\n\x1a\nIHDR"},
-        {"ascii.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
-                      "property float z\nend_header\n0 0 0\n"},
+        {"ascii.ply",
+         "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+         "property float z\nend_header\n0 0 0\n"},
         {"noxyz.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float q\n"
                       "end_header\nabcd"},
         {"huge.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 2147483647\n"
                      "property float x\nproperty float y\nproperty float z\nend_header\n"},
-        {"ascii.vtk", "# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nPOINTS 1 float\n0 0 0\n"},
+        {"ascii.vtk",
+         "# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nPOINTS 1 float\n0 0 0\n"},
         {"grid.vtk", "# vtk DataFile Version 3.0\nx\nBINARY\nDATASET STRUCTURED_POINTS\n"},
-        {"huge.vtk", "# vtk DataFile Version 3.0\nx\nBINARY\nDATASET POLYDATA\nPOINTS 2000000000 float\n"},
+        {"huge.vtk",
+         "# vtk DataFile Version 3.0\nx\nBINARY\nDATASET POLYDATA\nPOINTS 2000000000 float\n"},
         {"v5.vtk", "# vtk DataFile Version 5.1\nx\nBINARY\nDATASET POLYDATA\n"},
         {"vtk.ply", "# vtk DataFile Version 3.0\nx\nBINARY\nDATASET POLYDATA\n"},
     };
@@ -364,8 +372,8 @@ static int test_invalid_arguments(void) {
     char err[PBF_ERROR_SIZE], path[1200];
     path_in_tmp(path, sizeof path, "x.ply");
     ENSURE(pbf_export_write(&p, PBF_FORMAT_NONE, path, err, sizeof err) == PBF_ERR_INVALID_ARG);
-    ENSURE(pbf_export_write(&p, (pbf_format)(PBF_FORMAT_PLY | PBF_FORMAT_VTK), path, err, sizeof err) ==
-           PBF_ERR_INVALID_ARG);
+    ENSURE(pbf_export_write(&p, (pbf_format)(PBF_FORMAT_PLY | PBF_FORMAT_VTK), path, err,
+                            sizeof err) == PBF_ERR_INVALID_ARG);
     ENSURE(!file_exists(path));
     ENSURE(strcmp(pbf_format_extension(PBF_FORMAT_PLY), "ply") == 0);
     ENSURE(strcmp(pbf_format_extension(PBF_FORMAT_VTK), "vtk") == 0);
@@ -442,7 +450,8 @@ static int test_series_and_pvd_parts(void) {
     const char *vtu[] = {"frame_00000.vtu"};
     ENSURE(pbf_export_write_pvd(path, times, vtu, 1, err, sizeof err) == PBF_OK);
     ENSURE(read_text(path, text, sizeof text) == 0);
-    ENSURE(strstr(text, "<DataSet timestep=\"0\" group=\"\" part=\"0\" file=\"frame_00000.vtu\"/>"));
+    ENSURE(
+        strstr(text, "<DataSet timestep=\"0\" group=\"\" part=\"0\" file=\"frame_00000.vtu\"/>"));
     ENSURE(count_temp_files(tmp_dir) == 0);
 
     /* refused: an entry without a file, a negative part, a folder that does not exist */

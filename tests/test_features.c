@@ -204,8 +204,10 @@ static int test_table(void) {
         ENSURE(i != NULL && i->name != NULL && i->name[0] && i->what != NULL && i->what[0]);
         ENSURE(i->support[PBF_COLUMN_CPU] == PBF_SUPPORT_YES);
         for (int c = 0; c < PBF_COLUMN_COUNT; ++c) {
-            if (i->support[c] == PBF_SUPPORT_YES) ENSURE(i->reason[c][0] == '\0');
-            else ENSURE(strstr(i->reason[c], "run the scene") != NULL);
+            if (i->support[c] == PBF_SUPPORT_YES)
+                ENSURE(i->reason[c][0] == '\0');
+            else
+                ENSURE(strstr(i->reason[c], "run the scene") != NULL);
         }
     }
     ENSURE(pbf_feature_get(PBF_FEATURE_COUNT) == NULL);
@@ -221,8 +223,7 @@ static int test_table(void) {
            PBF_ERR_UNSUPPORTED);
     ENSURE(strstr(err, "PBF_ALLOW_UNVERIFIED=1") != NULL);
     setenv("PBF_ALLOW_UNVERIFIED", "1", 1);
-    ENSURE(pbf_feature_check(PBF_FEATURE_FORCE_PROBES, PBF_COLUMN_CUDA, err, sizeof err) ==
-           PBF_OK);
+    ENSURE(pbf_feature_check(PBF_FEATURE_FORCE_PROBES, PBF_COLUMN_CUDA, err, sizeof err) == PBF_OK);
     unsetenv("PBF_ALLOW_UNVERIFIED");
     return 0;
 }

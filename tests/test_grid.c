@@ -8,7 +8,7 @@
 typedef struct grid_case {
     pbf_grid g;
     pbf_neighbor_list nl;
-    float *x;      /* sorted positions */
+    float *x; /* sorted positions */
     int n;
 } grid_case;
 

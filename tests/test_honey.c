@@ -7,7 +7,6 @@
 #include "pbf/scene.h"
 #include "test.h"
 
-
 /* The scene at twice its particle radius (an eighth of the particles) with the nozzle widened
  * to keep three particles across, for 10 s at 60 steps per second: no step fails (the watchdog
  * stays silent), and the honey ends at rest in a pile on the floor. */
@@ -43,8 +42,8 @@ static int honey_is_stable_for_10_s(void) {
            (double)s.bounds_min.x, (double)s.bounds_max.x, 100.0 * p.avg_density_error,
            most_iterations);
     ENSURE(s.particles > 300);
-    ENSURE(s.max_speed < 0.05f);             /* at rest: the pour stopped at 5 s */
-    ENSURE(s.bounds_max.y < 0.1f);           /* all of it down on the plate */
+    ENSURE(s.max_speed < 0.05f); /* at rest: the pour stopped at 5 s */
+    ENSURE(s.bounds_max.y < 0.1f); /* all of it down on the plate */
     ENSURE(s.bounds_min.x > 0.0f && s.bounds_max.x < 0.4f);
     ENSURE(p.avg_density_error < 0.01f);
     ENSURE(most_iterations > 0 && most_iterations < sc->world.material.viscosity_iterations);
@@ -54,5 +53,5 @@ static int honey_is_stable_for_10_s(void) {
 }
 
 TEST_MAIN_BEGIN
-    RUN_TEST(honey_is_stable_for_10_s);
+RUN_TEST(honey_is_stable_for_10_s);
 TEST_MAIN_END

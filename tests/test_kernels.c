@@ -94,7 +94,8 @@ static int rest_lattice_has_rest_density(void) {
 static int ghost_plane_matches_discrete_plane(void) {
     pbf_params p = make_params(0.01f, 4.0f);
     float s = 2.0f * p.radius;
-    float g_scale = 0.0f; /* the gradient of the nearest plane, z = 2r: the scale of a wall's push */
+    float g_scale =
+        0.0f; /* the gradient of the nearest plane, z = 2r: the scale of a wall's push */
     for (int t = 0; t < 8; ++t) {
         float z = 2.0f * p.radius + t * 0.2f * p.radius; /* 2r .. 3.4r */
         float w_closed = 0.0f;

@@ -212,8 +212,8 @@ static int absurd_radius_is_refused(void) {
     ENSURE(has(err, "too large for a grid"));
     pbf_block_def b = pbf_default_block_def();
     ENSURE(pbf_block_particle_count(&b, 1e-45f) > (int64_t)INT32_MAX);
-    ENSURE(!load("{\"fluid\": {\"particle_radius\": 1e-45, \"blocks\": [{\"max\": [1,1,1]}]}}",
-                 &s, err));
+    ENSURE(!load("{\"fluid\": {\"particle_radius\": 1e-45, \"blocks\": [{\"max\": [1,1,1]}]}}", &s,
+                 err));
     ENSURE(has(err, "'fluid.blocks' hold 72057594037927936 particles, more than a world can hold"));
     return 0;
 }
@@ -224,8 +224,7 @@ static int time_step_beyond_stability_is_an_error(void) {
     char err[PBF_ERROR_SIZE], warn[2048];
     ENSURE(load("{\"time\": {\"fps\": 10, \"substeps\": 1}}", &s, err));
     int count = -1;
-    ENSURE(pbf_scene_check(&s, warn, sizeof warn, &count, err, sizeof err) ==
-           PBF_ERR_INVALID_ARG);
+    ENSURE(pbf_scene_check(&s, warn, sizeof warn, &count, err, sizeof err) == PBF_ERR_INVALID_ARG);
     ENSURE(has(err, SRC));
     ENSURE(has(err, "'time.substeps' = 1 at 'time.fps' = 10"));
     ENSURE(has(err, "time.substeps >= 2"));
@@ -247,8 +246,8 @@ static int coarse_time_step_warns(void) {
     ENSURE(has(warn, "under 'gravity'"));
     ENSURE(has(warn, "time.substeps >= "));
     /* a fast block is named as the cause */
-    ENSURE(load("{\"fluid\": {\"blocks\": [{\"max\": [0.2,0.2,0.2], \"velocity\": [40,0,0]}]}}",
-                &s, err));
+    ENSURE(load("{\"fluid\": {\"blocks\": [{\"max\": [0.2,0.2,0.2], \"velocity\": [40,0,0]}]}}", &s,
+                err));
     ENSURE(pbf_scene_check(&s, warn, sizeof warn, &count, err, sizeof err) == PBF_OK);
     ENSURE(count == 1 && has(warn, "'fluid.blocks[0].velocity'"));
     /* and a fast wall */
@@ -391,20 +390,20 @@ static int too_many_particles_are_refused(void) {
 }
 
 TEST_MAIN_BEGIN
-    RUN_TEST(watchdog_catches_nan);
-    RUN_TEST(watchdog_catches_infinite_lambda);
-    RUN_TEST(watchdog_catches_inf_position);
-    RUN_TEST(watchdog_catches_runaway_speed);
-    RUN_TEST(watchdog_quiet_on_healthy_runs);
-    RUN_TEST(absurd_values_name_the_field);
-    RUN_TEST(absurd_radius_is_refused);
-    RUN_TEST(time_step_beyond_stability_is_an_error);
-    RUN_TEST(coarse_time_step_warns);
-    RUN_TEST(particles_inside_a_collider_warn);
-    RUN_TEST(overlapping_blocks_warn);
-    RUN_TEST(huge_overlap_is_fast);
-    RUN_TEST(shipped_scenes_are_clean);
-    RUN_TEST(limit_is_plausible);
-    RUN_TEST(huge_grid_is_refused);
-    RUN_TEST(too_many_particles_are_refused);
+RUN_TEST(watchdog_catches_nan);
+RUN_TEST(watchdog_catches_infinite_lambda);
+RUN_TEST(watchdog_catches_inf_position);
+RUN_TEST(watchdog_catches_runaway_speed);
+RUN_TEST(watchdog_quiet_on_healthy_runs);
+RUN_TEST(absurd_values_name_the_field);
+RUN_TEST(absurd_radius_is_refused);
+RUN_TEST(time_step_beyond_stability_is_an_error);
+RUN_TEST(coarse_time_step_warns);
+RUN_TEST(particles_inside_a_collider_warn);
+RUN_TEST(overlapping_blocks_warn);
+RUN_TEST(huge_overlap_is_fast);
+RUN_TEST(shipped_scenes_are_clean);
+RUN_TEST(limit_is_plausible);
+RUN_TEST(huge_grid_is_refused);
+RUN_TEST(too_many_particles_are_refused);
 TEST_MAIN_END

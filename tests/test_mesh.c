@@ -68,13 +68,13 @@ static int distances_match_box(pbf_world *w, int index, const double lo[3], cons
                            0.5 * (lo[2] + hi[2]) + 0.004};
             x[axis] = lo[axis] - 0.05 + (hi[axis] - lo[axis] + 0.1) * i / 40.0;
             double want = box_sdf(lo, hi, x);
-            float got = pbf_world_mesh_distance(
-                w, index, (pbf_vec3){(float)x[0], (float)x[1], (float)x[2]});
+            float got = pbf_world_mesh_distance(w, index,
+                                                (pbf_vec3){(float)x[0], (float)x[1], (float)x[2]});
             double e = fabs(got - want);
             if (e > worst) worst = e;
             if (!(e <= tol)) {
-                fprintf(stderr, "  distance at (%g, %g, %g): %g, the box's %g\n", x[0], x[1],
-                        x[2], (double)got, want);
+                fprintf(stderr, "  distance at (%g, %g, %g): %g, the box's %g\n", x[0], x[1], x[2],
+                        (double)got, want);
                 return 1;
             }
         }
@@ -106,8 +106,8 @@ static int formats_and_placement(void) {
             return 1;
         }
         pbf_mesh_solid_info in = pbf_world_mesh_info(w, 0);
-        printf("  %-15s %d vertices, %d triangles, field %d x %d x %d, volume %.6f m^3\n",
-               files[f], in.vertices, in.triangles, in.nx, in.ny, in.nz, in.volume);
+        printf("  %-15s %d vertices, %d triangles, field %d x %d x %d, volume %.6f m^3\n", files[f],
+               in.vertices, in.triangles, in.nx, in.ny, in.nz, in.volume);
         ENSURE(in.vertices == 8 && in.triangles == 12);
         ENSURE_NEAR(in.volume, 0.2 * 0.04 * 0.2, 1e-8);
         const double blo[3] = {0.2, 0.18, 0.15}, bhi[3] = {0.4, 0.22, 0.35};
@@ -380,7 +380,8 @@ static int floating_body_resumes_bit_identically(void) {
             return 1;
         }
         for (int f = 0; f < 10; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
-        if (threads == 2) ENSURE(pbf_checkpoint_save(w, ck_path, NULL, 0, err, sizeof err) == PBF_OK);
+        if (threads == 2)
+            ENSURE(pbf_checkpoint_save(w, ck_path, NULL, 0, err, sizeof err) == PBF_OK);
         for (int f = 0; f < 10; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
         hash[threads - 1] = pbf_world_hash(w);
         state[threads - 1] = pbf_world_mesh_state(w, 0);

@@ -110,7 +110,8 @@ static int rests_on_static_mesh(void) {
     pbf_world *w = make_world(1);
     ENSURE(w != NULL);
     const pbf_vec3 none = {0, 0, 0};
-    ENSURE(add(w, "pedestal.obj", PBF_MESH_STATIC, (pbf_vec3){0.2f, 0.05f, 0.2f}, none, 0, 0.4f) == 0);
+    ENSURE(add(w, "pedestal.obj", PBF_MESH_STATIC, (pbf_vec3){0.2f, 0.05f, 0.2f}, none, 0, 0.4f) ==
+           0);
     ENSURE(add(w, "cube.obj", PBF_MESH_FLOATING, (pbf_vec3){0.2f, 0.28f, 0.2f},
                (pbf_vec3){0.0f, 0.0f, 10.0f}, 0, 0.4f) == 0);
     double worst = 0.0;
@@ -120,9 +121,9 @@ static int rests_on_static_mesh(void) {
         worst = d > worst ? d : worst;
     }
     pbf_mesh_solid_state s = pbf_world_mesh_state(w, 1);
-    double bottom = lowest(w, 1), speed = sqrt(s.velocity.x * s.velocity.x +
-                                               s.velocity.y * s.velocity.y +
-                                               s.velocity.z * s.velocity.z);
+    double bottom = lowest(w, 1),
+           speed = sqrt(s.velocity.x * s.velocity.x + s.velocity.y * s.velocity.y +
+                        s.velocity.z * s.velocity.z);
     printf("  bottom at %.5f m (the top at 0.1), speed %.2e m/s, deepest %.2e m\n", bottom, speed,
            worst);
     ENSURE(fabs(bottom - 0.1) < 2e-3);
@@ -170,8 +171,8 @@ static int two_bodies_stack(void) {
         worst = d > worst ? d : worst;
     }
     double low0 = lowest(w, 0), low1 = lowest(w, 1);
-    printf("  lower cube's bottom %.5f m, upper's %.5f m (its top at 0.06), deepest %.2e m\n",
-           low0, low1, worst);
+    printf("  lower cube's bottom %.5f m, upper's %.5f m (its top at 0.06), deepest %.2e m\n", low0,
+           low1, worst);
     ENSURE(fabs(low0) < 2e-3);
     ENSURE(fabs(low1 - (low0 + 0.06)) < 2e-3);
     ENSURE(worst < 2e-3);
@@ -256,7 +257,7 @@ static int poses_with(int threads, float out[2][7]) {
     for (int f = 0; f < 20; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
     for (int k = 0; k < 2; ++k) {
         pbf_mesh_solid_state s = pbf_world_mesh_state(w, k);
-        const float v[7] = {s.position.x, s.position.y, s.position.z, s.orientation[0],
+        const float v[7] = {s.position.x,     s.position.y,     s.position.z,    s.orientation[0],
                             s.orientation[1], s.orientation[2], s.orientation[3]};
         memcpy(out[k], v, sizeof v);
     }

@@ -97,8 +97,8 @@ static int column_floor_force(int mesh, double *floor, int *count) {
     ENSURE(x != NULL);
     pbf_world_get_positions(w, x);
     for (int i = 0; i < *count; ++i) {
-        ENSURE(x[3 * i] > 0.0f && x[3 * i] < WIDTH && x[3 * i + 1] > 0.0f &&
-               x[3 * i + 2] > 0.0f && x[3 * i + 2] < WIDTH);
+        ENSURE(x[3 * i] > 0.0f && x[3 * i] < WIDTH && x[3 * i + 1] > 0.0f && x[3 * i + 2] > 0.0f &&
+               x[3 * i + 2] < WIDTH);
     }
     free(x);
     pbf_world_destroy(w);
@@ -221,8 +221,8 @@ static int thin_plate_holds_water(void) {
         pbf_world_get_velocities(w, v);
         for (int i = 0; i < n; ++i) {
             if (!(x[3 * i] < wall)) {
-                fprintf(stderr, "  frame %d: particle %d at x = %g, beyond the plate at %g\n", f,
-                        i, (double)x[3 * i], (double)wall);
+                fprintf(stderr, "  frame %d: particle %d at x = %g, beyond the plate at %g\n", f, i,
+                        (double)x[3 * i], (double)wall);
                 return 1;
             }
             float gap = wall - 0.003f - x[3 * i];
@@ -265,12 +265,15 @@ static int corner_density(int mesh, float out[4]) {
     ENSURE(pbf_world_step(w, 1e-5f) == PBF_OK);
     pbf_world_get_densities(w, rho);
     /* the first particle of the lattice at the corner, on an edge, on a face and inside */
-    const float at[4][3] = {{r, r, r}, {r, r, 0.5f * L + r}, {r, 0.5f * L + r, 0.5f * L + r},
+    const float at[4][3] = {{r, r, r},
+                            {r, r, 0.5f * L + r},
+                            {r, 0.5f * L + r, 0.5f * L + r},
                             {0.5f * L + r, 0.5f * L + r, 0.5f * L + r}};
     for (int q = 0; q < 4; ++q) {
         out[q] = -1.0f;
         for (int i = 0; i < n; ++i)
-            if (fabsf(x[3 * i] - at[q][0]) < 0.1f * r && fabsf(x[3 * i + 1] - at[q][1]) < 0.1f * r &&
+            if (fabsf(x[3 * i] - at[q][0]) < 0.1f * r &&
+                fabsf(x[3 * i + 1] - at[q][1]) < 0.1f * r &&
                 fabsf(x[3 * i + 2] - at[q][2]) < 0.1f * r)
                 out[q] = rho[i];
         ENSURE(out[q] > 0.0f);

@@ -160,8 +160,8 @@ static int no_particle_inside_a_solid(void) {
                 if (d < closest) closest = d;
                 if (!(d >= 0.0f)) {
                     fprintf(stderr, "  step %d: particle %d at (%g, %g, %g) is %g m inside %s\n",
-                            50 * (block + 1), i, (double)p.x, (double)p.y, (double)p.z,
-                            (double)-d, scene.meshes[k].path);
+                            50 * (block + 1), i, (double)p.x, (double)p.y, (double)p.z, (double)-d,
+                            scene.meshes[k].path);
                     return 1;
                 }
             }
@@ -209,9 +209,11 @@ static int glass_fill_stays_in_the_glass(void) {
             lowest = fminf(lowest, p.y);
             highest = fmaxf(highest, p.y);
             if (!(rad <= GLASS_INNER && p.y >= GLASS_FLOOR && d >= 0.0f)) {
-                fprintf(stderr, "  step %d: particle %d at (%g, %g, %g) is outside the glass "
-                        "(%g m from its axis, %g m from its surface)\n", 50 * (block + 1), i,
-                        (double)p.x, (double)p.y, (double)p.z, (double)rad, (double)d);
+                fprintf(stderr,
+                        "  step %d: particle %d at (%g, %g, %g) is outside the glass "
+                        "(%g m from its axis, %g m from its surface)\n",
+                        50 * (block + 1), i, (double)p.x, (double)p.y, (double)p.z, (double)rad,
+                        (double)d);
                 return 1;
             }
         }
@@ -234,7 +236,8 @@ int main(int argc, char **argv) {
         return 77;
     }
     const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/pbf_test_mesh_scene_XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+    snprintf(dir, sizeof dir, "%s/pbf_test_mesh_scene_XXXXXX",
+             tmp != NULL && tmp[0] ? tmp : "/tmp");
     if (mkdtemp(dir) == NULL) return 1;
     setenv("PBF_CACHE_DIR", dir, 1);
     if (argc > 1 && strcmp(argv[1], "glass") == 0) {

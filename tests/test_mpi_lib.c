@@ -54,8 +54,7 @@ static int energy_audit_split(void) {
         audit_values(one, a);
         audit_values(split, b);
         ENSURE(ranks_ <= 64);
-        MPI_Allgather(b, AUDIT_VALUES, MPI_DOUBLE, all, AUDIT_VALUES, MPI_DOUBLE,
-                      MPI_COMM_WORLD);
+        MPI_Allgather(b, AUDIT_VALUES, MPI_DOUBLE, all, AUDIT_VALUES, MPI_DOUBLE, MPI_COMM_WORLD);
         for (int r = 1; r < ranks_; ++r) /* every rank booked the same audit */
             ENSURE(memcmp(all, all + r * AUDIT_VALUES, sizeof b) == 0);
         if (ranks_ == 1) {

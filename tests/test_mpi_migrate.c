@@ -47,8 +47,8 @@ static int check_ids(const pbf_world *w, int total, int *owner, int32_t *all, in
     }
     if (sum != total) {
         free(mine);
-        fprintf(stderr, "substep %d: %d particles over the ranks, %d at the start\n", substep,
-                sum, total);
+        fprintf(stderr, "substep %d: %d particles over the ranks, %d at the start\n", substep, sum,
+                total);
         return 1;
     }
     MPI_Allgatherv(mine, n, MPI_INT32_T, all, counts, offsets, MPI_INT32_T, MPI_COMM_WORLD);

@@ -67,7 +67,7 @@ static pbf_world *tank_of(float rho_heavy, float rho_light, float gs_heavy, floa
  * into the other do not move them (misplaced counts those: the fraction of the particles on
  * the wrong side of the height that puts the fewest there). */
 typedef struct layers {
-    double h_low, h_up;  /* m, from the volume fractions */
+    double h_low, h_up; /* m, from the volume fractions */
     double misplaced;
     int n_low, n_up;
 } layers;
@@ -103,13 +103,19 @@ static layers measure_layers(const pbf_world *w) {
     pbf_world_get_phases(w, ph);
     for (int i = 0; i < n; ++i) {
         t[i].y = x[3 * i + 1], t[i].phase = ph[i];
-        if (ph[i]) L.n_up++; else L.n_low++;
+        if (ph[i])
+            L.n_up++;
+        else
+            L.n_low++;
     }
     qsort(t, (size_t)n, sizeof *t, by_height);
     /* cut after k particles: wrong = upper-phase particles below + lower-phase ones above */
     int up_below = 0, low_above = L.n_low, best = n + 1;
     for (int k = 1; k < n; ++k) {
-        if (t[k - 1].phase) up_below++; else low_above--;
+        if (t[k - 1].phase)
+            up_below++;
+        else
+            low_above--;
         if (up_below + low_above < best) best = up_below + low_above;
     }
     L.misplaced = (double)best / n;
@@ -232,8 +238,8 @@ static int test_gravity_scale_buoyancy(void) {
     layers L = measure_layers(w);
     pbf_world_destroy(w);
     ENSURE(rc == 0);
-    printf("  gravity scale 0.25 over 1: lower %.4f m, upper %.4f m, misplaced %.2f %%\n",
-           L.h_low, L.h_up, 100.0 * L.misplaced);
+    printf("  gravity scale 0.25 over 1: lower %.4f m, upper %.4f m, misplaced %.2f %%\n", L.h_low,
+           L.h_up, 100.0 * L.misplaced);
     ENSURE(L.misplaced <= 0.05);
     ENSURE(fabs(L.h_up / L.h_low / ((double)L.n_up / L.n_low) - 1.0) <= 0.05);
     return 0;
@@ -420,8 +426,7 @@ static int test_scene(void) {
         {"{\"materials\": [{\"name\": \"water\"}], \"fluid\": {\"blocks\": [{\"material\": "
          "\"oil\"}]}}",
          "'fluid.blocks[0].material' names an unknown material \"oil\""},
-        {"{\"materials\": [{\"name\": \"water\", \"xsph\": -1}]}",
-         "materials[0].xsph"},
+        {"{\"materials\": [{\"name\": \"water\", \"xsph\": -1}]}", "materials[0].xsph"},
         {"{\"materials\": [{\"name\": \"water\", \"density\": -1}]}", "materials[0].density"},
         {"{\"materials\": [{\"name\": \"a\"}, {\"name\": \"b\", \"density\": 125}]}",
          "'materials[1].density' 125 kg/m^3 is 8:1"},

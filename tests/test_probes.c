@@ -52,8 +52,8 @@ static int scene_section_defaults_and_round_trip(void) {
                  s, err, sizeof err) == PBF_OK);
     ENSURE(s->probe_count == 5);
     ENSURE(strcmp(s->probes[0].name, "height0") == 0); /* the default name: type + index */
-    ENSURE_NEAR(s->probes[0].radius, 0.02, 1e-7);      /* 2r of the scene */
-    ENSURE_NEAR(s->probes[0].max_gap, 0.04, 1e-7);     /* h of the scene */
+    ENSURE_NEAR(s->probes[0].radius, 0.02, 1e-7); /* 2r of the scene */
+    ENSURE_NEAR(s->probes[0].max_gap, 0.04, 1e-7); /* h of the scene */
     ENSURE(s->probes[1].type == PBF_PROBE_FRONT && s->probes[1].direction == PBF_DIR_X_NEG);
     ENSURE(s->probes[2].type == PBF_PROBE_FORCE && s->probes[2].direction == PBF_DIR_X_NEG);
     ENSURE(s->probes[4].type == PBF_PROBE_LEVEL && strcmp(s->probes[4].name, "level4") == 0);
@@ -87,7 +87,8 @@ static int scene_section_errors_name_key_and_expectation(void) {
                         PBF_ERR_INVALID_ARG, "'probes[1].position'", "inside the domain");
     bad += expect_error("{\"type\": \"force\", \"position\": [0.5, 0.1, 0.1], \"normal\": \"+x\","
                         " \"size\": [0, 0.1, 0.1]}",
-                        PBF_ERR_INVALID_ARG, "'probes[0].position'", "must lie on the domain wall x = 0");
+                        PBF_ERR_INVALID_ARG, "'probes[0].position'",
+                        "must lie on the domain wall x = 0");
     bad += expect_error("{\"type\": \"force\", \"position\": [1, 0.1, 0.1], \"normal\": \"+x\","
                         " \"size\": [0, 0.1, 0.1]}",
                         PBF_ERR_INVALID_ARG, "'probes[0].position'", "facing +x");
@@ -161,9 +162,9 @@ static int height_ignores_a_falling_droplet(void) {
         snprintf(p[i].name, sizeof p[i].name, "h%d", i);
     }
     p[0].position = (pbf_vec3){0.25f, 0.0f, 0.25f}; /* the stack */
-    p[1].position = (pbf_vec3){0.4f, 0.0f, 0.25f};  /* dry */
-    p[2].position = (pbf_vec3){0.1f, 0.0f, 0.25f};  /* one particle: one layer of water */
-    p[3] = p[0];                                      /* the stack, with a huge max_gap */
+    p[1].position = (pbf_vec3){0.4f, 0.0f, 0.25f}; /* dry */
+    p[2].position = (pbf_vec3){0.1f, 0.0f, 0.25f}; /* one particle: one layer of water */
+    p[3] = p[0]; /* the stack, with a huge max_gap */
     p[3].max_gap = 1.0f;
     snprintf(p[3].name, sizeof p[3].name, "h3");
     ENSURE(pbf_world_set_probes(w, p, 4) == PBF_OK);
@@ -228,8 +229,7 @@ static int level_reads_flat_and_sloped_surfaces(void) {
             p[1].radius = 2.0f * r;
             p[1].max_gap = 4.0f * r;
             snprintf(p[1].name, sizeof p[1].name, "height");
-            for (int i = 0; i < 2; ++i)
-                p[i].position = (pbf_vec3){x0, 0.0f, z0};
+            for (int i = 0; i < 2; ++i) p[i].position = (pbf_vec3){x0, 0.0f, z0};
             ENSURE(pbf_world_set_probes(w, p, 2) == PBF_OK);
             pbf_probe_sample s[2];
             ENSURE(pbf_world_sample_probes(w, s) == PBF_OK);
@@ -289,7 +289,7 @@ static int front_ignores_splash_ahead(void) {
         snprintf(p[i].name, sizeof p[i].name, "f%d", i);
     }
     p[1].direction = PBF_DIR_X_NEG; /* the back of the fluid, seen from the other side */
-    p[2].min_particles = 2;         /* a slab needs two particles */
+    p[2].min_particles = 2; /* a slab needs two particles */
     ENSURE(pbf_world_set_probes(w, p, 3) == PBF_OK);
     pbf_probe_sample s[3];
     ENSURE(pbf_world_sample_probes(w, s) == PBF_OK);
@@ -425,7 +425,7 @@ static int probes_are_deterministic_over_threads(void) {
         printf("  %d thread%s: wall %.9g N (peak %.4g N), front %.9g m, H %.9g m, L %.9g m\n",
                threads, threads > 1 ? "s" : " ", s[0].value, peak, s[1].value, s[2].value,
                s[3].value);
-        ENSURE(peak > 0.0);                           /* the wave did reach the wall */
+        ENSURE(peak > 0.0); /* the wave did reach the wall */
         ENSURE(s[3].value > 0.0 && s[3].value < 0.3); /* and the gauge is wet */
         if (threads == 1)
             memcpy(ref, s, sizeof ref);

@@ -209,8 +209,9 @@ static int test_wrong_types(void) {
     ENSURE_ERROR("{\"name\": 5}", PBF_ERR_PARSE, "'name' must be a string, got number");
     ENSURE_ERROR("{\"output\": {\"dir\": [\"a\"]}}", PBF_ERR_PARSE,
                  "'output.dir' must be a string, got array");
-    ENSURE_ERROR("{\"output\": {\"format\": 3}}", PBF_ERR_PARSE,
-                 "'output.format' must be an array of format names ('ply', 'vtk', 'vtu'), got number");
+    ENSURE_ERROR(
+        "{\"output\": {\"format\": 3}}", PBF_ERR_PARSE,
+        "'output.format' must be an array of format names ('ply', 'vtk', 'vtu'), got number");
     ENSURE_ERROR("{\"solver\": {\"backend\": 1}}", PBF_ERR_PARSE,
                  "'solver.backend' must be one of 'cpu' or 'cuda', got number");
     return 0;
@@ -330,7 +331,7 @@ static int test_set_success(void) {
     const char *const sets[] = {
         "solver.iterations=6",     "time.frames=10",     "fluid.blocks[0].max=[0.2, 0.3, 0.2]",
         "output.dir=out/run2", /* not JSON: taken as a string */
-        "output.format=vtk",   /* one name is allowed too */
+        "output.format=vtk", /* one name is allowed too */
         "camera.fov=30",           "solver.scorr.k=0.2", "gravity=[0, -1, 0]",
         "name=\"quoted\"",         "time.fps=30",        "time.fps=24", /* the last one wins */
         "solver.unilateral=false",
@@ -699,8 +700,7 @@ static int key_scene(const pbf_scene_key_info *k, char *json, size_t size, char 
         strncmp(k->path, "tool.path", 9) == 0 || strcmp(k->table, "meshes") == 0)
         return 0;
     if (strcmp(k->table, "fluid.blocks") == 0)
-        snprintf(json, size,
-                 "{\"materials\": [{\"name\": \"m\"}], \"fluid\": {\"blocks\": [{}]}}");
+        snprintf(json, size, "{\"materials\": [{\"name\": \"m\"}], \"fluid\": {\"blocks\": [{}]}}");
     else if (strcmp(k->table, "materials") == 0)
         snprintf(json, size, "{\"materials\": [{\"name\": \"m\"}]}");
     else if (strcmp(k->table, "colliders") == 0)

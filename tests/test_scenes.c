@@ -48,8 +48,8 @@ static int cube_drop_stays_inside(void) { return stays_inside("cube_drop.json", 
 /* Mirror comparison of the two columns: each left particle against the mirror image of its
  * partner (same lattice index, x reversed). */
 typedef struct mirror_stats {
-    float rms;       /* RMS distance over all pairs */
-    float centroid;  /* distance between the left centroid and the mirrored right centroid */
+    float rms; /* RMS distance over all pairs */
+    float centroid; /* distance between the left centroid and the mirrored right centroid */
     float occupancy; /* Σ|n_left − n_right_mirrored| over coarse cells of 2h, / particles */
 } mirror_stats;
 
@@ -90,12 +90,14 @@ static mirror_stats mirror_compare(const pbf_scene *s, const float *x, int per_b
     long diff = 0;
     for (int i = 0; i < COARSE; ++i)
         for (int j = 0; j < COARSE; ++j)
-            for (int k = 0; k < COARSE; ++k) diff += labs((long)hist[0][i][j][k] - hist[1][i][j][k]);
+            for (int k = 0; k < COARSE; ++k)
+                diff += labs((long)hist[0][i][j][k] - hist[1][i][j][k]);
     mirror_stats st;
     st.occupancy = (float)diff / (float)per_block;
     st.rms = (float)sqrt(sum2 / per_block);
-    st.centroid = (float)sqrt((cl[0] - cr[0]) * (cl[0] - cr[0]) + (cl[1] - cr[1]) * (cl[1] - cr[1]) +
-                              (cl[2] - cr[2]) * (cl[2] - cr[2]));
+    st.centroid =
+        (float)sqrt((cl[0] - cr[0]) * (cl[0] - cr[0]) + (cl[1] - cr[1]) * (cl[1] - cr[1]) +
+                    (cl[2] - cr[2]) * (cl[2] - cr[2]));
     return st;
 }
 

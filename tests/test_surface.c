@@ -59,8 +59,9 @@ static int ensure_closed(const pbf_mesh *m, const char *what) {
     ENSURE(pbf_mesh_measure(m, &info, err, sizeof err) == PBF_OK);
     if (info.boundary_edges || info.nonmanifold_edges || info.degenerate_triangles ||
         (m->triangle_count > 0 && !(info.volume > 0.0))) {
-        fprintf(stderr, "%s: %d vertices %d triangles: %lld boundary, %lld non-manifold edges, "
-                        "%lld degenerate triangles, volume %g\n",
+        fprintf(stderr,
+                "%s: %d vertices %d triangles: %lld boundary, %lld non-manifold edges, "
+                "%lld degenerate triangles, volume %g\n",
                 what, m->vertex_count, m->triangle_count, info.boundary_edges,
                 info.nonmanifold_edges, info.degenerate_triangles, info.volume);
         return 1;
@@ -206,8 +207,8 @@ static int test_random_clouds(void) {
         pbf_mesh_free(&m);
         free(p);
     }
-    printf("  random clouds: %d non-empty meshes, %d triangles, all closed and manifold\n",
-           meshes, triangles);
+    printf("  random clouds: %d non-empty meshes, %d triangles, all closed and manifold\n", meshes,
+           triangles);
     ENSURE(meshes > 30);
     return 0;
 }

@@ -96,14 +96,14 @@ static void buffers_free(run_buffers *b) {
 }
 
 /* Fills the device outputs with NaN bits (0xff bytes), runs the GPU and reads both back. */
-static pbf_status run_gpu(pbf_surface_gpu *g, const pbf_surface_def *def, run_buffers *b,
-                          char *err, size_t err_size) {
+static pbf_status run_gpu(pbf_surface_gpu *g, const pbf_surface_def *def, run_buffers *b, char *err,
+                          size_t err_size) {
     const size_t v3 = 3 * (size_t)b->n * sizeof(float);
     if (cudaMemset(b->d_centers, 0xff, v3) != cudaSuccess ||
         cudaMemset(b->d_axes, 0xff, 3 * v3) != cudaSuccess)
         return PBF_ERR_NO_DEVICE;
-    pbf_status st = pbf_surface_gpu_anisotropy(g, def, b->d_pos, b->n, b->d_centers, b->d_axes,
-                                               err, err_size);
+    pbf_status st =
+        pbf_surface_gpu_anisotropy(g, def, b->d_pos, b->n, b->d_centers, b->d_axes, err, err_size);
     if (cudaMemcpy(b->centers, b->d_centers, v3, cudaMemcpyDeviceToHost) != cudaSuccess ||
         cudaMemcpy(b->axes, b->d_axes, 3 * v3, cudaMemcpyDeviceToHost) != cudaSuccess)
         return PBF_ERR_NO_DEVICE;
@@ -220,8 +220,8 @@ static int deterministic(void) {
     ENSURE(memcmp(a0, b.axes, 9 * (size_t)n * sizeof *a0) == 0);
     /* centers only, then axes only */
     ENSURE(cudaMemset(b.d_centers, 0, 3 * (size_t)n * sizeof(float)) == cudaSuccess);
-    ENSURE(pbf_surface_gpu_anisotropy(gpu, &def, b.d_pos, n, b.d_centers, NULL, err,
-                                      sizeof err) == PBF_OK);
+    ENSURE(pbf_surface_gpu_anisotropy(gpu, &def, b.d_pos, n, b.d_centers, NULL, err, sizeof err) ==
+           PBF_OK);
     ENSURE(cudaMemcpy(b.centers, b.d_centers, 3 * (size_t)n * sizeof(float),
                       cudaMemcpyDeviceToHost) == cudaSuccess);
     ENSURE(memcmp(c0, b.centers, 3 * (size_t)n * sizeof *c0) == 0);
@@ -294,8 +294,7 @@ static int bad_input(void) {
     char err[PBF_ERROR_SIZE];
     pbf_surface_def def = def_for();
     /* count 0: nothing read (NULL positions are fine) */
-    ENSURE(pbf_surface_gpu_anisotropy(gpu, &def, NULL, 0, NULL, NULL, err, sizeof err) ==
-           PBF_OK);
+    ENSURE(pbf_surface_gpu_anisotropy(gpu, &def, NULL, 0, NULL, NULL, err, sizeof err) == PBF_OK);
     /* a bad def, a negative count, NULL positions, no scratch */
     pbf_surface_def bad = pbf_default_surface_def(); /* no radius */
     ENSURE(run_gpu(gpu, &bad, &b, err, sizeof err) == PBF_ERR_INVALID_ARG);
@@ -306,8 +305,8 @@ static int bad_input(void) {
     ENSURE(strstr(err, "max_stretch") != NULL);
     ENSURE(pbf_surface_gpu_anisotropy(gpu, &def, b.d_pos, -1, b.d_centers, b.d_axes, err,
                                       sizeof err) == PBF_ERR_INVALID_ARG);
-    ENSURE(pbf_surface_gpu_anisotropy(gpu, &def, NULL, n, b.d_centers, b.d_axes, err,
-                                      sizeof err) == PBF_ERR_INVALID_ARG);
+    ENSURE(pbf_surface_gpu_anisotropy(gpu, &def, NULL, n, b.d_centers, b.d_axes, err, sizeof err) ==
+           PBF_ERR_INVALID_ARG);
     ENSURE(pbf_surface_gpu_anisotropy(NULL, &def, b.d_pos, n, b.d_centers, b.d_axes, err,
                                       sizeof err) == PBF_ERR_INVALID_ARG);
     /* a non-finite position: the lowest such particle named, nothing written (still NaN bits) */
@@ -335,8 +334,8 @@ static int bad_input(void) {
     ENSURE(cudaMemcpy(b.d_pos, p, 3 * (size_t)n * sizeof *p, cudaMemcpyHostToDevice) ==
            cudaSuccess);
     ENSURE(run_gpu(gpu, &def, &b, err, sizeof err) == PBF_OK);
-    pbf_status st = pbf_surface_gpu_anisotropy(gpu, &def, p, n, b.d_centers, b.d_axes, err,
-                                               sizeof err);
+    pbf_status st =
+        pbf_surface_gpu_anisotropy(gpu, &def, p, n, b.d_centers, b.d_axes, err, sizeof err);
     if (!pageable) {
         ENSURE(st == PBF_ERR_INVALID_ARG && strstr(err, "host memory") != NULL);
     } else {

@@ -238,9 +238,8 @@ static int api_validates(void) {
     pbf_tool_state s = pbf_tool_get_state(w);
     ENSURE(s.radius == 0.0f && s.total.y == 0.0f);
     /* the field each spoiled def below must name */
-    static const char *const fields[] = {"radius",  "mass",
-                                         "adhesion_b", "keys[1].time",
-                                         "damping", "does not fit the domain",
+    static const char *const fields[] = {"radius",       "mass",    "adhesion_b",
+                                         "keys[1].time", "damping", "does not fit the domain",
                                          "needs motion"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) {
         pbf_tool_def d = pbf_default_tool_def();
@@ -328,8 +327,9 @@ static int parse(const char *json, pbf_scene *s, char *err, size_t size) {
     return (int)pbf_scene_parse(json, "t.json", NULL, 0, s, err, size);
 }
 
-#define TANK "\"domain\": {\"max\": [0.4, 0.4, 0.4]}, \"fluid\": {\"particle_radius\": 0.02, " \
-             "\"blocks\": [{\"max\": [0.4, 0.1, 0.4]}]}, "
+#define TANK                                                                                       \
+    "\"domain\": {\"max\": [0.4, 0.4, 0.4]}, \"fluid\": {\"particle_radius\": 0.02, "              \
+    "\"blocks\": [{\"max\": [0.4, 0.1, 0.4]}]}, "
 
 static int scene_tool_section(void) {
     static pbf_scene s, back;
@@ -385,31 +385,41 @@ static int scene_tool_errors(void) {
     } cases[] = {
         {"{\"radus\": 0.1}", PBF_ERR_PARSE, {"t.json: ", "'tool.radus'", "did you mean 'radius'"}},
         {"{\"radius\": 0}", PBF_ERR_INVALID_ARG, {"'tool.radius' must be in (0, 10] m", "got 0"}},
-        {"{\"motion\": \"flying\"}", PBF_ERR_INVALID_ARG,
+        {"{\"motion\": \"flying\"}",
+         PBF_ERR_INVALID_ARG,
          {"'tool.motion'", "'kinematic' or 'free'"}},
         {"{\"motion\": \"free\"}", PBF_ERR_INVALID_ARG, {"'tool.mass' (kg) or 'tool.density'"}},
-        {"{\"motion\": \"free\", \"mass\": 1, \"density\": 5}", PBF_ERR_INVALID_ARG,
+        {"{\"motion\": \"free\", \"mass\": 1, \"density\": 5}",
+         PBF_ERR_INVALID_ARG,
          {"'tool.mass' or 'tool.density', not both"}},
-        {"{\"motion\": \"free\", \"mass\": 1, \"path\": {}}", PBF_ERR_PARSE,
+        {"{\"motion\": \"free\", \"mass\": 1, \"path\": {}}",
+         PBF_ERR_PARSE,
          {"'tool.path'", "for a free tool"}},
         {"{\"mass\": 1}", PBF_ERR_PARSE, {"'tool.mass'", "for a kinematic tool"}},
-        {"{\"motion\": \"free\", \"mass\": 1, \"radius\": 0.3}", PBF_ERR_INVALID_ARG,
+        {"{\"motion\": \"free\", \"mass\": 1, \"radius\": 0.3}",
+         PBF_ERR_INVALID_ARG,
          {"'tool.radius'", "must fit the domain"}},
-        {"{\"adhesion\": {\"a\": 0.02, \"b\": 0.01}}", PBF_ERR_INVALID_ARG,
+        {"{\"adhesion\": {\"a\": 0.02, \"b\": 0.01}}",
+         PBF_ERR_INVALID_ARG,
          {"'tool.adhesion.b' must be above 'tool.adhesion.a'"}},
         {"{\"adhesion\": {\"k\": 1}}", PBF_ERR_PARSE, {"'tool.adhesion.k'"}},
         {"{\"damping\": -1}", PBF_ERR_INVALID_ARG, {"'tool.damping' must be >= 0"}},
-        {"{\"path\": {\"interpolation\": \"linear\"}}", PBF_ERR_PARSE,
+        {"{\"path\": {\"interpolation\": \"linear\"}}",
+         PBF_ERR_PARSE,
          {"'tool.path' needs 'keys'"}},
         {"{\"path\": {\"keys\": []}}", PBF_ERR_INVALID_ARG, {"'tool.path.keys' must hold 1 to"}},
-        {"{\"path\": {\"keys\": [{\"time\": 1}]}}", PBF_ERR_PARSE,
+        {"{\"path\": {\"keys\": [{\"time\": 1}]}}",
+         PBF_ERR_PARSE,
          {"'tool.path.keys[0]' needs 'position'"}},
         {"{\"path\": {\"keys\": [{\"time\": 1, \"position\": [0,0,0]}, {\"time\": 1, "
          "\"position\": [0,0,0]}]}}",
-         PBF_ERR_INVALID_ARG, {"'tool.path.keys[1].time' must be after", "(1 s), got 1 s"}},
+         PBF_ERR_INVALID_ARG,
+         {"'tool.path.keys[1].time' must be after", "(1 s), got 1 s"}},
         {"{\"position\": [0, 0, 0], \"path\": {\"keys\": [{\"time\": 0, \"position\": [0,0,0]}]}}",
-         PBF_ERR_INVALID_ARG, {"'tool.position' or 'tool.path', not both"}},
-        {"{\"path\": {\"interpolation\": \"cubic\", \"keys\": []}}", PBF_ERR_INVALID_ARG,
+         PBF_ERR_INVALID_ARG,
+         {"'tool.position' or 'tool.path', not both"}},
+        {"{\"path\": {\"interpolation\": \"cubic\", \"keys\": []}}",
+         PBF_ERR_INVALID_ARG,
          {"'tool.path.interpolation'", "'linear' or 'smooth'"}},
         {"[1]", PBF_ERR_PARSE, {"'tool' must be an object"}},
     };
@@ -453,15 +463,15 @@ static int shipped_scene(void) {
     const pbf_tool_def *t = &s.tool;
     const pbf_tool_key *k = t->keys;
     float water = s.blocks[0].max.y;
-    ENSURE(k[0].position.y - t->radius > water);                      /* starts above the water */
-    ENSURE(k[t->key_count - 1].position.y - t->radius > water);       /* ends above it */
+    ENSURE(k[0].position.y - t->radius > water); /* starts above the water */
+    ENSURE(k[t->key_count - 1].position.y - t->radius > water); /* ends above it */
     float min_x = 1e9f, min_y = 1e9f;
     for (int i = 0; i < t->key_count; ++i) {
         min_x = fminf(min_x, k[i].position.x);
         min_y = fminf(min_y, k[i].position.y);
         ENSURE(k[i].position.z == k[0].position.z); /* no motion across */
     }
-    ENSURE(min_y + t->radius < water);                                /* fully submerged */
+    ENSURE(min_y + t->radius < water); /* fully submerged */
     ENSURE(min_x - t->radius - s.world.domain_min.x < 4.0f * s.world.particle_radius); /* wall */
     ENSURE(min_x - t->radius > s.world.domain_min.x);
     ENSURE(s.frames / s.fps >= k[t->key_count - 1].time);

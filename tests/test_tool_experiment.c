@@ -42,10 +42,9 @@ static pbf_world *make_experiment(int threads) {
     t.adhesion_k_tool = t.adhesion_k_fluid = 10000.0f;
     t.adhesion_b = 0.02f;
     t.damping = 50.0f;
-    const pbf_vec3 p[K_COUNT] = {
-        {0.2f, 0.3f, 0.15f},  {0.2f, 0.1f, 0.15f}, {0.2f, 0.1f, 0.15f},
-        {0.07f, 0.1f, 0.15f}, {0.07f, 0.1f, 0.15f}, {0.2f, 0.1f, 0.15f},
-        {0.2f, 0.1f, 0.15f},  {0.2f, 0.33f, 0.15f}, {0.2f, 0.33f, 0.15f}};
+    const pbf_vec3 p[K_COUNT] = {{0.2f, 0.3f, 0.15f},  {0.2f, 0.1f, 0.15f},  {0.2f, 0.1f, 0.15f},
+                                 {0.07f, 0.1f, 0.15f}, {0.07f, 0.1f, 0.15f}, {0.2f, 0.1f, 0.15f},
+                                 {0.2f, 0.1f, 0.15f},  {0.2f, 0.33f, 0.15f}, {0.2f, 0.33f, 0.15f}};
     float time = 0.0f;
     for (int k = 0; k < K_COUNT; ++k) {
         if (k > 0) {
@@ -131,8 +130,8 @@ static int experiment_has_the_papers_shape(void) {
     double zmean_out = mean_f(2, key_time[K_HOLD1] + 0.2, key_time[K_WALL] - 0.25);
     printf("  rho0 g V %.3f N; submerging %.2f -> %.2f -> %.2f N; plateau %.3f N\n", b, grow[0],
            grow[1], grow[2], plateau);
-    printf("  drag towards the wall %+.3f N, back %+.3f N; peak near the wall %+.3f N\n",
-           drag_out, drag_back, wall_peak);
+    printf("  drag towards the wall %+.3f N, back %+.3f N; peak near the wall %+.3f N\n", drag_out,
+           drag_back, wall_peak);
     printf("  lowest Fy while leaving %+.3f N; |Fz| mean %.3f N (max %.3f), Fz mean while moving "
            "%+.3f N; closest particle %.2f r from the surface\n",
            leave_pull, across, across_max, zmean_out, min_dist / r);
@@ -155,10 +154,10 @@ static int experiment_has_the_papers_shape(void) {
 
 /* Bit equality of two states, field by field (a struct's padding is not compared). */
 static int same_state(const pbf_tool_state *a, const pbf_tool_state *b) {
-    const pbf_vec3 *va[6] = {&a->position, &a->velocity, &a->reaction, &a->adhesion, &a->damping,
-                             &a->total};
-    const pbf_vec3 *vb[6] = {&b->position, &b->velocity, &b->reaction, &b->adhesion, &b->damping,
-                             &b->total};
+    const pbf_vec3 *va[6] = {&a->position, &a->velocity, &a->reaction,
+                             &a->adhesion, &a->damping,  &a->total};
+    const pbf_vec3 *vb[6] = {&b->position, &b->velocity, &b->reaction,
+                             &b->adhesion, &b->damping,  &b->total};
     for (int k = 0; k < 6; ++k)
         if (memcmp(va[k], vb[k], sizeof *va[k]) != 0) return 0;
     return memcmp(&a->time, &b->time, sizeof a->time) == 0 && a->contacts == b->contacts &&

@@ -25,7 +25,7 @@
 static char tmp_dir[1024];
 
 static const float radius = 0.01f; /* particle radius, m */
-static const float ball = 0.08f;   /* radius of the ball of particles, m */
+static const float ball = 0.08f; /* radius of the ball of particles, m */
 static const float centre[3] = {0.31f, 0.27f, 0.23f};
 
 static void path_in_tmp(char *out, size_t size, const char *name) {
@@ -129,9 +129,9 @@ static double signed_distance(const pbf_mesh *m, const double p[3]) {
     double best = INFINITY;
     for (int t = 0; t < m->triangle_count; ++t) {
         const int32_t *tri = m->triangles + 3 * (size_t)t;
-        double d = triangle_distance(p, m->positions + 3 * (size_t)tri[0],
-                                     m->positions + 3 * (size_t)tri[1],
-                                     m->positions + 3 * (size_t)tri[2]);
+        double d =
+            triangle_distance(p, m->positions + 3 * (size_t)tri[0],
+                              m->positions + 3 * (size_t)tri[1], m->positions + 3 * (size_t)tri[2]);
         if (d < best) best = d;
     }
     return winding_number(m, p) > 0.5 ? -best : best;
@@ -204,8 +204,8 @@ static int test_ball_level_set(void) {
         pts[d] = centre[d];
         pts[3 + d] = centre[d] + (d == 0 ? 3 * ball : 0);
     }
-    const int m = mesh.vertex_count < max_points - far_points ? mesh.vertex_count
-                                                               : max_points - far_points;
+    const int m =
+        mesh.vertex_count < max_points - far_points ? mesh.vertex_count : max_points - far_points;
     for (int i = 0; i < m; ++i)
         for (int d = 0; d < 3; ++d)
             pts[3 * (far_points + i) + d] = mesh.positions[3 * (size_t)i + d];
@@ -410,8 +410,7 @@ static int test_not_built(void) {
     char err[PBF_ERROR_SIZE];
     ENSURE(pbf_mesh_write_vdb(&mesh, 0.01, 0, "out/surface_00001.vdb", err, sizeof err) ==
            PBF_ERR_UNSUPPORTED);
-    ENSURE(strstr(err, "out/surface_00001.vdb: OpenVDB output is not built into this pbf") !=
-           NULL);
+    ENSURE(strstr(err, "out/surface_00001.vdb: OpenVDB output is not built into this pbf") != NULL);
     pbf_vdb_grid_info info;
     ENSURE(pbf__vdb_read_grid("x.vdb", "surface", &info, NULL, 0, NULL, err, sizeof err) ==
            PBF_ERR_UNSUPPORTED);

@@ -59,10 +59,10 @@ static pbf_v3 lattice_laplacian(const pbf_params *P, float r, pbf_v3 (*u)(pbf_v3
     return pbf_visc_laplacian_end(&L);
 }
 
-static pbf_v3 shear_quadratic(pbf_v3 x) { return v3(x.y * x.y, 0.0f, 0.0f); }     /* ∇² = (2,0,0) */
+static pbf_v3 shear_quadratic(pbf_v3 x) { return v3(x.y * x.y, 0.0f, 0.0f); } /* ∇² = (2,0,0) */
 static pbf_v3 shear_linear(pbf_v3 x) { return v3(3.0f * x.y, 0.0f, -2.0f * x.x); } /* ∇² = 0 */
-static pbf_v3 rotation(pbf_v3 x) { return v3(-x.y, x.x, 0.0f); }                   /* ∇² = 0 */
-static pbf_v3 mixed(pbf_v3 x) { return v3(x.z * x.z, x.x * x.x, x.y * x.y); }      /* (2,2,2) */
+static pbf_v3 rotation(pbf_v3 x) { return v3(-x.y, x.x, 0.0f); } /* ∇² = 0 */
+static pbf_v3 mixed(pbf_v3 x) { return v3(x.z * x.z, x.x * x.x, x.y * x.y); } /* (2,2,2) */
 
 /* The discrete operator against analytic Laplacians on the rest lattice: zero for linear fields
  * (rigid rotation included: viscosity must not brake a spinning body) and 2ν for quadratic
@@ -74,10 +74,10 @@ static int laplacian_matches_analytic_fields_k(pbf_kernel_pair kernel) {
     ENSURE(P.viscosity_on == 1 && P.visc_k > 0.0f);
     pbf_v3 q = lattice_laplacian(&P, r, shear_quadratic);
     pbf_v3 m = lattice_laplacian(&P, r, mixed);
-    printf("  nu lap(y^2, 0, 0) = (%.4f %.4f %.4f), want (%.4f 0 0)\n", (double)q.x,
-           (double)q.y, (double)q.z, 2.0 * nu);
-    printf("  nu lap(z^2, x^2, y^2) = (%.4f %.4f %.4f), want %.4f each\n", (double)m.x,
-           (double)m.y, (double)m.z, 2.0 * nu);
+    printf("  nu lap(y^2, 0, 0) = (%.4f %.4f %.4f), want (%.4f 0 0)\n", (double)q.x, (double)q.y,
+           (double)q.z, 2.0 * nu);
+    printf("  nu lap(z^2, x^2, y^2) = (%.4f %.4f %.4f), want %.4f each\n", (double)m.x, (double)m.y,
+           (double)m.z, 2.0 * nu);
     ENSURE_NEAR(q.x, 2.0 * nu, 1e-3 * 2.0 * nu);
     ENSURE_NEAR(q.y, 0.0, 1e-3);
     ENSURE_NEAR(q.z, 0.0, 1e-3);
@@ -134,8 +134,10 @@ static float front_x(const pbf_world *w) {
         float f = 0.5f * (lo + hi);
         above = 0;
         for (int i = 0; i < n; ++i) above += x[3 * i] > f;
-        if (above > n / 100) lo = f;
-        else hi = f;
+        if (above > n / 100)
+            lo = f;
+        else
+            hi = f;
     }
     free(x);
     return hi;
@@ -170,7 +172,6 @@ static int viscosity_slows_spreading(void) {
     ENSURE(front[2] < front[1] - 0.1f);
     return 0;
 }
-
 
 /* A block of m³ particles moving at 1 m/s along x in zero gravity, in the middle of a box wide
  * enough that no wall is reached, with surface drag c and viscosity nu. */
@@ -302,7 +303,8 @@ static int wall_block_matches_sheet_sum_k(pbf_kernel_pair kernel) {
     const float r = 0.005f;
     pbf_params P = make_params(r, 0.01f, kernel);
     /* the factor pbf__viscosity_init_params sets: −π visc_k K_s / s² */
-    const double s = 2.0 * r, k = -3.14159265358979 * (double)P.visc_k * (double)P.spiky_k / (s * s);
+    const double s = 2.0 * r,
+                 k = -3.14159265358979 * (double)P.visc_k * (double)P.spiky_k / (s * s);
     P.visc_wall_k = (float)k;
     P.wall_lo = v3(-1.0f, 0.0f, -1.0f);
     P.wall_hi = v3(1.0f, 1.0f, 1.0f);
@@ -518,13 +520,13 @@ static void scene_experiment(void) {
 }
 
 TEST_MAIN_BEGIN
-    scene_experiment();
-    RUN_TEST(laplacian_matches_analytic_fields);
-    RUN_TEST(viscosity_slows_spreading);
-    RUN_TEST(surface_drag_acts_on_the_surface);
-    RUN_TEST(threads_are_bit_identical);
-    RUN_TEST(resumes_bit_identically);
-    RUN_TEST(wall_block_matches_sheet_sum);
-    RUN_TEST(no_slip_floor_follows_stokes);
-    RUN_TEST(bad_values_are_refused);
+scene_experiment();
+RUN_TEST(laplacian_matches_analytic_fields);
+RUN_TEST(viscosity_slows_spreading);
+RUN_TEST(surface_drag_acts_on_the_surface);
+RUN_TEST(threads_are_bit_identical);
+RUN_TEST(resumes_bit_identically);
+RUN_TEST(wall_block_matches_sheet_sum);
+RUN_TEST(no_slip_floor_follows_stokes);
+RUN_TEST(bad_values_are_refused);
 TEST_MAIN_END

@@ -107,8 +107,7 @@ PBF_API pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const p
  * split world supports). On failure *out is NULL. */
 PBF_API pbf_status pbf_checkpoint_create_world_merged(const pbf_checkpoint *const *pieces,
                                                       int count, const pbf_world_def *def,
-                                                      pbf_world **out, char *err,
-                                                      size_t err_size);
+                                                      pbf_world **out, char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

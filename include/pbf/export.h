@@ -42,17 +42,17 @@ extern "C" {
 /* Particle arrays in stable id order, as read back from a world or from a file. */
 typedef struct pbf_particles {
     int count;
-    float *positions;   /* 3*count, xyz */
-    float *velocities;  /* 3*count, xyz; zero when the file has none */
-    float *densities;   /* count; zero when the file has none */
-    int32_t *ids;       /* count; 0..count-1 when the file has none */
-    int32_t *phases;    /* count: each particle's fluid; NULL for a world of one fluid (no
+    float *positions; /* 3*count, xyz */
+    float *velocities; /* 3*count, xyz; zero when the file has none */
+    float *densities; /* count; zero when the file has none */
+    int32_t *ids; /* count; 0..count-1 when the file has none */
+    int32_t *phases; /* count: each particle's fluid; NULL for a world of one fluid (no
                            phases in its def) and a file without a `phase` field */
 } pbf_particles;
 
 /* Allocates and fills from a world (id order). Free with pbf_particles_free. */
-PBF_API pbf_status pbf_particles_from_world(const pbf_world *world, pbf_particles *out,
-                                            char *err, size_t err_size);
+PBF_API pbf_status pbf_particles_from_world(const pbf_world *world, pbf_particles *out, char *err,
+                                            size_t err_size);
 /* Frees the arrays and zeroes *p. Safe on a zeroed struct and on NULL. */
 PBF_API void pbf_particles_free(pbf_particles *p);
 
@@ -67,8 +67,7 @@ PBF_API pbf_status pbf_export_write(const pbf_particles *p, pbf_format format, c
  * [first, first + n) of p, little-endian, into dst. */
 #define PBF_PLY_VERTEX_BYTES 32
 PBF_API size_t pbf_export_ply_header(int64_t count, int phases, char *buf, size_t size);
-PBF_API void pbf_export_ply_vertices(const pbf_particles *p, int first, int n,
-                                     unsigned char *dst);
+PBF_API void pbf_export_ply_vertices(const pbf_particles *p, int first, int n, unsigned char *dst);
 
 /* Writes the parallel header of one frame split into pieces (.vtu files, named relative to the
  * .pvtu's folder), atomically. */
@@ -84,7 +83,7 @@ PBF_API pbf_status pbf_export_write_pvd(const char *path, const double *times,
  * seconds, in a part (ParaView shows each part as a block of its own: particles, solids, ...). */
 typedef struct pbf_pvd_entry {
     double time; /* s */
-    int part;    /* 0, 1, ...: the block */
+    int part; /* 0, 1, ...: the block */
     const char *file;
 } pbf_pvd_entry;
 /* Writes a .pvd of several parts, atomically like pbf_export_write_pvd: count entries, in the
@@ -122,8 +121,8 @@ PBF_API pbf_status pbf_export_solids_write(const pbf_world *world, pbf_format fo
 /* The same triangles as an XML VTK UnstructuredGrid (.vtu, like the particle .vtu): VTK_TRIANGLE
  * cells with CellData `solid` (Int32, the mesh's index); `pbf run --format vtu` writes
  * solids_00042.vtu and lists it in frames.pvd. */
-PBF_API pbf_status pbf_export_solids_write_vtu(const pbf_world *world, const char *path,
-                                               char *err, size_t err_size);
+PBF_API pbf_status pbf_export_solids_write_vtu(const pbf_world *world, const char *path, char *err,
+                                               size_t err_size);
 /* A surface mesh (include/pbf/surface.h) as a .vtu of VTK_TRIANGLE cells with PointData Normals
  * (Float32×3): `pbf run --mesh --format vtu` writes surface_00042.vtu for frames.pvd. */
 struct pbf_mesh;
@@ -138,8 +137,8 @@ PBF_API pbf_status pbf_export_diffuse_write(const pbf_world *world, const char *
 
 /* The same as a .vtu: one VTK_VERTEX per particle, PointData velocity (Float32×3), kind
  * (UInt8) and lifetime (Float32); `pbf run --format vtu` writes diffuse_00042.vtu. */
-PBF_API pbf_status pbf_export_diffuse_write_vtu(const pbf_world *world, const char *path,
-                                                char *err, size_t err_size);
+PBF_API pbf_status pbf_export_diffuse_write_vtu(const pbf_world *world, const char *path, char *err,
+                                                size_t err_size);
 
 /* A diffuse-particle file as pbf_export_diffuse_write writes it, read back (`pbf render` draws
  * them): count particles, positions and velocities 3 per particle, kinds and lifetimes 1.
@@ -152,8 +151,8 @@ typedef struct pbf_diffuse_particles {
     uint8_t *kinds; /* pbf_diffuse_kind: 0 spray, 1 foam, 2 bubble */
     float *lifetimes;
 } pbf_diffuse_particles;
-PBF_API pbf_status pbf_export_diffuse_read(const char *path, pbf_diffuse_particles *out,
-                                           char *err, size_t err_size);
+PBF_API pbf_status pbf_export_diffuse_read(const char *path, pbf_diffuse_particles *out, char *err,
+                                           size_t err_size);
 /* Frees the arrays and zeroes *p. Safe on a zeroed struct and on NULL. */
 PBF_API void pbf_diffuse_particles_free(pbf_diffuse_particles *p);
 
@@ -162,8 +161,8 @@ PBF_API const char *pbf_format_extension(pbf_format format);
 
 /* Writes size bytes to path atomically (temporary file, fsync, rename), e.g. scene.json or a
  * rewritten CSV. Same guarantees and messages as pbf_export_write. */
-PBF_API pbf_status pbf_write_file_atomic(const char *path, const void *data, size_t size,
-                                         char *err, size_t err_size);
+PBF_API pbf_status pbf_write_file_atomic(const char *path, const void *data, size_t size, char *err,
+                                         size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -27,34 +27,39 @@ extern "C" {
 #endif
 
 typedef enum pbf_feature {
-    PBF_FEATURE_FLUID,           /* the PBF solve: density, walls, colliders, vorticity, XSPH */
-    PBF_FEATURE_ERROR_CONTROL,   /* solver.target_error: iterate to a density error (Chebyshev) */
-    PBF_FEATURE_WENDLAND,        /* fluid.kernel "wendland": the Wendland C2 kernel pair */
-    PBF_FEATURE_TOOL,            /* the rigid tool (tool) */
-    PBF_FEATURE_PROBES,          /* height, front and level probes (probes) */
-    PBF_FEATURE_FORCE_PROBES,    /* force probes on walls and box faces (probes, type force) */
-    PBF_FEATURE_MESHES,          /* static and keyframed mesh solids (meshes) */
-    PBF_FEATURE_BODIES,          /* floating mesh bodies (meshes, motion floating) */
-    PBF_FEATURE_EMITTERS,        /* emitters and the particle capacity (flow.emitters) */
-    PBF_FEATURE_SINKS,           /* sink boxes and sink meshes (flow.sinks) */
+    PBF_FEATURE_FLUID, /* the PBF solve: density, walls, colliders, vorticity, XSPH */
+    PBF_FEATURE_ERROR_CONTROL, /* solver.target_error: iterate to a density error (Chebyshev) */
+    PBF_FEATURE_WENDLAND, /* fluid.kernel "wendland": the Wendland C2 kernel pair */
+    PBF_FEATURE_TOOL, /* the rigid tool (tool) */
+    PBF_FEATURE_PROBES, /* height, front and level probes (probes) */
+    PBF_FEATURE_FORCE_PROBES, /* force probes on walls and box faces (probes, type force) */
+    PBF_FEATURE_MESHES, /* static and keyframed mesh solids (meshes) */
+    PBF_FEATURE_BODIES, /* floating mesh bodies (meshes, motion floating) */
+    PBF_FEATURE_EMITTERS, /* emitters and the particle capacity (flow.emitters) */
+    PBF_FEATURE_SINKS, /* sink boxes and sink meshes (flow.sinks) */
     PBF_FEATURE_SURFACE_TENSION, /* fluid.surface_tension */
-    PBF_FEATURE_ADHESION,        /* domain.adhesion and colliders' adhesion */
-    PBF_FEATURE_FRICTION,        /* domain.friction: Coulomb wall friction */
-    PBF_FEATURE_VISCOSITY,       /* fluid.viscosity (implicit) and domain.no_slip */
-    PBF_FEATURE_SURFACE_DRAG,    /* fluid.surface_drag */
-    PBF_FEATURE_PHASES,          /* several fluids (materials) */
-    PBF_FEATURE_DIFFUSE,         /* spray, foam and bubbles (diffuse) */
-    PBF_FEATURE_ENERGY_AUDIT,    /* the energy audit (pbf_world_set_energy_audit) */
+    PBF_FEATURE_ADHESION, /* domain.adhesion and colliders' adhesion */
+    PBF_FEATURE_FRICTION, /* domain.friction: Coulomb wall friction */
+    PBF_FEATURE_VISCOSITY, /* fluid.viscosity (implicit) and domain.no_slip */
+    PBF_FEATURE_SURFACE_DRAG, /* fluid.surface_drag */
+    PBF_FEATURE_PHASES, /* several fluids (materials) */
+    PBF_FEATURE_DIFFUSE, /* spray, foam and bubbles (diffuse) */
+    PBF_FEATURE_ENERGY_AUDIT, /* the energy audit (pbf_world_set_energy_audit) */
     PBF_FEATURE_COUNT
 } pbf_feature;
 
-typedef enum pbf_column { PBF_COLUMN_CPU, PBF_COLUMN_CUDA, PBF_COLUMN_MPI, PBF_COLUMN_COUNT } pbf_column;
+typedef enum pbf_column {
+    PBF_COLUMN_CPU,
+    PBF_COLUMN_CUDA,
+    PBF_COLUMN_MPI,
+    PBF_COLUMN_COUNT
+} pbf_column;
 
 typedef enum pbf_support { PBF_SUPPORT_YES, PBF_SUPPORT_UNVERIFIED, PBF_SUPPORT_NO } pbf_support;
 
 typedef struct pbf_feature_info {
-    const char *name;    /* short name, the table's first column: "meshes" */
-    const char *what;    /* what it is, with its scene key: "mesh solids (scene key 'meshes')" */
+    const char *name; /* short name, the table's first column: "meshes" */
+    const char *what; /* what it is, with its scene key: "mesh solids (scene key 'meshes')" */
     pbf_support support[PBF_COLUMN_COUNT];
     /* Per column: why a cell is not PBF_SUPPORT_YES and what to use instead; "" for yes. */
     const char *reason[PBF_COLUMN_COUNT];

@@ -51,7 +51,7 @@ extern "C" {
 #define PBF_MAX_SINKS 16
 
 typedef enum pbf_emitter_shape {
-    PBF_EMITTER_DISC = 0,     /* a disc of `radius` */
+    PBF_EMITTER_DISC = 0, /* a disc of `radius` */
     PBF_EMITTER_RECTANGLE = 1 /* width × height, see pbf_emitter_def */
 } pbf_emitter_shape;
 
@@ -88,10 +88,10 @@ typedef struct pbf_sink_def {
 
 /* Counters since the world was created (checkpoints carry them). */
 typedef struct pbf_flow_state {
-    int64_t emitted;  /* particles added by emitters */
-    int64_t removed;  /* particles removed by sinks */
-    int32_t next_id;  /* the id the next particle gets (= particles ever added) */
-    int capacity;     /* the capacity set, 0 when none */
+    int64_t emitted; /* particles added by emitters */
+    int64_t removed; /* particles removed by sinks */
+    int32_t next_id; /* the id the next particle gets (= particles ever added) */
+    int capacity; /* the capacity set, 0 when none */
 } pbf_flow_state;
 
 PBF_API pbf_emitter_def pbf_default_emitter_def(void);

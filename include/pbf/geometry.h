@@ -37,34 +37,34 @@ extern "C" {
 #define PBF_MESH_DEFAULT_CELL 0.75f
 
 typedef enum pbf_mesh_role {
-    PBF_MESH_OBSTACLE = 0,  /* the solid is inside the mesh; the fluid flows around it */
-    PBF_MESH_CONTAINER = 1  /* the fluid is inside the mesh (a closed tank); the solid outside */
+    PBF_MESH_OBSTACLE = 0, /* the solid is inside the mesh; the fluid flows around it */
+    PBF_MESH_CONTAINER = 1 /* the fluid is inside the mesh (a closed tank); the solid outside */
 } pbf_mesh_role;
 
 typedef enum pbf_mesh_motion {
     PBF_MESH_STATIC = 0,
     PBF_MESH_KINEMATIC = 1, /* follows its keys; forces do not move it (they are measured) */
-    PBF_MESH_FLOATING = 2   /* a rigid body under gravity and the fluid's force */
+    PBF_MESH_FLOATING = 2 /* a rigid body under gravity and the fluid's force */
 } pbf_mesh_motion;
 
 /* One key of a kinematic mesh: its placement at a time. */
 typedef struct pbf_mesh_key {
-    float time;        /* s */
+    float time; /* s */
     pbf_vec3 position; /* m */
     pbf_vec3 rotation; /* degrees about x, then y, then z */
 } pbf_mesh_key;
 
 typedef struct pbf_mesh_def {
     char path[PBF_MESH_PATH_SIZE]; /* .obj, .stl or .ply; required */
-    pbf_vec3 scale;     /* per axis, > 0; default (1, 1, 1) */
-    pbf_vec3 rotation;  /* degrees; default 0 */
-    pbf_vec3 position;  /* m; default 0 */
+    pbf_vec3 scale; /* per axis, > 0; default (1, 1, 1) */
+    pbf_vec3 rotation; /* degrees; default 0 */
+    pbf_vec3 position; /* m; default 0 */
     pbf_mesh_role role; /* default PBF_MESH_OBSTACLE; a container must be closed */
     /* Node spacing of the field in m; 0 (default): PBF_MESH_DEFAULT_CELL times the particle
      * radius (docs/physics.md has the accuracy and bake time of other spacings). Range: 0 or
      * [r/8, 100 r]. */
     float cell;
-    int cache;          /* 1 (default): keep baked fields in the disk cache */
+    int cache; /* 1 (default): keep baked fields in the disk cache */
     pbf_mesh_motion motion; /* default PBF_MESH_STATIC */
     /* Kinematic: key_count keys, strictly increasing times (before the first key the mesh is
      * at the first, after the last at the last). With no keys it stays where it is put. */
@@ -97,14 +97,14 @@ typedef struct pbf_mesh_def {
 
 /* What a mesh became (pbf_world_mesh_info). */
 typedef struct pbf_mesh_solid_info {
-    int vertices, triangles;  /* after welding */
-    int nx, ny, nz;           /* field nodes */
-    float cell;               /* m */
+    int vertices, triangles; /* after welding */
+    int nx, ny, nz; /* field nodes */
+    float cell; /* m */
     size_t field_bytes;
-    double bake_seconds;      /* the bake, or the cache load */
+    double bake_seconds; /* the bake, or the cache load */
     int from_cache;
-    double volume;            /* m³ (closed meshes; 0 otherwise) */
-    float mass;               /* kg (floating) */
+    double volume; /* m³ (closed meshes; 0 otherwise) */
+    float mass; /* kg (floating) */
     pbf_vec3 bounds_min, bounds_max; /* world box at the start */
     /* Edges with one triangle (after welding): 0 for a closed solid. An obstacle may be an open
      * sheet; a file cut short mid-way also loads as one, so `pbf run` warns when this is > 0. */
@@ -114,13 +114,13 @@ typedef struct pbf_mesh_solid_info {
 /* A moving mesh after the last step. Forces are the fluid's on the mesh (gravity excluded),
  * averaged over the step; the torque is about the position. */
 typedef struct pbf_mesh_solid_state {
-    double time;           /* s */
-    pbf_vec3 position;     /* m: the local frame's origin (a floating body's centre of mass) */
-    float orientation[4];  /* unit quaternion w, x, y, z: local to world */
-    pbf_vec3 velocity;     /* m/s */
+    double time; /* s */
+    pbf_vec3 position; /* m: the local frame's origin (a floating body's centre of mass) */
+    float orientation[4]; /* unit quaternion w, x, y, z: local to world */
+    pbf_vec3 velocity; /* m/s */
     pbf_vec3 angular_velocity; /* rad/s, world frame */
-    pbf_vec3 force;        /* N */
-    pbf_vec3 torque;       /* N m */
+    pbf_vec3 force; /* N */
+    pbf_vec3 torque; /* N m */
 } pbf_mesh_solid_state;
 
 PBF_API pbf_mesh_def pbf_default_mesh_def(void);

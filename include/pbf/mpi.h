@@ -46,8 +46,7 @@ extern "C" {
  * slab. Collective. Every rank gets the same status: an error names the reason (a feature not
  * supported split, or more ranks than slabs at least a halo wide fit in the particles' extent).
  * On error the world is unchanged. comm is duplicated: the caller may free its own. */
-PBF_API pbf_status pbf_mpi_world_split(pbf_world *world, MPI_Comm comm, char *err,
-                                       size_t err_size);
+PBF_API pbf_status pbf_mpi_world_split(pbf_world *world, MPI_Comm comm, char *err, size_t err_size);
 
 /* Splits a world like pbf_mpi_world_split, but at the given cuts (ranks + 1 values: cuts[r] and
  * cuts[r + 1] bound rank r's slab; the first and last slabs are open beyond cuts[0] and

@@ -72,7 +72,7 @@ typedef enum pbf_direction {
 #define PBF_PROBE_NAME_SIZE 32
 
 typedef struct pbf_probe_def {
-    pbf_probe_type type;      /* default PBF_PROBE_HEIGHT */
+    pbf_probe_type type; /* default PBF_PROBE_HEIGHT */
     /* Column name in probes.csv: 1–31 characters of [A-Za-z0-9_.-], unique in a world.
      * Default "probe". */
     char name[PBF_PROBE_NAME_SIZE];

@@ -7,7 +7,7 @@
 #include "geometry.h" /* the "meshes" section */
 #include "pbf.h"
 #include "probes.h" /* the "probes" section */
-#include "flow.h"   /* the "flow" section: emitters, sinks, capacity */
+#include "flow.h" /* the "flow" section: emitters, sinks, capacity */
 #include "diffuse.h" /* the "diffuse" section: spray, foam and bubbles */
 
 #ifdef __cplusplus
@@ -22,9 +22,9 @@ extern "C" {
 /* Output formats, a bit set. */
 typedef enum pbf_format {
     PBF_FORMAT_NONE = 0,
-    PBF_FORMAT_PLY = 1 << 0,  /* binary little-endian PLY: Blender, Houdini, splashsurf */
-    PBF_FORMAT_VTK = 1 << 1,  /* legacy VTK, binary big-endian: ParaView */
-    PBF_FORMAT_VTU = 1 << 2   /* XML VTK UnstructuredGrid: ParaView, VTK 9, meshio (+ a .pvd) */
+    PBF_FORMAT_PLY = 1 << 0, /* binary little-endian PLY: Blender, Houdini, splashsurf */
+    PBF_FORMAT_VTK = 1 << 1, /* legacy VTK, binary big-endian: ParaView */
+    PBF_FORMAT_VTU = 1 << 2 /* XML VTK UnstructuredGrid: ParaView, VTK 9, meshio (+ a .pvd) */
 } pbf_format;
 
 /* One fluid of the "materials" section (docs/scenes.md, docs/physics.md "Several fluids"): a name
@@ -33,19 +33,19 @@ typedef enum pbf_format {
 #define PBF_SCENE_MATERIAL_NAME_SIZE 32
 typedef struct pbf_scene_material {
     char name[PBF_SCENE_MATERIAL_NAME_SIZE];
-    pbf_phase_def phase;   /* rest density, viscosity (XSPH c), gravity scale */
+    pbf_phase_def phase; /* rest density, viscosity (XSPH c), gravity scale */
     float surface_tension; /* N/m; every material of a scene has the same (for now) */
-    pbf_vec3 absorption;   /* Beer–Lambert coefficients, 1/m, RGB: the renderer's tint */
+    pbf_vec3 absorption; /* Beer–Lambert coefficients, 1/m, RGB: the renderer's tint */
 } pbf_scene_material;
 
 typedef struct pbf_camera_def {
-    pbf_vec3 position;  /* m; default: frames the domain from the front, slightly above */
-    pbf_vec3 target;    /* m; default: the domain centre */
-    float fov;          /* vertical field of view in degrees; default 45 */
+    pbf_vec3 position; /* m; default: frames the domain from the front, slightly above */
+    pbf_vec3 target; /* m; default: the domain centre */
+    float fov; /* vertical field of view in degrees; default 45 */
 } pbf_camera_def;
 
 typedef struct pbf_scene {
-    char name[128];                   /* "name" key, or the file's base name */
+    char name[128]; /* "name" key, or the file's base name */
     char source[PBF_SCENE_PATH_SIZE]; /* the file it came from, or "<built-in>" */
     pbf_world_def world;
     /* The "materials" section: several fluids. With materials the loader sets world.phases
@@ -66,11 +66,11 @@ typedef struct pbf_scene {
      * folder, and kept as an absolute path. */
     int mesh_count;
     pbf_mesh_def meshes[PBF_SCENE_MAX_MESHES];
-    float fps;    /* frames per second of output; one pbf_world_step per frame. Default 60 */
-    int frames;   /* frames to simulate. Default 120 */
+    float fps; /* frames per second of output; one pbf_world_step per frame. Default 60 */
+    int frames; /* frames to simulate. Default 120 */
     pbf_camera_def camera;
     char output_dir[PBF_SCENE_PATH_SIZE]; /* default "out/<name>" */
-    unsigned formats;                     /* pbf_format bits; default PBF_FORMAT_PLY */
+    unsigned formats; /* pbf_format bits; default PBF_FORMAT_PLY */
     /* The "tool" section (docs/tool.md): a rigid sphere in the fluid. has_tool 0: none. */
     int has_tool;
     pbf_tool_def tool;
@@ -106,8 +106,8 @@ PBF_API pbf_status pbf_scene_load(const char *path, const char *const *overrides
 /* The same from JSON text; source names it in messages and gives the default name (its base name
  * without ".json"); NULL is "<string>". */
 PBF_API pbf_status pbf_scene_parse(const char *json, const char *source,
-                                   const char *const *overrides, int override_count,
-                                   pbf_scene *out, char *err, size_t err_size);
+                                   const char *const *overrides, int override_count, pbf_scene *out,
+                                   char *err, size_t err_size);
 /* The built-in default dam break (what `pbf run` runs with no scene): the same scene as
  * scenes/dam_break.json, with source "<built-in>". */
 PBF_API pbf_status pbf_scene_default(const char *const *overrides, int override_count,
@@ -158,12 +158,12 @@ typedef struct pbf_scene_key_info {
     /* "number", "integer", "boolean", "[x, y, z]", "string", "array of strings", "object" or
      * "array of objects". */
     const char *type;
-    const char *unit;          /* SI, as in messages: "m", "kg/m^3"; "" when dimensionless */
-    char default_value[96];    /* the default as JSON text: 0.01, [0, -9.81, 0], "list"; or "" */
-    const char *default_note;  /* the default in words where it is computed or there is none
+    const char *unit; /* SI, as in messages: "m", "kg/m^3"; "" when dimensionless */
+    char default_value[96]; /* the default as JSON text: 0.01, [0, -9.81, 0], "list"; or "" */
+    const char *default_note; /* the default in words where it is computed or there is none
                                   ("the domain centre", "required"), else "" */
-    char range[96];            /* "(0, 10]", ">= 0", "[1, 1000]", "finite", "at most 64", ... */
-    const char *doc;           /* what it does, one line; "" for none */
+    char range[96]; /* "(0, 10]", ">= 0", "[1, 1000]", "finite", "at most 64", ... */
+    const char *doc; /* what it does, one line; "" for none */
 } pbf_scene_key_info;
 
 /* Writes the first max keys (in schema order: by table, in the order keys are read and written)

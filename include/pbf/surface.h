@@ -42,7 +42,7 @@ extern "C" {
 
 typedef enum pbf_surface_kernel {
     PBF_SURFACE_ANISOTROPIC = 0, /* Yu & Turk ellipsoids (default) */
-    PBF_SURFACE_ISOTROPIC = 1    /* one round kernel for every particle, no centre smoothing */
+    PBF_SURFACE_ISOTROPIC = 1 /* one round kernel for every particle, no centre smoothing */
 } pbf_surface_kernel;
 
 typedef struct pbf_surface_def {
@@ -143,7 +143,7 @@ typedef struct pbf_mesh {
     int vertex_count;
     int triangle_count;
     float *positions; /* 3 * vertex_count, m */
-    float *normals;   /* 3 * vertex_count, unit, outwards (area-weighted triangle normals) */
+    float *normals; /* 3 * vertex_count, unit, outwards (area-weighted triangle normals) */
     int32_t *triangles; /* 3 * triangle_count vertex indices */
 } pbf_mesh;
 
@@ -153,12 +153,12 @@ PBF_API void pbf_mesh_free(pbf_mesh *mesh);
 /* Where the time and memory of a reconstruction went. */
 typedef struct pbf_surface_stats {
     double anisotropy_ms; /* neighbour search + PCA (0 for the isotropic kernel) */
-    double field_ms;      /* sparse grid: sampling the field and marching cubes */
-    double mesh_ms;       /* stitching, smoothing, normals */
+    double field_ms; /* sparse grid: sampling the field and marching cubes */
+    double mesh_ms; /* stitching, smoothing, normals */
     double total_ms;
-    int blocks;           /* 16³-cell blocks sampled */
-    int surface_blocks;   /* of which the surface crosses */
-    size_t peak_bytes;    /* the largest working memory held at once, mesh included */
+    int blocks; /* 16³-cell blocks sampled */
+    int surface_blocks; /* of which the surface crosses */
+    size_t peak_bytes; /* the largest working memory held at once, mesh included */
 } pbf_surface_stats;
 
 /* The surface of count particles (positions xyz, m) as a closed, manifold mesh, into *out
@@ -171,15 +171,15 @@ PBF_API pbf_status pbf_surface_reconstruct(const pbf_surface_def *def, const flo
 
 /* Measures of a mesh, for checks and tests. */
 typedef struct pbf_mesh_info {
-    double area;              /* m² */
-    double volume;            /* m³, signed: positive when the triangles face outwards */
-    long long edges;          /* distinct undirected edges */
+    double area; /* m² */
+    double volume; /* m³, signed: positive when the triangles face outwards */
+    long long edges; /* distinct undirected edges */
     long long boundary_edges; /* edges with one triangle: holes (0 when watertight) */
     long long nonmanifold_edges; /* edges with more than two triangles, or two with the same
                                   * direction (inconsistent orientation) */
     long long degenerate_triangles; /* triangles that repeat a vertex index */
-    int components;           /* connected pieces */
-    int euler;                /* V − E + F (2 per closed piece of genus 0) */
+    int components; /* connected pieces */
+    int euler; /* V − E + F (2 per closed piece of genus 0) */
 } pbf_mesh_info;
 
 /* Watertight and manifold when boundary_edges, nonmanifold_edges and degenerate_triangles are
@@ -189,7 +189,7 @@ PBF_API pbf_status pbf_mesh_measure(const pbf_mesh *mesh, pbf_mesh_info *info, c
 
 typedef enum pbf_mesh_format {
     PBF_MESH_PLY = 1, /* binary little-endian: float x y z nx ny nz; faces uchar count, int */
-    PBF_MESH_OBJ = 2  /* text: v, vn and f lines (1-based, f a//a b//b c//c) */
+    PBF_MESH_OBJ = 2 /* text: v, vn and f lines (1-based, f a//a b//b c//c) */
 } pbf_mesh_format;
 
 /* Writes the mesh to path, atomically (temporary name, fsync, rename), like the particle
@@ -199,8 +199,7 @@ PBF_API pbf_status pbf_mesh_write(const pbf_mesh *mesh, pbf_mesh_format format, 
 /* Reads a PLY file written by pbf_mesh_write (positions, normals when present, triangles), or
  * by pbf_export_solids_write (up to two 32-bit face properties after the list are skipped).
  * Errors name the file and what was wrong. */
-PBF_API pbf_status pbf_mesh_read_ply(const char *path, pbf_mesh *out, char *err,
-                                     size_t err_size);
+PBF_API pbf_status pbf_mesh_read_ply(const char *path, pbf_mesh *out, char *err, size_t err_size);
 
 /* OpenVDB level sets, for the VFX tools (docs/surface.md): Houdini reads .vdb files natively,
  * Blender imports them as volume objects.

@@ -5,17 +5,16 @@
 static int checkpoint_init(pbfpy_checkpoint *self, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"path", NULL};
     PyObject *path = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&:Checkpoint", kwlist,
-                                     PyUnicode_FSConverter, &path))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&:Checkpoint", kwlist, PyUnicode_FSConverter,
+                                     &path))
         return -1;
     pbf_checkpoint_close(self->ck);
     self->ck = NULL;
     char err[PBF_ERROR_SIZE];
     pbf_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = pbf_checkpoint_open(PyBytes_AS_STRING(path), &self->ck, err, sizeof err);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(path);
+    Py_BEGIN_ALLOW_THREADS st =
+        pbf_checkpoint_open(PyBytes_AS_STRING(path), &self->ck, err, sizeof err);
+    Py_END_ALLOW_THREADS Py_DECREF(path);
     return st == PBF_OK ? 0 : pbfpy_raise_int(st, err);
 }
 
@@ -101,8 +100,7 @@ static PyMethodDef checkpoint_methods[] = {
 };
 
 PyTypeObject pbfpy_checkpoint_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pbf.Checkpoint",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pbf.Checkpoint",
     .tp_basicsize = sizeof(pbfpy_checkpoint),
     .tp_dealloc = (destructor)checkpoint_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,

@@ -12,7 +12,7 @@ static PyObject *error_class[PBF_ERR_CAPACITY + 1];
 
 typedef struct error_spec {
     pbf_status status;
-    const char *name;  /* "pbf.Name" */
+    const char *name; /* "pbf.Name" */
     PyObject **builtin; /* the second base class, or NULL */
     const char *doc;
 } error_spec;
@@ -63,12 +63,11 @@ int pbfpy_errors_init(PyObject *module) {
          "particles than it holds; the world is as after the last step (PBF_ERR_CAPACITY)."},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; ++i) {
-        PyObject *bases = specs[i].builtin != NULL
-                              ? PyTuple_Pack(2, error_base, *specs[i].builtin)
-                              : PyTuple_Pack(1, error_base);
+        PyObject *bases = specs[i].builtin != NULL ? PyTuple_Pack(2, error_base, *specs[i].builtin)
+                                                   : PyTuple_Pack(1, error_base);
         if (bases == NULL) return -1;
-        int rc = add_class(module, specs[i].name, bases, specs[i].doc,
-                           &error_class[specs[i].status]);
+        int rc =
+            add_class(module, specs[i].name, bases, specs[i].doc, &error_class[specs[i].status]);
         Py_DECREF(bases);
         if (rc < 0) return -1;
     }

@@ -20,30 +20,22 @@ static const char *const kernel_names[] = {"paper", "wendland", NULL};
 
 /* ---- tables ------------------------------------------------------------------------------- */
 
-#define F(s, name, type) {#name, type, offsetof(s, name), NULL, 0}
-#define E(s, name, names) {#name, PBFPY_ENUM, offsetof(s, name), names, 0}
+#define F(s, name, type)                                                                           \
+    { #name, type, offsetof(s, name), NULL, 0 }
+#define E(s, name, names)                                                                          \
+    { #name, PBFPY_ENUM, offsetof(s, name), names, 0 }
 
 const pbfpy_field pbfpy_solver_fields[] = {
-    F(pbf_solver_def, iterations, PBFPY_INT),
-    F(pbf_solver_def, relaxation, PBFPY_FLOAT),
-    F(pbf_solver_def, unilateral, PBFPY_BOOL),
-    F(pbf_solver_def, scorr_k, PBFPY_FLOAT),
-    F(pbf_solver_def, scorr_ratio, PBFPY_FLOAT),
-    F(pbf_solver_def, scorr_n, PBFPY_INT),
-    F(pbf_solver_def, scorr_dq, PBFPY_FLOAT),
-    F(pbf_solver_def, scorr_deficit, PBFPY_FLOAT),
-    F(pbf_solver_def, scorr_iterations, PBFPY_INT),
-    F(pbf_solver_def, vorticity, PBFPY_FLOAT),
-    F(pbf_solver_def, xsph, PBFPY_FLOAT),
-    F(pbf_solver_def, cfl, PBFPY_FLOAT),
-    F(pbf_solver_def, target_error, PBFPY_FLOAT),
-    F(pbf_solver_def, min_iterations, PBFPY_INT),
-    F(pbf_solver_def, max_iterations, PBFPY_INT),
-    F(pbf_solver_def, chebyshev, PBFPY_BOOL),
-    F(pbf_solver_def, chebyshev_rho, PBFPY_FLOAT),
-    F(pbf_solver_def, chebyshev_gamma, PBFPY_FLOAT),
-    F(pbf_solver_def, chebyshev_delay, PBFPY_INT),
-    PBFPY_END,
+    F(pbf_solver_def, iterations, PBFPY_INT),       F(pbf_solver_def, relaxation, PBFPY_FLOAT),
+    F(pbf_solver_def, unilateral, PBFPY_BOOL),      F(pbf_solver_def, scorr_k, PBFPY_FLOAT),
+    F(pbf_solver_def, scorr_ratio, PBFPY_FLOAT),    F(pbf_solver_def, scorr_n, PBFPY_INT),
+    F(pbf_solver_def, scorr_dq, PBFPY_FLOAT),       F(pbf_solver_def, scorr_deficit, PBFPY_FLOAT),
+    F(pbf_solver_def, scorr_iterations, PBFPY_INT), F(pbf_solver_def, vorticity, PBFPY_FLOAT),
+    F(pbf_solver_def, xsph, PBFPY_FLOAT),           F(pbf_solver_def, cfl, PBFPY_FLOAT),
+    F(pbf_solver_def, target_error, PBFPY_FLOAT),   F(pbf_solver_def, min_iterations, PBFPY_INT),
+    F(pbf_solver_def, max_iterations, PBFPY_INT),   F(pbf_solver_def, chebyshev, PBFPY_BOOL),
+    F(pbf_solver_def, chebyshev_rho, PBFPY_FLOAT),  F(pbf_solver_def, chebyshev_gamma, PBFPY_FLOAT),
+    F(pbf_solver_def, chebyshev_delay, PBFPY_INT),  PBFPY_END,
 };
 
 /* pbf_material_def: the fluid's surface tension, viscosity and surface drag. */
@@ -86,12 +78,9 @@ const pbfpy_field pbfpy_world_fields[] = {
 };
 
 const pbfpy_field pbfpy_block_fields[] = {
-    F(pbf_block_def, min, PBFPY_VEC3),
-    F(pbf_block_def, max, PBFPY_VEC3),
-    F(pbf_block_def, velocity, PBFPY_VEC3),
-    F(pbf_block_def, jitter, PBFPY_FLOAT),
-    F(pbf_block_def, seed, PBFPY_UINT32),
-    PBFPY_END,
+    F(pbf_block_def, min, PBFPY_VEC3),      F(pbf_block_def, max, PBFPY_VEC3),
+    F(pbf_block_def, velocity, PBFPY_VEC3), F(pbf_block_def, jitter, PBFPY_FLOAT),
+    F(pbf_block_def, seed, PBFPY_UINT32),   PBFPY_END,
 };
 
 const pbfpy_field pbfpy_collider_fields[] = {
@@ -173,9 +162,8 @@ static int float_from(PyObject *obj, double *out, const char *what) {
 }
 
 static int floats_from(PyObject *obj, float *out, int n, const char *what) {
-    PyObject *seq = PySequence_Check(obj) && !PyUnicode_Check(obj)
-                        ? PySequence_Fast(obj, "")
-                        : NULL;
+    PyObject *seq =
+        PySequence_Check(obj) && !PyUnicode_Check(obj) ? PySequence_Fast(obj, "") : NULL;
     if (seq == NULL || PySequence_Fast_GET_SIZE(seq) != n) {
         Py_XDECREF(seq);
         PyErr_Clear();
@@ -335,8 +323,7 @@ int pbfpy_fields_set(void *base, const pbfpy_field *fields, const char *what, Py
                      const char *const *skip) {
     if (kwargs == NULL) return 0;
     if (!PyDict_Check(kwargs)) {
-        PyErr_Format(PyExc_TypeError, "%s expects a dict, got %s", what,
-                     Py_TYPE(kwargs)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s expects a dict, got %s", what, Py_TYPE(kwargs)->tp_name);
         return -1;
     }
     PyObject *key, *value;
@@ -354,8 +341,8 @@ int pbfpy_fields_set(void *base, const pbfpy_field *fields, const char *what, Py
         if (f->name == NULL) {
             PyObject *names = field_names(fields, skip);
             if (names != NULL)
-                PyErr_Format(PyExc_TypeError, "%s: unknown key '%s'; the keys are: %U", what,
-                             name, names);
+                PyErr_Format(PyExc_TypeError, "%s: unknown key '%s'; the keys are: %U", what, name,
+                             names);
             Py_XDECREF(names);
             return -1;
         }
@@ -407,8 +394,8 @@ PyObject *pbfpy_out_array(PyObject *out, int type_num, int rows, int cols, const
 }
 
 PyArrayObject *pbfpy_in_array(PyObject *obj, int type_num, int cols, const char *what) {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(
-        obj, type_num, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    PyArrayObject *a =
+        (PyArrayObject *)PyArray_FROM_OTF(obj, type_num, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
     if (a == NULL) return NULL;
     int ndim = cols > 0 ? 2 : 1;
     if (PyArray_NDIM(a) != ndim || (ndim == 2 && PyArray_DIM(a, 1) != cols) ||

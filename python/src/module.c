@@ -38,12 +38,14 @@ static PyObject *module_scene_keys(PyObject *module, PyObject *unused) {
     PyObject *list = PyList_New(n);
     for (int i = 0; list != NULL && i < n; ++i) {
         const pbf_scene_key_info *k = &keys[i];
-        PyObject *d = Py_BuildValue(
-            "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "table", k->table, "path", k->path, "only",
-            k->only, "type", k->type, "unit", k->unit, "default", k->default_value,
-            "default_note", k->default_note, "range", k->range, "doc", k->doc);
-        if (d == NULL) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, i, d);
+        PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "table", k->table,
+                                    "path", k->path, "only", k->only, "type", k->type, "unit",
+                                    k->unit, "default", k->default_value, "default_note",
+                                    k->default_note, "range", k->range, "doc", k->doc);
+        if (d == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, d);
     }
     PyMem_Free(keys);
     return list;

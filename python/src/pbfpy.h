@@ -35,27 +35,24 @@
 /* ---- the objects ---------------------------------------------------------------------------- */
 
 typedef struct pbfpy_scene {
-    PyObject_HEAD
-    pbf_scene *scene; /* malloc'd; never NULL in a live object */
+    PyObject_HEAD pbf_scene *scene; /* malloc'd; never NULL in a live object */
 } pbfpy_scene;
 
 typedef struct pbfpy_checkpoint {
-    PyObject_HEAD
-    pbf_checkpoint *ck; /* NULL when closed */
+    PyObject_HEAD pbf_checkpoint *ck; /* NULL when closed */
 } pbfpy_checkpoint;
 
 typedef struct pbfpy_world {
-    PyObject_HEAD
-    pbf_world *world; /* NULL when closed */
+    PyObject_HEAD pbf_world *world; /* NULL when closed */
     /* Set while a call runs with the GIL released (step, export, a render): then no other call
      * may touch the world. Read and written only with the GIL held. */
     int busy;
 } pbfpy_world;
 
-extern PyTypeObject pbfpy_scene_type;      /* scene.c */
+extern PyTypeObject pbfpy_scene_type; /* scene.c */
 extern PyTypeObject pbfpy_checkpoint_type; /* checkpoint.c */
-extern PyTypeObject pbfpy_world_type;      /* world.c */
-extern PyTypeObject pbfpy_renderer_type;   /* render.c */
+extern PyTypeObject pbfpy_world_type; /* world.c */
+extern PyTypeObject pbfpy_renderer_type; /* render.c */
 
 /* The world when it may be used now; NULL with ValueError (closed) or RuntimeError (busy in
  * another thread). */
@@ -125,14 +122,14 @@ extern PyObject *pbfpy_scene_warning;
 /* ---- fields.c ------------------------------------------------------------------------------- */
 
 typedef enum pbfpy_type {
-    PBFPY_FLOAT,  /* float */
-    PBFPY_INT,    /* int */
+    PBFPY_FLOAT, /* float */
+    PBFPY_INT, /* int */
     PBFPY_UINT32, /* uint32_t */
-    PBFPY_BOOL,   /* int used as a flag */
-    PBFPY_VEC3,   /* pbf_vec3, as (x, y, z) */
-    PBFPY_RGB,    /* float[3], as (r, g, b) */
-    PBFPY_ENUM,   /* an enum (stored as int), by name: names[value] */
-    PBFPY_NAME    /* char[size], NUL-terminated */
+    PBFPY_BOOL, /* int used as a flag */
+    PBFPY_VEC3, /* pbf_vec3, as (x, y, z) */
+    PBFPY_RGB, /* float[3], as (r, g, b) */
+    PBFPY_ENUM, /* an enum (stored as int), by name: names[value] */
+    PBFPY_NAME /* char[size], NUL-terminated */
 } pbfpy_type;
 
 /* One field of a def struct, under the C field's name. */
@@ -141,10 +138,11 @@ typedef struct pbfpy_field {
     pbfpy_type type;
     size_t offset;
     const char *const *names; /* PBFPY_ENUM: NULL-terminated, indexed by the enum value */
-    size_t size;              /* PBFPY_NAME: the buffer's size */
+    size_t size; /* PBFPY_NAME: the buffer's size */
 } pbfpy_field;
 
-#define PBFPY_END {NULL, PBFPY_FLOAT, 0, NULL, 0}
+#define PBFPY_END                                                                                  \
+    { NULL, PBFPY_FLOAT, 0, NULL, 0 }
 
 /* Sets the fields named by the keys of `values` (a dict, may be NULL) on the struct at base. A
  * key that is not in the table is a TypeError listing the valid keys; a value of the wrong

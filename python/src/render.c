@@ -20,7 +20,8 @@ static unsigned long context_thread = 0;
 static const char *const look_names[] = {"fluid", "spheres", NULL};
 static const char *const color_names[] = {"uniform", "speed", "density", NULL};
 
-#define F(name, type) {#name, type, offsetof(pbf_render_def, name), NULL, 0}
+#define F(name, type)                                                                              \
+    { #name, type, offsetof(pbf_render_def, name), NULL, 0 }
 static const pbfpy_field render_fields[] = {
     F(width, PBFPY_INT),
     F(height, PBFPY_INT),
@@ -51,7 +52,7 @@ static const pbfpy_field render_fields[] = {
 typedef struct pbfpy_renderer {
     PyObject_HEAD
 #ifdef PBF_WITH_RENDER
-    pbf_renderer *renderer;
+        pbf_renderer *renderer;
 #endif
     unsigned long thread;
     int busy;
@@ -90,10 +91,9 @@ static int renderer_init(pbfpy_renderer *self, PyObject *args, PyObject *kwargs)
     char err[PBF_ERROR_SIZE];
     pbf_status st;
     if (shared_context == NULL) {
-        Py_BEGIN_ALLOW_THREADS
-        st = pbf_gl_context_create_headless(&shared_context, err, sizeof err);
-        Py_END_ALLOW_THREADS
-        if (st != PBF_OK) return pbfpy_raise_int(st, err);
+        Py_BEGIN_ALLOW_THREADS st =
+            pbf_gl_context_create_headless(&shared_context, err, sizeof err);
+        Py_END_ALLOW_THREADS if (st != PBF_OK) return pbfpy_raise_int(st, err);
         context_thread = thread;
     } else if (thread != context_thread) {
         PyErr_SetString(PyExc_RuntimeError,
@@ -101,10 +101,8 @@ static int renderer_init(pbfpy_renderer *self, PyObject *args, PyObject *kwargs)
                         "(its GL context is current there)");
         return -1;
     }
-    Py_BEGIN_ALLOW_THREADS
-    st = pbf_renderer_create(&def, &self->renderer, err, sizeof err);
-    Py_END_ALLOW_THREADS
-    if (st != PBF_OK) return pbfpy_raise_int(st, err);
+    Py_BEGIN_ALLOW_THREADS st = pbf_renderer_create(&def, &self->renderer, err, sizeof err);
+    Py_END_ALLOW_THREADS if (st != PBF_OK) return pbfpy_raise_int(st, err);
     self->thread = thread;
     return 0;
 }
@@ -204,15 +202,13 @@ static PyObject *renderer_render(pbfpy_renderer *self, PyObject *args, PyObject 
     pbf_status st;
     self->busy = 1;
     wo->busy = 1;
-    Py_BEGIN_ALLOW_THREADS
-    st = pbf_renderer_draw(r, &s, err, sizeof err);
+    Py_BEGIN_ALLOW_THREADS st = pbf_renderer_draw(r, &s, err, sizeof err);
     if (st == PBF_OK) st = pbf_renderer_read_rgba(r, alpha ? pixels : rgba, err, sizeof err);
     if (st == PBF_OK && !alpha) {
         size_t n = (size_t)width * (size_t)height;
         for (size_t i = 0; i < n; ++i) memcpy(pixels + 3 * i, rgba + 4 * i, 3);
     }
-    Py_END_ALLOW_THREADS
-    wo->busy = 0;
+    Py_END_ALLOW_THREADS wo->busy = 0;
     self->busy = 0;
     free(rgba);
     free(colliders);
@@ -248,8 +244,8 @@ static PyObject *renderer_timings(pbfpy_renderer *self, PyObject *unused) {
     pbf_render_timings t = pbf_renderer_timings(r);
     return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:d,s:d}", "background_ms", t.background_ms,
                          "depth_ms", t.depth_ms, "thickness_ms", t.thickness_ms, "smooth_ms",
-                         t.smooth_ms, "normal_ms", t.normal_ms, "shade_ms", t.shade_ms,
-                         "total_ms", t.total_ms);
+                         t.smooth_ms, "normal_ms", t.normal_ms, "shade_ms", t.shade_ms, "total_ms",
+                         t.total_ms);
 }
 
 static PyObject *get_description(pbfpy_renderer *self, void *c) {
@@ -288,16 +284,14 @@ PyObject *pbfpy_write_png(PyObject *module, PyObject *args, PyObject *kwargs) {
     }
     char err[PBF_ERROR_SIZE];
     pbf_status st;
-    Py_BEGIN_ALLOW_THREADS
-    if (c == 3) {
+    Py_BEGIN_ALLOW_THREADS if (c == 3) {
         for (size_t i = 0; i < (size_t)w * (size_t)h; ++i) {
             memcpy(rgba + 4 * i, src + 3 * i, 3);
             rgba[4 * i + 3] = 255;
         }
     }
     st = pbf_png_write(PyBytes_AS_STRING(path), c == 4 ? src : rgba, w, h, err, sizeof err);
-    Py_END_ALLOW_THREADS
-    free(rgba);
+    Py_END_ALLOW_THREADS free(rgba);
     Py_DECREF(a);
     Py_DECREF(path);
     if (st != PBF_OK) return pbfpy_raise(st, err);
@@ -312,10 +306,9 @@ PyObject *pbfpy_read_png(PyObject *module, PyObject *arg) {
     int w = 0, h = 0;
     char err[PBF_ERROR_SIZE];
     pbf_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = pbf_png_read(PyBytes_AS_STRING(path), &rgba, &w, &h, err, sizeof err);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(path);
+    Py_BEGIN_ALLOW_THREADS st =
+        pbf_png_read(PyBytes_AS_STRING(path), &rgba, &w, &h, err, sizeof err);
+    Py_END_ALLOW_THREADS Py_DECREF(path);
     if (st != PBF_OK) return pbfpy_raise(st, err);
     npy_intp dims[3] = {h, w, 4};
     PyObject *image = PyArray_SimpleNew(3, dims, NPY_UINT8);
@@ -424,8 +417,7 @@ static PyMethodDef renderer_methods[] = {
 };
 
 PyTypeObject pbfpy_renderer_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pbf.Renderer",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pbf.Renderer",
     .tp_basicsize = sizeof(pbfpy_renderer),
     .tp_dealloc = (destructor)renderer_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,

@@ -70,8 +70,8 @@ static PyStructSequence_Field particles_fields[] = {
     {NULL, NULL},
 };
 static PyStructSequence_Desc particles_desc = {
-    "pbf.Particles", "Particle arrays in stable id order: row k is particle k.",
-    particles_fields, 4};
+    "pbf.Particles", "Particle arrays in stable id order: row k is particle k.", particles_fields,
+    4};
 
 static int add_type(PyObject *module, PyStructSequence_Desc *desc, PyTypeObject **out) {
     *out = PyStructSequence_NewType(desc);
@@ -94,8 +94,10 @@ static PyObject *fill(PyTypeObject *type, PyObject **items, int n) {
     PyObject *r = PyStructSequence_New(type);
     for (int i = 0; i < n; ++i) {
         if (items[i] == NULL) Py_CLEAR(r);
-        if (r != NULL) PyStructSequence_SET_ITEM(r, i, items[i]);
-        else Py_XDECREF(items[i]);
+        if (r != NULL)
+            PyStructSequence_SET_ITEM(r, i, items[i]);
+        else
+            Py_XDECREF(items[i]);
     }
     return r;
 }
@@ -125,8 +127,10 @@ PyObject *pbfpy_profile(const pbf_profile *p) {
 
 PyObject *pbfpy_stats(const pbf_stats *s) {
     PyObject *items[] = {
-        PyLong_FromLong(s->particles),         PyFloat_FromDouble(s->kinetic_energy),
-        PyFloat_FromDouble((double)s->max_speed), pbfpy_vec3_tuple(s->bounds_min),
+        PyLong_FromLong(s->particles),
+        PyFloat_FromDouble(s->kinetic_energy),
+        PyFloat_FromDouble((double)s->max_speed),
+        pbfpy_vec3_tuple(s->bounds_min),
         pbfpy_vec3_tuple(s->bounds_max),
     };
     return fill(stats_type, items, 5);
@@ -134,11 +138,11 @@ PyObject *pbfpy_stats(const pbf_stats *s) {
 
 PyObject *pbfpy_tool_state(const pbf_tool_state *s) {
     PyObject *items[] = {
-        PyFloat_FromDouble(s->time),       pbfpy_vec3_tuple(s->position),
-        pbfpy_vec3_tuple(s->velocity),     PyFloat_FromDouble((double)s->radius),
-        pbfpy_vec3_tuple(s->reaction),     pbfpy_vec3_tuple(s->adhesion),
-        pbfpy_vec3_tuple(s->damping),      pbfpy_vec3_tuple(s->total),
-        PyLong_FromLong(s->contacts),      PyFloat_FromDouble((double)s->min_distance),
+        PyFloat_FromDouble(s->time),   pbfpy_vec3_tuple(s->position),
+        pbfpy_vec3_tuple(s->velocity), PyFloat_FromDouble((double)s->radius),
+        pbfpy_vec3_tuple(s->reaction), pbfpy_vec3_tuple(s->adhesion),
+        pbfpy_vec3_tuple(s->damping),  pbfpy_vec3_tuple(s->total),
+        PyLong_FromLong(s->contacts),  PyFloat_FromDouble((double)s->min_distance),
     };
     return fill(tool_state_type, items, 10);
 }
@@ -176,10 +180,8 @@ PyObject *pbfpy_read_particles(PyObject *module, PyObject *arg) {
     memset(&p, 0, sizeof p);
     char err[PBF_ERROR_SIZE];
     pbf_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = pbf_export_read(PyBytes_AS_STRING(bytes), &p, err, sizeof err);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(bytes);
+    Py_BEGIN_ALLOW_THREADS st = pbf_export_read(PyBytes_AS_STRING(bytes), &p, err, sizeof err);
+    Py_END_ALLOW_THREADS Py_DECREF(bytes);
     if (st != PBF_OK) return pbfpy_raise(st, err);
     PyObject *r = pbfpy_particles(&p);
     pbf_particles_free(&p);

@@ -144,18 +144,16 @@ static PyObject *make_scene(PyTypeObject *type, source_kind kind, const char *te
     if (self != NULL) {
         char err[PBF_ERROR_SIZE];
         pbf_status st;
-        Py_BEGIN_ALLOW_THREADS
-        if (kind == FROM_FILE)
-            st = pbf_scene_load(text, sets, count, self->scene, err, sizeof err);
-        else if (kind == FROM_JSON)
-            st = pbf_scene_parse(text, source, sets, count, self->scene, err, sizeof err);
-        else
-            st = pbf_scene_default(sets, count, self->scene, err, sizeof err);
-        Py_END_ALLOW_THREADS
-        if (st != PBF_OK) {
+        Py_BEGIN_ALLOW_THREADS if (kind == FROM_FILE) st =
+            pbf_scene_load(text, sets, count, self->scene, err, sizeof err);
+        else if (kind == FROM_JSON) st =
+            pbf_scene_parse(text, source, sets, count, self->scene, err, sizeof err);
+        else st = pbf_scene_default(sets, count, self->scene, err, sizeof err);
+        Py_END_ALLOW_THREADS if (st != PBF_OK) {
             Py_CLEAR(self);
             pbfpy_raise(st, err);
-        } else if (check && check_scene(self->scene, NULL) < 0) {
+        }
+        else if (check && check_scene(self->scene, NULL) < 0) {
             Py_CLEAR(self);
         }
     }
@@ -171,8 +169,8 @@ static PyObject *scene_load(PyObject *cls, PyObject *args, PyObject *kwargs) {
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O$p:load", kwlist, PyUnicode_FSConverter,
                                      &path, &overrides, &check))
         return NULL;
-    PyObject *r = make_scene((PyTypeObject *)cls, FROM_FILE, PyBytes_AS_STRING(path), NULL,
-                             overrides, check);
+    PyObject *r =
+        make_scene((PyTypeObject *)cls, FROM_FILE, PyBytes_AS_STRING(path), NULL, overrides, check);
     Py_DECREF(path);
     return r;
 }
@@ -193,8 +191,8 @@ static PyObject *scene_from_dict(PyObject *cls, PyObject *args, PyObject *kwargs
     PyObject *data = NULL, *overrides = NULL;
     const char *source = NULL;
     int check = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|Ozp:from_dict", kwlist, &PyDict_Type,
-                                     &data, &overrides, &source, &check))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|Ozp:from_dict", kwlist, &PyDict_Type, &data,
+                                     &overrides, &source, &check))
         return NULL;
     PyObject *json = PyImport_ImportModule("json");
     PyObject *text = json != NULL ? PyObject_CallMethod(json, "dumps", "O", data) : NULL;
@@ -246,8 +244,8 @@ static PyObject *scene_check(pbfpy_scene *self, PyObject *unused) {
 
 static PyObject *scene_reduce(pbfpy_scene *self, PyObject *unused) {
     PyObject *text = scene_to_json(self, unused);
-    PyObject *ctor = text != NULL ? PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_json")
-                                  : NULL;
+    PyObject *ctor =
+        text != NULL ? PyObject_GetAttrString((PyObject *)Py_TYPE(self), "from_json") : NULL;
     PyObject *r = ctor != NULL ? Py_BuildValue("(O(OOsO))", ctor, text, Py_None,
                                                self->scene->source, Py_False)
                                : NULL;
@@ -261,8 +259,8 @@ static PyObject *scene_repr(pbfpy_scene *self) {
     if (fps == NULL) return NULL;
     PyObject *r = PyUnicode_FromFormat(
         "<pbf.Scene '%s' from %s: %lld particles, %d frames at %R fps>", self->scene->name,
-        self->scene->source, (long long)pbf_scene_particle_count(self->scene),
-        self->scene->frames, fps);
+        self->scene->source, (long long)pbf_scene_particle_count(self->scene), self->scene->frames,
+        fps);
     Py_DECREF(fps);
     return r;
 }
@@ -323,20 +321,27 @@ static PyObject *get_has_tool(pbfpy_scene *s, void *c) {
 
 static PyGetSetDef scene_getset[] = {
     {"name", (getter)get_name, NULL, "The scene's name (str).", NULL},
-    {"source", (getter)get_source, NULL, "The file it came from, or \"<dict>\", \"<string>\", "
-                                         "\"<built-in>\".", NULL},
+    {"source", (getter)get_source, NULL,
+     "The file it came from, or \"<dict>\", \"<string>\", "
+     "\"<built-in>\".",
+     NULL},
     {"fps", (getter)get_fps, NULL, "Frames per second of output (time.fps).", NULL},
     {"dt", (getter)get_dt, NULL,
      "The time of one frame, 1/fps in single precision: step(scene.dt) advances one frame\n"
-     "exactly as `pbf run` does.", NULL},
+     "exactly as `pbf run` does.",
+     NULL},
     {"frames", (getter)get_frames, NULL, "Frames to simulate (time.frames).", NULL},
     {"output_dir", (getter)get_output_dir, NULL, "The run's output folder (output.dir).", NULL},
-    {"formats", (getter)get_formats, NULL, "Particle file formats of a run: ['ply'], ['ply', "
-                                           "'vtk'], [] (output.format).", NULL},
+    {"formats", (getter)get_formats, NULL,
+     "Particle file formats of a run: ['ply'], ['ply', "
+     "'vtk'], [] (output.format).",
+     NULL},
     {"particle_count", (getter)get_particle_count, NULL, "Particles the scene's blocks hold.",
      NULL},
-    {"camera", (getter)get_camera, NULL, "{'position': (x, y, z), 'target': (x, y, z), 'fov': "
-                                         "degrees}: the scene's camera.", NULL},
+    {"camera", (getter)get_camera, NULL,
+     "{'position': (x, y, z), 'target': (x, y, z), 'fov': "
+     "degrees}: the scene's camera.",
+     NULL},
     {"has_tool", (getter)get_has_tool, NULL, "Whether the scene has a tool section.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -378,8 +383,7 @@ static PyMethodDef scene_methods[] = {
 };
 
 PyTypeObject pbfpy_scene_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pbf.Scene",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pbf.Scene",
     .tp_basicsize = sizeof(pbfpy_scene),
     .tp_dealloc = (destructor)scene_dealloc,
     .tp_repr = (reprfunc)scene_repr,

@@ -30,21 +30,22 @@ PyObject *pbfpy_world_meshes(pbfpy_world *self, PyObject *unused) {
         int vertex_count = 0;
         int triangle_count = pbf_world_mesh_triangles(w, i, &vertices, &vertex_count, &triangles);
         PyObject *v = rows_of_3(vertices, vertex_count, NPY_FLOAT32, sizeof(float));
-        PyObject *t = v != NULL ? rows_of_3(triangles, triangle_count, NPY_INT32, sizeof(int32_t))
-                                : NULL;
+        PyObject *t =
+            v != NULL ? rows_of_3(triangles, triangle_count, NPY_INT32, sizeof(int32_t)) : NULL;
         int motion = (int)def->motion, role = (int)def->role;
-        PyObject *d = t == NULL ? NULL
-                                : Py_BuildValue("{s:s,s:O,s:O,s:s,s:s,s:O}", "path", def->path,
-                                                "vertices", v, "triangles", t, "motion",
-                                                motion >= 0 && motion < 3 ? motion_names[motion]
-                                                                          : "?",
-                                                "role", role >= 0 && role < 2 ? role_names[role]
-                                                                              : "?",
-                                                "sink", def->sink ? Py_True : Py_False);
+        PyObject *d = t == NULL
+                          ? NULL
+                          : Py_BuildValue("{s:s,s:O,s:O,s:s,s:s,s:O}", "path", def->path,
+                                          "vertices", v, "triangles", t, "motion",
+                                          motion >= 0 && motion < 3 ? motion_names[motion] : "?",
+                                          "role", role >= 0 && role < 2 ? role_names[role] : "?",
+                                          "sink", def->sink ? Py_True : Py_False);
         Py_XDECREF(v);
         Py_XDECREF(t);
-        if (d == NULL) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, i, d);
+        if (d == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, d);
     }
     return list;
 }

@@ -30,8 +30,7 @@ PyObject *pbfpy_world_add_block(pbfpy_world *self, PyObject *args, PyObject *kwa
 PyObject *pbfpy_world_add_particles(pbfpy_world *self, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"positions", "velocities", NULL};
     PyObject *pos_obj = NULL, *vel_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:add_particles", kwlist, &pos_obj,
-                                     &vel_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:add_particles", kwlist, &pos_obj, &vel_obj))
         return NULL;
     pbf_world *w = pbfpy_world_ready(self);
     if (w == NULL) return NULL;
@@ -45,8 +44,7 @@ PyObject *pbfpy_world_add_particles(pbfpy_world *self, PyObject *args, PyObject 
             return NULL;
         }
         if (PyArray_DIM(vel, 0) != PyArray_DIM(pos, 0)) {
-            PyErr_Format(PyExc_ValueError,
-                         "add_particles: %zd velocities for %zd positions",
+            PyErr_Format(PyExc_ValueError, "add_particles: %zd velocities for %zd positions",
                          (Py_ssize_t)PyArray_DIM(vel, 0), (Py_ssize_t)PyArray_DIM(pos, 0));
             Py_DECREF(pos);
             Py_DECREF(vel);
@@ -76,8 +74,8 @@ PyObject *pbfpy_world_add_collider(pbfpy_world *self, PyObject *args, PyObject *
             return NULL;
         }
         PyObject *kw = Py_BuildValue("{s:O}", "type", type);
-        int rc = kw != NULL ? pbfpy_fields_set(&c, pbfpy_collider_fields, "add_collider", kw, NULL)
-                            : -1;
+        int rc =
+            kw != NULL ? pbfpy_fields_set(&c, pbfpy_collider_fields, "add_collider", kw, NULL) : -1;
         Py_XDECREF(kw);
         if (rc < 0) return NULL;
     }
@@ -96,8 +94,10 @@ PyObject *pbfpy_world_colliders(pbfpy_world *self, PyObject *unused) {
     for (int i = 0; list != NULL && i < n; ++i) {
         pbf_collider_def c = pbf_world_get_collider(w, i);
         PyObject *d = pbfpy_fields_dict(&c, pbfpy_collider_fields);
-        if (d == NULL) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, i, d);
+        if (d == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, d);
     }
     return list;
 }
@@ -187,8 +187,10 @@ PyObject *pbfpy_world_tool_settings(pbfpy_world *self, PyObject *unused) {
     for (int i = 0; keys != NULL && i < tool->key_count; ++i) {
         PyObject *k = Py_BuildValue("{s:d,s:N}", "time", (double)tool->keys[i].time, "position",
                                     pbfpy_vec3_tuple(tool->keys[i].position));
-        if (k == NULL) Py_CLEAR(keys);
-        else PyList_SET_ITEM(keys, i, k);
+        if (k == NULL)
+            Py_CLEAR(keys);
+        else
+            PyList_SET_ITEM(keys, i, k);
     }
     if (keys == NULL || pbfpy_dict_set(d, "keys", keys) < 0) Py_CLEAR(d);
     Py_XDECREF(keys);
@@ -256,8 +258,10 @@ PyObject *pbfpy_world_probes(pbfpy_world *self, PyObject *unused) {
     PyObject *list = PyList_New(n);
     for (int i = 0; list != NULL && i < n; ++i) {
         PyObject *d = pbfpy_fields_dict(&defs[i], pbfpy_probe_fields);
-        if (d == NULL) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, i, d);
+        if (d == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, d);
     }
     return list;
 }

@@ -40,8 +40,8 @@
 
 namespace {
 
-constexpr int BLOCK = 128;         /* threads per block of the per-particle kernels */
-constexpr int REDUCE = 256;        /* threads per block of the bounds reduction */
+constexpr int BLOCK = 128; /* threads per block of the per-particle kernels */
+constexpr int REDUCE = 256; /* threads per block of the bounds reduction */
 constexpr int REDUCE_BLOCKS = 1024; /* its first level's largest grid */
 constexpr int SUB = SURFACE_ANISO_SUB;
 
@@ -54,25 +54,25 @@ struct Bounds {
 } // namespace
 
 struct pbf_surface_gpu {
-    int device;           /* the device it was created on (the calls switch to it) */
-    int pageable_access;  /* the device reads pageable host memory (HMM, ATS) */
-    cudaStream_t stream;  /* its own: the calls synchronise it before they return */
-    int capacity;         /* particles the per-particle arrays hold */
-    uint64_t *keys[2];    /* cell keys: unsorted, sorted */
-    int32_t *order[2];    /* particle indices: identity, sorted (stable) */
-    uint32_t *head;       /* 1 where a sorted key differs from the one before */
-    uint32_t *cell_of;    /* exclusive sum of head: each sorted slot's occupied cell */
-    uint64_t *cell_keys;  /* the occupied cells' keys, sorted, unique */
-    int32_t *cell_start;  /* their offsets into the sorted order (capacity + 1) */
-    int *cell_count;      /* how many (one int, on the device: no read back) */
-    float *sorted;        /* positions in sorted order: x[capacity], y[...], z[...] */
-    float *moved;         /* the same after the first smoothing step */
-    void *temp;           /* CUB's scratch */
+    int device; /* the device it was created on (the calls switch to it) */
+    int pageable_access; /* the device reads pageable host memory (HMM, ATS) */
+    cudaStream_t stream; /* its own: the calls synchronise it before they return */
+    int capacity; /* particles the per-particle arrays hold */
+    uint64_t *keys[2]; /* cell keys: unsorted, sorted */
+    int32_t *order[2]; /* particle indices: identity, sorted (stable) */
+    uint32_t *head; /* 1 where a sorted key differs from the one before */
+    uint32_t *cell_of; /* exclusive sum of head: each sorted slot's occupied cell */
+    uint64_t *cell_keys; /* the occupied cells' keys, sorted, unique */
+    int32_t *cell_start; /* their offsets into the sorted order (capacity + 1) */
+    int *cell_count; /* how many (one int, on the device: no read back) */
+    float *sorted; /* positions in sorted order: x[capacity], y[...], z[...] */
+    float *moved; /* the same after the first smoothing step */
+    void *temp; /* CUB's scratch */
     size_t temp_bytes;
-    int out_capacity;     /* particles the scratch outputs hold (NULL centers or axes) */
+    int out_capacity; /* particles the scratch outputs hold (NULL centers or axes) */
     float *out_centers, *out_axes;
-    Bounds *partial;      /* the first reduction level's block results (REDUCE_BLOCKS) */
-    pbf_cuda_surface_box *bounds;   /* the total (device) */
+    Bounds *partial; /* the first reduction level's block results (REDUCE_BLOCKS) */
+    pbf_cuda_surface_box *bounds; /* the total (device) */
     pbf_cuda_surface_box *h_bounds; /* and what the host reads (pinned) */
 };
 
@@ -81,8 +81,10 @@ namespace {
 /* A CUDA error as a pbf_status, with the stage and the particle count (none when < 0). */
 pbf_status fail(cudaError_t e, const char *stage, int count, char *err, size_t size) {
     char what[160];
-    if (count >= 0) snprintf(what, sizeof what, "%s, %d particles", stage, count);
-    else snprintf(what, sizeof what, "%s", stage);
+    if (count >= 0)
+        snprintf(what, sizeof what, "%s, %d particles", stage, count);
+    else
+        snprintf(what, sizeof what, "%s", stage);
     if (e == cudaErrorMemoryAllocation) {
         pbf_cuda_format(err, size, "surface anisotropy on the GPU: out of device memory (%s)",
                         what);
@@ -99,8 +101,10 @@ struct DeviceScope {
     cudaError_t error = cudaSuccess;
     explicit DeviceScope(int device) {
         error = cudaGetDevice(&previous);
-        if (error == cudaSuccess && previous != device) error = cudaSetDevice(device);
-        else previous = -1; /* nothing to restore */
+        if (error == cudaSuccess && previous != device)
+            error = cudaSetDevice(device);
+        else
+            previous = -1; /* nothing to restore */
     }
     ~DeviceScope() {
         if (previous >= 0) (void)cudaSetDevice(previous);
@@ -181,20 +185,19 @@ __device__ Bounds bounds_block(Bounds v) {
     sh[threadIdx.x] = v;
     __syncthreads();
     for (int s = REDUCE / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) sh[threadIdx.x] = bounds_combine(sh[threadIdx.x],
-                                                                    sh[threadIdx.x + s]);
+        if ((int)threadIdx.x < s)
+            sh[threadIdx.x] = bounds_combine(sh[threadIdx.x], sh[threadIdx.x + s]);
         __syncthreads();
     }
     return sh[0];
 }
 
-__global__ void __launch_bounds__(REDUCE) k_bounds(int n, const float *__restrict__ pos,
-                                                   Bounds *__restrict__ partial) {
+__global__ void __launch_bounds__(REDUCE)
+    k_bounds(int n, const float *__restrict__ pos, Bounds *__restrict__ partial) {
     Bounds b = bounds_empty();
     for (int64_t i = (int64_t)blockIdx.x * REDUCE + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * REDUCE) {
-        const float x = pos[3 * (size_t)i], y = pos[3 * (size_t)i + 1],
-                    z = pos[3 * (size_t)i + 2];
+        const float x = pos[3 * (size_t)i], y = pos[3 * (size_t)i + 1], z = pos[3 * (size_t)i + 2];
         if (!(isfinite(x) && isfinite(y) && isfinite(z))) {
             b.bad = (int)i < b.bad ? (int)i : b.bad;
             continue;
@@ -210,9 +213,9 @@ __global__ void __launch_bounds__(REDUCE) k_bounds(int n, const float *__restric
 }
 
 /* The second level: one block over the first's results, then the answer the host reads. */
-__global__ void __launch_bounds__(REDUCE) k_bounds_final(int blocks, const float *__restrict__ pos,
-                                                         const Bounds *__restrict__ partial,
-                                                         pbf_cuda_surface_box *__restrict__ out) {
+__global__ void __launch_bounds__(REDUCE)
+    k_bounds_final(int blocks, const float *__restrict__ pos, const Bounds *__restrict__ partial,
+                   pbf_cuda_surface_box *__restrict__ out) {
     Bounds b = bounds_empty();
     for (int k = threadIdx.x; k < blocks; k += REDUCE) b = bounds_combine(b, partial[k]);
     b = bounds_block(b);
@@ -228,10 +231,9 @@ __global__ void __launch_bounds__(REDUCE) k_bounds_final(int blocks, const float
 /* ---------------------------------------------------------------------------------------------
  * 2-3. Keys, sort, cells */
 
-__global__ void __launch_bounds__(BLOCK) k_keys(int n, const float *__restrict__ pos,
-                                                surface_aniso_params P,
-                                                uint64_t *__restrict__ keys,
-                                                int32_t *__restrict__ order) {
+__global__ void __launch_bounds__(BLOCK)
+    k_keys(int n, const float *__restrict__ pos, surface_aniso_params P,
+           uint64_t *__restrict__ keys, int32_t *__restrict__ order) {
     const int i = blockIdx.x * BLOCK + threadIdx.x;
     if (i >= n) return;
     int64_t c[3];
@@ -241,20 +243,18 @@ __global__ void __launch_bounds__(BLOCK) k_keys(int n, const float *__restrict__
     order[i] = i;
 }
 
-__global__ void __launch_bounds__(BLOCK) k_heads(int n, const uint64_t *__restrict__ keys,
-                                                 uint32_t *__restrict__ head) {
+__global__ void __launch_bounds__(BLOCK)
+    k_heads(int n, const uint64_t *__restrict__ keys, uint32_t *__restrict__ head) {
     const int s = blockIdx.x * BLOCK + threadIdx.x;
     if (s >= n) return;
     head[s] = s == 0 || keys[s] != keys[s - 1];
 }
 
 /* The occupied cells (cell_index_build's loop): cell_of is the exclusive sum of head. */
-__global__ void __launch_bounds__(BLOCK) k_cells(int n, const uint64_t *__restrict__ keys,
-                                                 const uint32_t *__restrict__ head,
-                                                 const uint32_t *__restrict__ cell_of,
-                                                 uint64_t *__restrict__ cell_keys,
-                                                 int32_t *__restrict__ cell_start,
-                                                 int *__restrict__ cell_count) {
+__global__ void __launch_bounds__(BLOCK)
+    k_cells(int n, const uint64_t *__restrict__ keys, const uint32_t *__restrict__ head,
+            const uint32_t *__restrict__ cell_of, uint64_t *__restrict__ cell_keys,
+            int32_t *__restrict__ cell_start, int *__restrict__ cell_count) {
     const int s = blockIdx.x * BLOCK + threadIdx.x;
     if (s >= n) return;
     if (head[s]) {
@@ -268,9 +268,9 @@ __global__ void __launch_bounds__(BLOCK) k_cells(int n, const uint64_t *__restri
     }
 }
 
-__global__ void __launch_bounds__(BLOCK) k_gather(int n, const float *__restrict__ pos,
-                                                  const int32_t *__restrict__ order,
-                                                  float *__restrict__ sorted) {
+__global__ void __launch_bounds__(BLOCK)
+    k_gather(int n, const float *__restrict__ pos, const int32_t *__restrict__ order,
+             float *__restrict__ sorted) {
     const int s = blockIdx.x * BLOCK + threadIdx.x;
     if (s >= n) return;
     const size_t i = (size_t)order[s];
@@ -295,15 +295,15 @@ struct PassArgs {
     int n;
     pbf_surface_def def;
     surface_aniso_params P;
-    const uint64_t *keys;     /* sorted */
-    const int32_t *order;     /* sorted slot -> particle */
+    const uint64_t *keys; /* sorted */
+    const int32_t *order; /* sorted slot -> particle */
     const uint64_t *cell_keys;
     const int32_t *cell_start;
     const int *cell_count;
-    const float *sorted;      /* x, y, z arrays of n */
-    float *moved;             /* x, y, z arrays of n */
-    float *centers;           /* 3 per particle, particle order */
-    float *axes;              /* 9 per particle, particle order */
+    const float *sorted; /* x, y, z arrays of n */
+    float *moved; /* x, y, z arrays of n */
+    float *centers; /* 3 per particle, particle order */
+    float *axes; /* 9 per particle, particle order */
 };
 
 /* Pass 1: covariance, axes, and the first smoothing step. */
@@ -312,7 +312,7 @@ __global__ void __launch_bounds__(BLOCK) k_pass1(PassArgs A) {
     if (s >= A.n) return;
     const size_t n = (size_t)A.n;
     const float *__restrict__ sx = A.sorted, *__restrict__ sy = A.sorted + n,
-                *__restrict__ sz = A.sorted + 2 * n;
+                              *__restrict__ sz = A.sorted + 2 * n;
     const int cells = *A.cell_count;
     const float inv_R2 = A.P.inv_R2;
     int32_t cc[3];
@@ -363,9 +363,9 @@ __global__ void __launch_bounds__(BLOCK) k_pass2(PassArgs A) {
     if (s >= A.n) return;
     const size_t n = (size_t)A.n;
     const float *__restrict__ sx = A.sorted, *__restrict__ sy = A.sorted + n,
-                *__restrict__ sz = A.sorted + 2 * n;
+                              *__restrict__ sz = A.sorted + 2 * n;
     const float *__restrict__ mx = A.moved, *__restrict__ my = A.moved + n,
-                *__restrict__ mz = A.moved + 2 * n;
+                              *__restrict__ mz = A.moved + 2 * n;
     const int cells = *A.cell_count;
     const float inv_R2 = A.P.inv_R2;
     int32_t cc[3];
@@ -398,9 +398,9 @@ __global__ void __launch_bounds__(BLOCK) k_pass2(PassArgs A) {
 }
 
 /* The isotropic kernel: the positions and round kernels of radius h. */
-__global__ void __launch_bounds__(BLOCK) k_round(int n, double h, const float *__restrict__ pos,
-                                                 float *__restrict__ centers,
-                                                 float *__restrict__ axes) {
+__global__ void __launch_bounds__(BLOCK)
+    k_round(int n, double h, const float *__restrict__ pos, float *__restrict__ centers,
+            float *__restrict__ axes) {
     const int i = blockIdx.x * BLOCK + threadIdx.x;
     if (i >= n) return;
     for (int d = 0; d < 3; ++d) centers[3 * (size_t)i + d] = pos[3 * (size_t)i + d];
@@ -450,8 +450,8 @@ cudaError_t reserve(pbf_surface_gpu *g, int n, int sort_bits) {
         g->capacity = cap;
     }
     size_t sort_bytes = 0, scan_bytes = 0;
-    cudaError_t e = pbf_cub_sort_pairs64(nullptr, &sort_bytes, g->keys[0], g->keys[1],
-                                         g->order[0], g->order[1], n, sort_bits, g->stream);
+    cudaError_t e = pbf_cub_sort_pairs64(nullptr, &sort_bytes, g->keys[0], g->keys[1], g->order[0],
+                                         g->order[1], n, sort_bits, g->stream);
     if (e == cudaSuccess)
         e = pbf_cub_exclusive_sum(nullptr, &scan_bytes, g->head, g->cell_of, n, g->stream);
     if (e != cudaSuccess) return e;
@@ -483,11 +483,11 @@ cudaError_t reserve_outputs(pbf_surface_gpu *g, int n) {
     return cudaSuccess;
 }
 
-#define CK(stage_name, call)                                                                    \
-    do {                                                                                        \
-        *stage = (stage_name);                                                                  \
-        cudaError_t e_ = (call);                                                                \
-        if (e_ != cudaSuccess) return e_;                                                       \
+#define CK(stage_name, call)                                                                       \
+    do {                                                                                           \
+        *stage = (stage_name);                                                                     \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) return e_;                                                          \
     } while (0)
 
 /* Stages 2-5 on g's stream, then a synchronisation; *stage names the one that failed. */
@@ -507,9 +507,8 @@ cudaError_t run(pbf_surface_gpu *g, const pbf_surface_def *def, const surface_an
     k_keys<<<blocks, BLOCK, 0, st>>>(n, pos, *P, g->keys[0], g->order[0]);
     CK("the cell keys", cudaGetLastError());
     size_t bytes = g->temp_bytes;
-    CK("the sort by cell",
-       pbf_cub_sort_pairs64(g->temp, &bytes, g->keys[0], g->keys[1], g->order[0], g->order[1], n,
-                            sort_bits, st));
+    CK("the sort by cell", pbf_cub_sort_pairs64(g->temp, &bytes, g->keys[0], g->keys[1],
+                                                g->order[0], g->order[1], n, sort_bits, st));
     k_heads<<<blocks, BLOCK, 0, st>>>(n, g->keys[1], g->head);
     CK("the occupied cells", cudaGetLastError());
     bytes = g->temp_bytes;
@@ -550,8 +549,7 @@ cudaError_t run(pbf_surface_gpu *g, const pbf_surface_def *def, const surface_an
 /* ================================================================================================
  * The C ABI */
 
-extern "C" pbf_status pbf_cuda_surface_create(pbf_surface_gpu **out, char *err,
-                                              size_t err_size) {
+extern "C" pbf_status pbf_cuda_surface_create(pbf_surface_gpu **out, char *err, size_t err_size) {
     *out = nullptr;
     char why[PBF_ERROR_SIZE];
     if (pbf_cuda_probe(why, sizeof why) != PBF_OK) {
@@ -565,8 +563,7 @@ extern "C" pbf_status pbf_cuda_surface_create(pbf_surface_gpu **out, char *err,
     }
     cudaError_t e = cudaGetDevice(&g->device);
     if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&g->pageable_access, cudaDevAttrPageableMemoryAccess,
-                                   g->device);
+        e = cudaDeviceGetAttribute(&g->pageable_access, cudaDevAttrPageableMemoryAccess, g->device);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = dalloc(&g->cell_count, 1);
     if (e == cudaSuccess) e = dalloc(&g->partial, REDUCE_BLOCKS);
@@ -597,12 +594,12 @@ extern "C" void pbf_cuda_surface_destroy(pbf_surface_gpu *g) {
     free(g);
 }
 
-extern "C" pbf_status pbf_cuda_surface_bounds(pbf_surface_gpu *g, const float *positions,
-                                              int count, pbf_cuda_surface_box *out, char *err,
+extern "C" pbf_status pbf_cuda_surface_bounds(pbf_surface_gpu *g, const float *positions, int count,
+                                              pbf_cuda_surface_box *out, char *err,
                                               size_t err_size) {
     DeviceScope scope(g->device);
-    if (scope.error != cudaSuccess) return fail(scope.error, "selecting the device", count, err,
-                                                err_size);
+    if (scope.error != cudaSuccess)
+        return fail(scope.error, "selecting the device", count, err, err_size);
     pbf_status st = check_pointer(g, positions, "positions", count, err, err_size);
     if (st != PBF_OK) return st;
     int blocks = blocks_for(count, REDUCE);
@@ -628,12 +625,11 @@ extern "C" pbf_status pbf_cuda_surface_bounds(pbf_surface_gpu *g, const float *p
 
 extern "C" pbf_status pbf_cuda_surface_anisotropy(pbf_surface_gpu *g, const pbf_surface_def *def,
                                                   const surface_aniso_params *params,
-                                                  const float *positions, int count,
-                                                  float *centers, float *axes, char *err,
-                                                  size_t err_size) {
+                                                  const float *positions, int count, float *centers,
+                                                  float *axes, char *err, size_t err_size) {
     DeviceScope scope(g->device);
-    if (scope.error != cudaSuccess) return fail(scope.error, "selecting the device", count, err,
-                                                err_size);
+    if (scope.error != cudaSuccess)
+        return fail(scope.error, "selecting the device", count, err, err_size);
     pbf_status st = check_pointer(g, positions, "positions", count, err, err_size);
     if (st == PBF_OK && centers) st = check_pointer(g, centers, "centers", count, err, err_size);
     if (st == PBF_OK && axes) st = check_pointer(g, axes, "axes", count, err, err_size);

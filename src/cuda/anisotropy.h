@@ -27,8 +27,8 @@ void pbf_cuda_surface_destroy(pbf_surface_gpu *g);
 
 /* The bounding box of the positions and the first non-finite one. */
 typedef struct pbf_cuda_surface_box {
-    float lo[3], hi[3];  /* over the finite positions, m */
-    int bad;             /* the lowest particle index with a non-finite coordinate, or -1 */
+    float lo[3], hi[3]; /* over the finite positions, m */
+    int bad; /* the lowest particle index with a non-finite coordinate, or -1 */
     float bad_position[3]; /* its position (when bad >= 0) */
 } pbf_cuda_surface_box;
 
@@ -43,9 +43,9 @@ pbf_status pbf_cuda_surface_bounds(pbf_surface_gpu *g, const float *positions, i
  * axes (9) in device memory, either NULL (then written to scratch and dropped). Returns when
  * the results are written. */
 pbf_status pbf_cuda_surface_anisotropy(pbf_surface_gpu *g, const pbf_surface_def *def,
-                                       const surface_aniso_params *params,
-                                       const float *positions, int count, float *centers,
-                                       float *axes, char *err, size_t err_size);
+                                       const surface_aniso_params *params, const float *positions,
+                                       int count, float *centers, float *axes, char *err,
+                                       size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -33,8 +33,8 @@
 
 namespace {
 
-constexpr int BLOCK = 128;      /* threads per block of the per-particle kernels */
-constexpr int FINAL = 1024;     /* threads of the one block that combines the blocks' partials */
+constexpr int BLOCK = 128; /* threads per block of the per-particle kernels */
+constexpr int FINAL = 1024; /* threads of the one block that combines the blocks' partials */
 /* Four threads per particle below this many particles (H200, bench/gpu.sh: 22 % faster steps at
  * 100k, 10 % slower at 1M and 4M than one thread per particle). */
 constexpr int TPP_AUTO_LIMIT = 500000;
@@ -44,8 +44,8 @@ constexpr int TPP_AUTO_LIMIT = 500000;
 constexpr int FUSE_MAX_PARTS = 8 * BLOCK;
 constexpr int TOOL_FINAL = 256; /* threads of the tool sums' final block (80-byte partials) */
 constexpr int PROBE_FINAL = 256; /* threads of a force probe's final block */
-constexpr int MAX_GRAPHS = 8;   /* cached graph executables (one per buffer rotation state) */
-constexpr int MAX_EVENTS = 4096;/* stage-timing events per step before the timings are flushed */
+constexpr int MAX_GRAPHS = 8; /* cached graph executables (one per buffer rotation state) */
+constexpr int MAX_EVENTS = 4096; /* stage-timing events per step before the timings are flushed */
 
 __constant__ pbf_solid c_solids[PBF_MAX_SOLIDS];
 __constant__ pbf_cuda_patch c_patches[PBF_MAX_PROBES];
@@ -54,11 +54,11 @@ __constant__ pbf_cuda_patch c_patches[PBF_MAX_PROBES];
  * Deterministic reductions: one accumulator type for every reduction of the step. */
 
 struct Acc {
-    double sum;  /* Σ of a per-particle value (density error) */
+    double sum; /* Σ of a per-particle value (density error) */
     double sum2; /* Σ of a second value (neighbour counts) */
-    float vmax;  /* max of a value ... */
-    int imax;    /* ... at the lowest slot holding it */
-    int ibad;    /* lowest slot flagged (non-finite) */
+    float vmax; /* max of a value ... */
+    int imax; /* ... at the lowest slot holding it */
+    int ibad; /* lowest slot flagged (non-finite) */
     int pad_;
 };
 
@@ -91,9 +91,9 @@ __device__ __forceinline__ Acc combine(const Acc &a, const Acc &b) {
 
 /* The tool's sums of a substep (tool.c: pbf__tool_substep_end), reduced the same way. */
 struct ToolAcc {
-    double s[9];    /* Σ dx, Σ adhesion force, Σ damping force */
+    double s[9]; /* Σ dx, Σ adhesion force, Σ damping force */
     float min_dist; /* smallest distance from the surface */
-    int contacts;   /* particles within 2 r of it */
+    int contacts; /* particles within 2 r of it */
 };
 
 __device__ __forceinline__ ToolAcc tool_identity() {
@@ -115,7 +115,7 @@ __device__ __forceinline__ ToolAcc combine(const ToolAcc &a, const ToolAcc &b) {
 /* A force probe's sum over a pass (probes.c: pbf__probes_force_pass). */
 struct ProbeAcc {
     double sum; /* Σ share · n·Δx of the particles facing the patch */
-    int count;  /* how many */
+    int count; /* how many */
     int pad_;
 };
 
@@ -159,14 +159,14 @@ __device__ __forceinline__ T reduce_parts(int nparts, const T *parts, T identity
 /* ---------------------------------------------------------------------------------------------
  * Results of a step, read back once per step (a few hundred bytes). */
 
-struct Watch {          /* the first substep whose watchdog fired */
+struct Watch { /* the first substep whose watchdog fired */
     int failed, substep, kind, slot;
     int32_t id;
     float x[3], v[3];
     float speed2;
 };
 
-struct Prof {           /* solver.c: finish_profile */
+struct Prof { /* solver.c: finish_profile */
     double err_sum, nb_sum;
     float err_max;
     int bad_slot;
@@ -177,8 +177,8 @@ struct Prof {           /* solver.c: finish_profile */
 struct Results {
     Watch watch;
     Prof prof;
-    unsigned overflow;  /* the neighbour list did not fit: passes walk the cells */
-    unsigned needed;    /* the largest list size seen */
+    unsigned overflow; /* the neighbour list did not fit: passes walk the cells */
+    unsigned needed; /* the largest list size seen */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -224,8 +224,10 @@ __device__ __forceinline__ void for_each_neighbor(const Nb &nb, const float *p, 
             for (int j = (int)r[2 * q]; j < (int)r[2 * q + 1]; ++j) {
                 pbf_v3 d = v3_sub(xi, v3_load(p, j));
                 if (j == i || v3_dot(d, d) >= h2) continue;
-                if (TPP == 1) f(j, k % PBF_LANES);
-                else if (k % PBF_LANES == sub) f(j, 0);
+                if (TPP == 1)
+                    f(j, k % PBF_LANES);
+                else if (k % PBF_LANES == sub)
+                    f(j, 0);
                 ++k;
             }
     }
@@ -262,9 +264,9 @@ __global__ void k_iota(int n, uint32_t *out) {
 }
 
 /* stage_predict */
-__global__ void __launch_bounds__(BLOCK) k_predict(int n, const pbf_cuda_substep *S,
-                                                   const float *__restrict__ x,
-                                                   float *__restrict__ p, float *__restrict__ v) {
+__global__ void __launch_bounds__(BLOCK)
+    k_predict(int n, const pbf_cuda_substep *S, const float *__restrict__ x, float *__restrict__ p,
+              float *__restrict__ v) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const pbf_params P = S->params;
@@ -275,9 +277,9 @@ __global__ void __launch_bounds__(BLOCK) k_predict(int n, const pbf_cuda_substep
 
 /* pbf_grid_sort step 1 and the histogram of step 2 (integer atomics: the counts do not depend on
  * the order). rank != NULL also keeps each particle's arrival rank in its cell. */
-__global__ void __launch_bounds__(BLOCK) k_cell(int n, pbf_grid g, const float *__restrict__ p,
-                                                uint32_t *__restrict__ cell_key,
-                                                uint32_t *__restrict__ rank, uint32_t *count) {
+__global__ void __launch_bounds__(BLOCK)
+    k_cell(int n, pbf_grid g, const float *__restrict__ p, uint32_t *__restrict__ cell_key,
+           uint32_t *__restrict__ rank, uint32_t *count) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t c = pbf_grid_cell(&g, v3_load(p, i));
@@ -287,10 +289,9 @@ __global__ void __launch_bounds__(BLOCK) k_cell(int n, pbf_grid g, const float *
 }
 
 /* Counting sort, scatter: each particle to its cell's range, in arrival order. */
-__global__ void __launch_bounds__(BLOCK) k_scatter(int n, const uint32_t *__restrict__ cell_key,
-                                                   const uint32_t *__restrict__ rank,
-                                                   const uint32_t *__restrict__ cell_start,
-                                                   uint32_t *__restrict__ tmp_order) {
+__global__ void __launch_bounds__(BLOCK)
+    k_scatter(int n, const uint32_t *__restrict__ cell_key, const uint32_t *__restrict__ rank,
+              const uint32_t *__restrict__ cell_start, uint32_t *__restrict__ tmp_order) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     tmp_order[cell_start[cell_key[i]] + rank[i]] = (uint32_t)i;
@@ -299,11 +300,10 @@ __global__ void __launch_bounds__(BLOCK) k_scatter(int n, const uint32_t *__rest
 /* Counting sort, stabilise: particle i goes to its cell's start plus the number of particles
  * of its cell with a smaller slot (about 8 per cell at h = 4r), as pbf_grid_sort's serial scatter
  * puts it. Also writes cell_of in sorted order. */
-__global__ void __launch_bounds__(BLOCK) k_stabilize(int n, const uint32_t *__restrict__ cell_key,
-                                                     const uint32_t *__restrict__ cell_start,
-                                                     const uint32_t *__restrict__ tmp_order,
-                                                     uint32_t *__restrict__ order,
-                                                     uint32_t *__restrict__ cell_of) {
+__global__ void __launch_bounds__(BLOCK)
+    k_stabilize(int n, const uint32_t *__restrict__ cell_key,
+                const uint32_t *__restrict__ cell_start, const uint32_t *__restrict__ tmp_order,
+                uint32_t *__restrict__ order, uint32_t *__restrict__ cell_of) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     uint32_t c = cell_key[i], a = cell_start[c], b = cell_start[c + 1], r = 0;
@@ -313,14 +313,11 @@ __global__ void __launch_bounds__(BLOCK) k_stabilize(int n, const uint32_t *__re
 }
 
 /* stage_grid: gather3 of x, p, v and the ids into the sorted order */
-__global__ void __launch_bounds__(BLOCK) k_gather(int n, const uint32_t *__restrict__ order,
-                                                  const float *__restrict__ x,
-                                                  const float *__restrict__ p,
-                                                  const float *__restrict__ v,
-                                                  const int32_t *__restrict__ ids,
-                                                  float *__restrict__ xo, float *__restrict__ po,
-                                                  float *__restrict__ vo,
-                                                  int32_t *__restrict__ ido) {
+__global__ void __launch_bounds__(BLOCK)
+    k_gather(int n, const uint32_t *__restrict__ order, const float *__restrict__ x,
+             const float *__restrict__ p, const float *__restrict__ v,
+             const int32_t *__restrict__ ids, float *__restrict__ xo, float *__restrict__ po,
+             float *__restrict__ vo, int32_t *__restrict__ ido) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     int s = (int)order[i];
@@ -332,9 +329,9 @@ __global__ void __launch_bounds__(BLOCK) k_gather(int n, const uint32_t *__restr
 
 /* pbf_neighbor_list_build, pass 1: neighbours within h (self excluded) per particle; entry n
  * is 0 so the exclusive scan's last entry is the total. */
-__global__ void __launch_bounds__(BLOCK) k_nb_count(int n, pbf_grid g, const float *__restrict__ p,
-                                                    const pbf_cuda_substep *S,
-                                                    uint32_t *__restrict__ nb_count) {
+__global__ void __launch_bounds__(BLOCK)
+    k_nb_count(int n, pbf_grid g, const float *__restrict__ p, const pbf_cuda_substep *S,
+               uint32_t *__restrict__ nb_count) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i > n) return;
     if (i == n) {
@@ -355,11 +352,10 @@ __global__ void __launch_bounds__(BLOCK) k_nb_count(int n, pbf_grid g, const flo
 
 /* pbf_neighbor_list_build, pass 2: the same walk, writing the neighbours in order. A list that
  * does not fit sets the overflow flag (the passes then walk the cells) and the size needed. */
-__global__ void __launch_bounds__(BLOCK) k_nb_fill(int n, pbf_grid g, const float *__restrict__ p,
-                                                   const pbf_cuda_substep *S,
-                                                   const uint32_t *__restrict__ nb_start,
-                                                   uint32_t *__restrict__ nb_index,
-                                                   uint32_t capacity, Results *res) {
+__global__ void __launch_bounds__(BLOCK)
+    k_nb_fill(int n, pbf_grid g, const float *__restrict__ p, const pbf_cuda_substep *S,
+              const uint32_t *__restrict__ nb_start, uint32_t *__restrict__ nb_index,
+              uint32_t capacity, Results *res) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const uint32_t total = nb_start[n];
@@ -383,11 +379,10 @@ __global__ void __launch_bounds__(BLOCK) k_nb_fill(int n, pbf_grid g, const floa
 
 /* stage_lambda, with the first level of average_density_error fused in */
 template <int TPP>
-__global__ void __launch_bounds__(BLOCK) k_lambda(int n, const pbf_cuda_substep *S, Nb nb,
-                                                  const float *__restrict__ p,
-                                                  float *__restrict__ lambda,
-                                                  float *__restrict__ density,
-                                                  int32_t *__restrict__ counts, Acc *parts) {
+__global__ void __launch_bounds__(BLOCK)
+    k_lambda(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
+             float *__restrict__ lambda, float *__restrict__ density, int32_t *__restrict__ counts,
+             Acc *parts) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     Acc acc = acc_identity();
     const pbf_params P = S->params;
@@ -416,8 +411,8 @@ __global__ void __launch_bounds__(BLOCK) k_lambda(int n, const pbf_cuda_substep 
 }
 
 /* average_density_error, second level: (float)(Σ / n) into *dst */
-__global__ void __launch_bounds__(FINAL) k_error_final(int nparts, const Acc *parts, int n,
-                                                       float *dst) {
+__global__ void __launch_bounds__(FINAL)
+    k_error_final(int nparts, const Acc *parts, int n, float *dst) {
     Acc a = reduce_parts<FINAL>(nparts, parts, acc_identity());
     if (threadIdx.x == 0) *dst = (float)(a.sum / n);
 }
@@ -441,14 +436,11 @@ __device__ __forceinline__ int finish_error(const ErrFinish &f) {
 
 /* stage_delta: one Jacobi Δp pass into out; omega != 1 is the Chebyshev step */
 template <int TPP>
-__global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *S, Nb nb,
-                                                 const float *__restrict__ p,
-                                                 const float *__restrict__ lambda,
-                                                 const float *__restrict__ density,
-                                                 const float *__restrict__ p_prev,
-                                                 float *__restrict__ out, float omega,
-                                                 float gamma, int scorr,
-                                                 float *__restrict__ tool_dx, ErrFinish fin) {
+__global__ void __launch_bounds__(BLOCK)
+    k_delta(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
+            const float *__restrict__ lambda, const float *__restrict__ density,
+            const float *__restrict__ p_prev, float *__restrict__ out, float omega, float gamma,
+            int scorr, float *__restrict__ tool_dx, ErrFinish fin) {
     if (finish_error(fin)) return; /* the λ pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     pbf_params P = S->params;
@@ -482,10 +474,9 @@ __global__ void __launch_bounds__(BLOCK) k_delta(int n, const pbf_cuda_substep *
 }
 
 /* stage_velocity */
-__global__ void __launch_bounds__(BLOCK) k_velocity(int n, const pbf_cuda_substep *S,
-                                                    const float *__restrict__ x,
-                                                    const float *__restrict__ p,
-                                                    float *__restrict__ v) {
+__global__ void __launch_bounds__(BLOCK)
+    k_velocity(int n, const pbf_cuda_substep *S, const float *__restrict__ x,
+               const float *__restrict__ p, float *__restrict__ v) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const pbf_params P = S->params;
@@ -494,12 +485,10 @@ __global__ void __launch_bounds__(BLOCK) k_velocity(int n, const pbf_cuda_subste
 
 /* stage_vorticity, pass A (ω, XSPH, final density), with the density error's first level */
 template <int TPP>
-__global__ void __launch_bounds__(BLOCK) k_vort(int n, const pbf_cuda_substep *S, Nb nb,
-                                                const float *__restrict__ p,
-                                                const float *__restrict__ v,
-                                                float *__restrict__ omega, float *__restrict__ dv,
-                                                float *__restrict__ omega_len,
-                                                float *__restrict__ density, Acc *parts) {
+__global__ void __launch_bounds__(BLOCK)
+    k_vort(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
+           const float *__restrict__ v, float *__restrict__ omega, float *__restrict__ dv,
+           float *__restrict__ omega_len, float *__restrict__ density, Acc *parts) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     Acc acc = acc_identity();
     const pbf_params P = S->params;
@@ -530,13 +519,10 @@ __global__ void __launch_bounds__(BLOCK) k_vort(int n, const pbf_cuda_substep *S
 
 /* stage_vorticity, pass B (confinement, XSPH applied, speed limit) */
 template <int TPP>
-__global__ void __launch_bounds__(BLOCK) k_conf(int n, const pbf_cuda_substep *S, Nb nb,
-                                                const float *__restrict__ p,
-                                                float *__restrict__ v,
-                                                const float *__restrict__ dv,
-                                                const float *__restrict__ omega,
-                                                const float *__restrict__ omega_len,
-                                                ErrFinish fin) {
+__global__ void __launch_bounds__(BLOCK)
+    k_conf(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
+           float *__restrict__ v, const float *__restrict__ dv, const float *__restrict__ omega,
+           const float *__restrict__ omega_len, ErrFinish fin) {
     if (finish_error(fin)) return; /* the vorticity pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     const pbf_params P = S->params;
@@ -558,12 +544,9 @@ __global__ void __launch_bounds__(BLOCK) k_conf(int n, const pbf_cuda_substep *S
 
 /* tool.c: pbf__tool_substep_end, the per-particle pass (the tool's ghosts in the final density,
  * adhesion and damping on the velocity) with the first level of its sums */
-__global__ void __launch_bounds__(BLOCK) k_tool(int n, const pbf_cuda_substep *S,
-                                                const float *__restrict__ p,
-                                                float *__restrict__ v,
-                                                float *__restrict__ density,
-                                                const float *__restrict__ tool_dx,
-                                                ToolAcc *parts) {
+__global__ void __launch_bounds__(BLOCK)
+    k_tool(int n, const pbf_cuda_substep *S, const float *__restrict__ p, float *__restrict__ v,
+           float *__restrict__ density, const float *__restrict__ tool_dx, ToolAcc *parts) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     ToolAcc acc = tool_identity();
     if (i < n) {
@@ -585,8 +568,8 @@ __global__ void __launch_bounds__(BLOCK) k_tool(int n, const pbf_cuda_substep *S
     block_store(acc, parts);
 }
 
-__global__ void __launch_bounds__(TOOL_FINAL) k_tool_final(int nparts, const ToolAcc *parts,
-                                                           pbf_cuda_tool_sums *out) {
+__global__ void __launch_bounds__(TOOL_FINAL)
+    k_tool_final(int nparts, const ToolAcc *parts, pbf_cuda_tool_sums *out) {
     ToolAcc a = reduce_parts<TOOL_FINAL>(nparts, parts, tool_identity());
     if (threadIdx.x != 0) return;
     for (int k = 0; k < 3; ++k) {
@@ -603,12 +586,13 @@ __global__ void __launch_bounds__(TOOL_FINAL) k_tool_final(int nparts, const Too
  * displacement the solids gave it beyond its fluid correction (recomputed as the pass summed
  * it), with Chebyshev's carry of the solids' earlier share when carry is set; valid[i] 0 outside
  * the box. */
-__global__ void __launch_bounds__(BLOCK) k_probe_pass(
-    int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ x_old,
-    const float *__restrict__ x_new, const float *__restrict__ x_back,
-    const float *__restrict__ lambda, const float *__restrict__ density, float omega,
-    float gamma, int scorr, int carry, int pass, float *__restrict__ moved,
-    int *__restrict__ valid, float *__restrict__ carry_dx, int *__restrict__ carry_pass) {
+__global__ void __launch_bounds__(BLOCK)
+    k_probe_pass(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ x_old,
+                 const float *__restrict__ x_new, const float *__restrict__ x_back,
+                 const float *__restrict__ lambda, const float *__restrict__ density, float omega,
+                 float gamma, int scorr, int carry, int pass, float *__restrict__ moved,
+                 int *__restrict__ valid, float *__restrict__ carry_dx,
+                 int *__restrict__ carry_pass) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     pbf_params P = S->params;
@@ -642,11 +626,9 @@ __global__ void __launch_bounds__(BLOCK) k_probe_pass(
 
 /* The sum over the particles of one patch (blockIdx.y), as the CPU's loop adds it: each facing
  * particle's share of its footprint on the patch times its move along the normal. */
-__global__ void __launch_bounds__(BLOCK) k_probe_sum(int n, const pbf_cuda_substep *S,
-                                                     const float *__restrict__ x_old,
-                                                     const float *__restrict__ moved,
-                                                     const int *__restrict__ valid,
-                                                     ProbeAcc *parts) {
+__global__ void __launch_bounds__(BLOCK)
+    k_probe_sum(int n, const pbf_cuda_substep *S, const float *__restrict__ x_old,
+                const float *__restrict__ moved, const int *__restrict__ valid, ProbeAcc *parts) {
     const int k = (int)blockIdx.y, i = blockIdx.x * blockDim.x + threadIdx.x;
     ProbeAcc acc = probe_identity();
     if (i < n && valid[i]) {
@@ -672,9 +654,9 @@ __global__ void __launch_bounds__(BLOCK) k_probe_sum(int n, const pbf_cuda_subst
 }
 
 /* One block per patch: the pass's sum times m/dt² added to the step's, the pass's count kept. */
-__global__ void __launch_bounds__(PROBE_FINAL) k_probe_final(int nparts, const ProbeAcc *parts,
-                                                             const pbf_cuda_substep *S,
-                                                             double *sums, int *counts) {
+__global__ void __launch_bounds__(PROBE_FINAL)
+    k_probe_final(int nparts, const ProbeAcc *parts, const pbf_cuda_substep *S, double *sums,
+                  int *counts) {
     const int k = (int)blockIdx.x;
     ProbeAcc a = reduce_parts<PROBE_FINAL>(nparts, parts + (size_t)k * nparts, probe_identity());
     if (threadIdx.x != 0) return;
@@ -686,11 +668,10 @@ __global__ void __launch_bounds__(PROBE_FINAL) k_probe_final(int nparts, const P
 
 /* solver.c: watchdog, first level: the lowest slot with a non-finite value, and the fastest
  * particle (lowest slot among equals, as the serial loop's strict comparison picks it). */
-__global__ void __launch_bounds__(BLOCK) k_watch(int n, const pbf_cuda_substep *S,
-                                                 const float *__restrict__ x,
-                                                 const float *__restrict__ p,
-                                                 const float *__restrict__ v,
-                                                 const float *__restrict__ lambda, Acc *parts) {
+__global__ void __launch_bounds__(BLOCK)
+    k_watch(int n, const pbf_cuda_substep *S, const float *__restrict__ x,
+            const float *__restrict__ p, const float *__restrict__ v,
+            const float *__restrict__ lambda, Acc *parts) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     Acc acc = acc_identity();
     if (i < n) {
@@ -709,19 +690,19 @@ __global__ void __launch_bounds__(BLOCK) k_watch(int n, const pbf_cuda_substep *
 }
 
 /* watchdog, second level: records the first failing substep of the step (sticky) */
-__global__ void __launch_bounds__(FINAL) k_watch_final(int nparts, const Acc *parts,
-                                                       const pbf_cuda_substep *S, int substep,
-                                                       const float *p, const float *v,
-                                                       const float *lambda, const int32_t *ids,
-                                                       Results *res) {
+__global__ void __launch_bounds__(FINAL)
+    k_watch_final(int nparts, const Acc *parts, const pbf_cuda_substep *S, int substep,
+                  const float *p, const float *v, const float *lambda, const int32_t *ids,
+                  Results *res) {
     Acc a = reduce_parts<FINAL>(nparts, parts, acc_identity());
     if (threadIdx.x != 0 || res->watch.failed) return;
     int slot = -1, kind = PBF_CUDA_OK;
     if (a.ibad != INT_MAX) {
         slot = a.ibad;
         pbf_v3 xp = v3_load(p, slot), vv = v3_load(v, slot);
-        kind = !finite3(xp) ? PBF_CUDA_BAD_POSITION
-                            : !finite3(vv) ? PBF_CUDA_BAD_VELOCITY : PBF_CUDA_BAD_LAMBDA;
+        kind = !finite3(xp)   ? PBF_CUDA_BAD_POSITION
+               : !finite3(vv) ? PBF_CUDA_BAD_VELOCITY
+                              : PBF_CUDA_BAD_LAMBDA;
         (void)lambda;
     } else if (a.imax != INT_MAX && a.vmax > 0.0f && !(a.vmax <= S->watchdog_speed2)) {
         slot = a.imax;
@@ -742,10 +723,9 @@ __global__ void __launch_bounds__(FINAL) k_watch_final(int nparts, const Acc *pa
 }
 
 /* solver.c: finish_profile, first level */
-__global__ void __launch_bounds__(BLOCK) k_profile(int n, float inv_rest_density,
-                                                   const float *__restrict__ density,
-                                                   const int32_t *__restrict__ counts,
-                                                   Acc *parts) {
+__global__ void __launch_bounds__(BLOCK)
+    k_profile(int n, float inv_rest_density, const float *__restrict__ density,
+              const int32_t *__restrict__ counts, Acc *parts) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     Acc acc = acc_identity();
     if (i < n) {
@@ -761,9 +741,9 @@ __global__ void __launch_bounds__(BLOCK) k_profile(int n, float inv_rest_density
     block_store(acc, parts);
 }
 
-__global__ void __launch_bounds__(FINAL) k_profile_final(int nparts, const Acc *parts,
-                                                         const float *x, const int32_t *ids,
-                                                         Results *res) {
+__global__ void __launch_bounds__(FINAL)
+    k_profile_final(int nparts, const Acc *parts, const float *x, const int32_t *ids,
+                    Results *res) {
     Acc a = reduce_parts<FINAL>(nparts, parts, acc_identity());
     if (threadIdx.x != 0) return;
     Prof &q = res->prof;
@@ -798,7 +778,7 @@ struct GraphEntry {
     cudaGraphExec_t exec;
     int end_role[R_COUNT]; /* the rotation state the step leaves */
     int end_ids_role;
-    int mark_count;        /* timing intervals, with their events and stages */
+    int mark_count; /* timing intervals, with their events and stages */
     cudaEvent_t *events;
     int *marks;
     unsigned long long last_use;
@@ -810,17 +790,17 @@ struct pbf_cuda {
     int device;
     cudaStream_t stream;
     pbf_cuda_sort sort;
-    pbf_grid grid;          /* layout + device cell_start, cell_of (sorted), order */
-    uint32_t *cell_count;   /* cells + 1: histogram */
+    pbf_grid grid; /* layout + device cell_start, cell_of (sorted), order */
+    uint32_t *cell_count; /* cells + 1: histogram */
     int sort_bits;
 
     int count, capacity;
-    float *vec[R_COUNT];    /* pool of 3·capacity float buffers */
-    int role[R_COUNT];      /* role → pool index */
+    float *vec[R_COUNT]; /* pool of 3·capacity float buffers */
+    int role[R_COUNT]; /* role → pool index */
     int32_t *ids_pool[2];
-    int ids_role;           /* ids = ids_pool[ids_role], ids_tmp = the other */
+    int ids_role; /* ids = ids_pool[ids_role], ids_tmp = the other */
     float *omega, *dv, *lambda, *density, *omega_len;
-    int32_t *counts;        /* neighbour counts */
+    int32_t *counts; /* neighbour counts */
     uint32_t *cell_key, *rank, *tmp_order, *iota;
 
     uint32_t *nb_count, *nb_start, *nb_index;
@@ -830,8 +810,8 @@ struct pbf_cuda {
     void *cub_temp;
     size_t cub_temp_bytes;
     Acc *parts;
-    float *tool_dx;         /* with a tool: its displacement of each particle (3 floats) */
-    ToolAcc *tool_parts;    /* ... and the per-block partials of its sums */
+    float *tool_dx; /* with a tool: its displacement of each particle (3 floats) */
+    ToolAcc *tool_parts; /* ... and the per-block partials of its sums */
     pbf_cuda_tool_sums *d_tool, *h_tool; /* one per substep */
     /* Force probes: each particle's move by the solids in the last pass (3 floats) and whether
      * it was in the patches' box; Chebyshev's carry and the pass that wrote it; the per-block
@@ -854,27 +834,27 @@ struct pbf_cuda {
     GraphEntry graphs[MAX_GRAPHS];
     unsigned generation;
     unsigned long long use_clock;
-    int graph_disabled;     /* capture or instantiation failed once: launch kernel by kernel */
+    int graph_disabled; /* capture or instantiation failed once: launch kernel by kernel */
     int capturing;
 
     cudaEvent_t *events;
     int event_capacity;
-    int *marks;             /* marks[k]: the stage of the interval events[k] → events[k+1] */
+    int *marks; /* marks[k]: the stage of the interval events[k] → events[k+1] */
     int mark_count;
-    int timed;              /* events are recorded */
-    int tpp_config;         /* threads per particle of the neighbour passes: 1, 4, 0 = by count */
-    int tpp;                /* ... for the current particle count */
-    const char *stage;      /* the stage being enqueued, for error messages */
-    ErrFinish pending;      /* a λ pass's error for the next Δp pass to reduce (dst NULL: none) */
-    double *stage_acc;      /* where flushes add the intervals */
+    int timed; /* events are recorded */
+    int tpp_config; /* threads per particle of the neighbour passes: 1, 4, 0 = by count */
+    int tpp; /* ... for the current particle count */
+    const char *stage; /* the stage being enqueued, for error messages */
+    ErrFinish pending; /* a λ pass's error for the next Δp pass to reduce (dst NULL: none) */
+    double *stage_acc; /* where flushes add the intervals */
 };
 
 namespace {
 
-#define CK(call)                                                                                \
-    do {                                                                                        \
-        cudaError_t e_ = (call);                                                                \
-        if (e_ != cudaSuccess) return e_;                                                       \
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) return e_;                                                          \
     } while (0)
 
 /* A CUDA error as a pbf_status with a message naming what failed. */
@@ -1124,8 +1104,10 @@ void add_intervals(const cudaEvent_t *ev, const int *marks, int count, double *a
     for (int k = 0; k < count; ++k) {
         if (marks[k] < 0) continue;
         float ms = 0.0f;
-        if (cudaEventElapsedTime(&ms, ev[k], ev[k + 1]) == cudaSuccess) acc[marks[k]] += ms;
-        else (void)cudaGetLastError(); /* timing unavailable: that interval counts 0 */
+        if (cudaEventElapsedTime(&ms, ev[k], ev[k + 1]) == cudaSuccess)
+            acc[marks[k]] += ms;
+        else
+            (void)cudaGetLastError(); /* timing unavailable: that interval counts 0 */
     }
 }
 
@@ -1215,10 +1197,9 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
         CK(cudaGetLastError());
         size_t tb = c->cub_temp_bytes;
         CK(pbf_cub_exclusive_sum(c->cub_temp, &tb, c->nb_count, c->nb_start, n + 1, s));
-        k_nb_fill<<<nb, BLOCK, 0, s>>>(n, c->grid, buf(c, R_P), S, c->nb_start, c->nb_index,
-                                       (uint32_t)(c->nb_capacity > 0xffffffffu ? 0xffffffffu
-                                                                               : c->nb_capacity),
-                                       c->d_res);
+        k_nb_fill<<<nb, BLOCK, 0, s>>>(
+            n, c->grid, buf(c, R_P), S, c->nb_start, c->nb_index,
+            (uint32_t)(c->nb_capacity > 0xffffffffu ? 0xffffffffu : c->nb_capacity), c->d_res);
         CK(cudaGetLastError());
         CK(mark(c, PBF_STAGE_NEIGHBORS));
     }
@@ -1264,9 +1245,8 @@ cudaError_t enqueue_probes(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, flo
     k_probe_sum<<<dim3((unsigned)nb, (unsigned)in->patch_count), BLOCK, 0, c->stream>>>(
         n, S, x_old, c->probe_moved, c->probe_valid, c->probe_parts);
     CK(cudaGetLastError());
-    k_probe_final<<<in->patch_count, PROBE_FINAL, 0, c->stream>>>(nb, c->probe_parts, S,
-                                                                  c->d_patch_sums,
-                                                                  c->d_patch_counts);
+    k_probe_final<<<in->patch_count, PROBE_FINAL, 0, c->stream>>>(
+        nb, c->probe_parts, S, c->d_patch_sums, c->d_patch_counts);
     return cudaGetLastError();
 }
 
@@ -1320,9 +1300,9 @@ cudaError_t enqueue_solve(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
                           int *passes, int *restarts, float *hist, int *hist_count) {
     const int controlled = in->controlled;
     const int max_it = controlled ? in->max_iterations : in->iterations;
-    pbf_solve_control ctl = pbf_solve_control_begin(
-        controlled ? in->target : 0.0f, in->min_iterations, max_it, in->chebyshev,
-        in->chebyshev_rho, in->chebyshev_delay);
+    pbf_solve_control ctl =
+        pbf_solve_control_begin(controlled ? in->target : 0.0f, in->min_iterations, max_it,
+                                in->chebyshev, in->chebyshev_rho, in->chebyshev_delay);
     int k = 0;
     for (;; ++k) {
         if (!controlled && k == max_it) break;
@@ -1359,8 +1339,8 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
     c->stage = "vorticity and XSPH";
     float *p = buf(c, R_P), *v = buf(c, R_V);
     if (c->tpp == 1)
-        k_vort<1><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len,
-                                        c->density, c->parts);
+        k_vort<1><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len, c->density,
+                                        c->parts);
     else
         k_vort<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len,
                                                 c->density, c->parts);
@@ -1378,8 +1358,8 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
     if (c->tpp == 1)
         k_conf<1><<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len, fin);
     else
-        k_conf<PBF_LANES><<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega,
-                                                   c->omega_len, fin);
+        k_conf<PBF_LANES>
+            <<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len, fin);
     CK(cudaGetLastError());
     CK(mark(c, PBF_STAGE_VORTICITY));
     if (in->tool_sums) { /* tool.c: pbf__tool_substep_end (the CPU files it under velocity) */
@@ -1462,8 +1442,7 @@ cudaError_t capture(pbf_cuda *c, const pbf_cuda_step_in *in, GraphEntry **entry)
     int role0[R_COUNT], ids0 = c->ids_role;
     memcpy(role0, c->role, sizeof role0);
     /* events are created outside the capture (the worst case of this step) */
-    if (c->timed)
-        CK(ensure_events(c, 2 + in->substeps * (7 + 2 * in->iterations)));
+    if (c->timed) CK(ensure_events(c, 2 + in->substeps * (7 + 2 * in->iterations)));
     pbf_cuda_step_out scratch;
     memset(&scratch, 0, sizeof scratch);
     CK(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed));
@@ -1663,8 +1642,7 @@ extern "C" size_t pbf_cuda_memory_bytes(const pbf_cuda *c) {
                                 2 * 4 /* nb_count, nb_start */;
     return 2 * ((size_t)c->grid.cell_count + 1) * sizeof(uint32_t) + cap * per_particle +
            c->nb_capacity * sizeof(uint32_t) +
-           ((size_t)blocks_for(c->capacity * PBF_LANES) + 1) * sizeof(Acc) +
-           c->cub_temp_bytes +
+           ((size_t)blocks_for(c->capacity * PBF_LANES) + 1) * sizeof(Acc) + c->cub_temp_bytes +
            (c->tool_dx ? cap * 12 + ((size_t)blocks_for(c->capacity) + 1) * sizeof(ToolAcc) : 0) +
            (c->probe_moved ? cap * 32 + (size_t)c->probe_capacity *
                                             (size_t)blocks_for(c->capacity) * sizeof(ProbeAcc)
@@ -1728,8 +1706,8 @@ extern "C" void pbf_cuda_device_arrays(const pbf_cuda *c, int *device, const flo
     *density = c->density;
 }
 
-extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
-                                    pbf_cuda_step_out *out, char *err, size_t err_size) {
+extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf_cuda_step_out *out,
+                                    char *err, size_t err_size) {
     memset(out, 0, sizeof *out);
     if (c->count == 0 || in->substeps <= 0) return PBF_OK;
     const int n = c->count;
@@ -1766,7 +1744,7 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
     /* Below TPP_AUTO_LIMIT particles the GPU is not full with one thread per particle: four
      * per particle (one per lane) shorten the chains that then set the time. */
     c->tpp = c->tpp_config == 1 || c->tpp_config == PBF_LANES ? c->tpp_config
-             : n < TPP_AUTO_LIMIT                              ? PBF_LANES
+             : n < TPP_AUTO_LIMIT                             ? PBF_LANES
                                                               : 1;
     double stage[PBF_STAGE_COUNT];
     memset(stage, 0, sizeof stage);
@@ -1835,8 +1813,10 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in,
         memcpy(in->patch_sums, c->h_patch_sums, (size_t)in->patch_count * sizeof(double));
         memcpy(in->patch_counts, c->h_patch_counts, (size_t)in->patch_count * sizeof(int));
     }
-    if (g) add_intervals(g->events, g->marks, g->mark_count, stage);
-    else if (c->timed) add_intervals(c->events, c->marks, c->mark_count, stage);
+    if (g)
+        add_intervals(g->events, g->marks, g->mark_count, stage);
+    else if (c->timed)
+        add_intervals(c->events, c->marks, c->mark_count, stage);
     memcpy(out->stage_ms, stage, sizeof stage);
     c->stage_acc = nullptr;
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "grid.h"    /* pbf_grid (its layout), pbf_grid_cell, pbf_grid_ranges */
+#include "grid.h" /* pbf_grid (its layout), pbf_grid_cell, pbf_grid_ranges */
 #include "kernels.h" /* pbf_params, pbf_solid, PBF_MAX_SOLIDS */
 #include "pbf/probes.h" /* PBF_MAX_PROBES */
 
@@ -39,14 +39,14 @@ typedef enum pbf_cuda_sort {
 pbf_status pbf_cuda_probe(char *desc, size_t desc_size);
 
 typedef struct pbf_cuda_config {
-    pbf_grid grid;           /* the layout (origin, inv_cell, nx, ny, nz, cell_count); the
+    pbf_grid grid; /* the layout (origin, inv_cell, nx, ny, nz, cell_count); the
                                 pointers are ignored */
     pbf_cuda_sort sort;
     float list_per_particle; /* initial neighbour list entries per particle */
     /* Threads per particle of the neighbour passes (λ, Δp, vorticity, confinement): 1, or 4 (one
      * per lane of kernels.h's lane sums; the same bits), or 0: chosen by the particle count. */
     int threads_per_particle;
-    int stage_events;        /* time the stages with CUDA events (pbf_profile.stage_ms) */
+    int stage_events; /* time the stages with CUDA events (pbf_profile.stage_ms) */
 } pbf_cuda_config;
 
 /* Creates the device state on device 0 (the grid arrays; particle arrays grow on upload). */
@@ -77,7 +77,7 @@ void pbf_cuda_device_arrays(const pbf_cuda *c, int *device, const float **x, con
 typedef struct pbf_cuda_substep {
     pbf_params params;
     float watchdog_speed2; /* (10 · max(cfl, 0.5) · h / dt)²: see solver.c, watchdog() */
-    pbf_tool_params tool;  /* the tool at the end of this substep (tool.c); active 0: none */
+    pbf_tool_params tool; /* the tool at the end of this substep (tool.c); active 0: none */
     /* Force probes (probes.c, pbf__probes_reach): each patch's plane at this substep's walls,
      * and the box around their reach that a particle must be in to count. */
     float probe_plane[PBF_MAX_PROBES];
@@ -87,8 +87,8 @@ typedef struct pbf_cuda_substep {
 /* A force probe's patch on a wall (probes.c: pbf_patch): the particles within h of its plane
  * whose 2r-wide footprint overlaps [lo, hi) on the two other axes. */
 typedef struct pbf_cuda_patch {
-    int axis;       /* the normal's axis */
-    float sign;     /* +1: the normal along +axis */
+    int axis; /* the normal's axis */
+    float sign; /* +1: the normal along +axis */
     float lo[3], hi[3];
 } pbf_cuda_patch;
 
@@ -96,23 +96,23 @@ typedef struct pbf_cuda_patch {
  * particles in a fixed order (deterministic; not the CPU's serial order, so the last bits of
  * the forces may differ from the CPU's). */
 typedef struct pbf_cuda_tool_sums {
-    double dx[3];       /* Σ of the tool's displacement of each particle over the substep, m */
+    double dx[3]; /* Σ of the tool's displacement of each particle over the substep, m */
     double adhesion[3]; /* Σ of the adhesion forces on the tool, N */
-    double damping[3];  /* Σ of the damping forces on the tool, N */
+    double damping[3]; /* Σ of the damping forces on the tool, N */
     float min_distance; /* smallest distance of a particle centre from the surface, m */
-    int contacts;       /* particles within 2 r of the surface */
+    int contacts; /* particles within 2 r of the surface */
 } pbf_cuda_tool_sums;
 
 /* One pbf_world_step. */
 typedef struct pbf_cuda_step_in {
     int substeps;
     const pbf_cuda_substep *sub; /* substeps entries */
-    const pbf_solid *solids;     /* params.solid_count entries */
-    int neighbor_mode;           /* pbf_neighbor_mode */
+    const pbf_solid *solids; /* params.solid_count entries */
+    int neighbor_mode; /* pbf_neighbor_mode */
     /* the solver (pbf_solver_def, see solver.c: solve_density) */
     int iterations;
     int controlled; /* target_error > 0: error control, host checks every iteration */
-    float target;   /* target average density error, a fraction */
+    float target; /* target average density error, a fraction */
     int min_iterations, max_iterations;
     int chebyshev;
     float chebyshev_rho, chebyshev_gamma;
@@ -139,44 +139,43 @@ enum {
     PBF_CUDA_OK = 0,
     PBF_CUDA_BAD_POSITION = 1, /* non-finite position */
     PBF_CUDA_BAD_VELOCITY = 2, /* non-finite velocity */
-    PBF_CUDA_BAD_LAMBDA = 3,   /* non-finite λ */
-    PBF_CUDA_TOO_FAST = 4      /* beyond WATCHDOG_CFL_FACTOR times the CFL speed */
+    PBF_CUDA_BAD_LAMBDA = 3, /* non-finite λ */
+    PBF_CUDA_TOO_FAST = 4 /* beyond WATCHDOG_CFL_FACTOR times the CFL speed */
 };
 
 typedef struct pbf_cuda_step_out {
     double stage_ms[PBF_STAGE_COUNT]; /* CUDA events; 0 where they could not be read */
-    int substep_iterations;           /* Δp passes over all substeps */
+    int substep_iterations; /* Δp passes over all substeps */
     int max_iterations_used;
     int chebyshev_restarts;
-    int iteration_error_count;        /* entries written to in->iteration_error */
+    int iteration_error_count; /* entries written to in->iteration_error */
     /* The first substep whose watchdog fired (the device runs the remaining substeps of a
      * captured step anyway; the caller reports this one). */
-    int unstable;         /* PBF_CUDA_* */
+    int unstable; /* PBF_CUDA_* */
     int unstable_substep; /* 0-based */
     int32_t unstable_id;
     float unstable_x[3], unstable_v[3];
     float unstable_speed2; /* max(|v|², |p − x|²/dt²) of the fastest particle */
     /* end of step (solver.c: finish_profile) */
-    int bad_density;       /* a particle has a non-finite density */
+    int bad_density; /* a particle has a non-finite density */
     int32_t bad_density_id;
     float bad_density_x[3];
     float avg_density_error, max_density_error, avg_neighbors;
     /* how the step ran */
-    int graph;             /* 1: one CUDA graph launch; 0: kernel by kernel */
-    int list_overflow;     /* the neighbour list was too small: that step walked the cells
+    int graph; /* 1: one CUDA graph launch; 0: kernel by kernel */
+    int list_overflow; /* the neighbour list was too small: that step walked the cells
                               (the list grows for the next step) */
 } pbf_cuda_step_out;
 
-pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf_cuda_step_out *out,
-                         char *err, size_t err_size);
+pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf_cuda_step_out *out, char *err,
+                         size_t err_size);
 
 /* For tests (tests/test_cuda.c): sorts count positions into the grid on the device with the
  * given sort and returns cell_start (layout->cell_count + 1), order and cell_of (count each),
  * to compare with pbf_grid_sort. */
 pbf_status pbf_cuda_grid_sort_test(const pbf_grid *layout, pbf_cuda_sort sort,
                                    const float *positions, int count, uint32_t *cell_start,
-                                   uint32_t *order, uint32_t *cell_of, char *err,
-                                   size_t err_size);
+                                   uint32_t *order, uint32_t *cell_of, char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

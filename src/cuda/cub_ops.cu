@@ -6,21 +6,21 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
-cudaError_t pbf_cub_exclusive_sum(void *temp, size_t *temp_bytes, const uint32_t *in,
-                                  uint32_t *out, int n, cudaStream_t stream) {
+cudaError_t pbf_cub_exclusive_sum(void *temp, size_t *temp_bytes, const uint32_t *in, uint32_t *out,
+                                  int n, cudaStream_t stream) {
     return cub::DeviceScan::ExclusiveSum(temp, *temp_bytes, in, out, n, stream);
 }
 
 cudaError_t pbf_cub_sort_pairs(void *temp, size_t *temp_bytes, const uint32_t *keys_in,
-                               uint32_t *keys_out, const uint32_t *values_in,
-                               uint32_t *values_out, int n, int bits, cudaStream_t stream) {
+                               uint32_t *keys_out, const uint32_t *values_in, uint32_t *values_out,
+                               int n, int bits, cudaStream_t stream) {
     return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, keys_in, keys_out, values_in,
                                            values_out, n, 0, bits, stream);
 }
 
 cudaError_t pbf_cub_sort_pairs64(void *temp, size_t *temp_bytes, const uint64_t *keys_in,
-                                 uint64_t *keys_out, const int32_t *values_in,
-                                 int32_t *values_out, int n, int bits, cudaStream_t stream) {
+                                 uint64_t *keys_out, const int32_t *values_in, int32_t *values_out,
+                                 int n, int bits, cudaStream_t stream) {
     return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, keys_in, keys_out, values_in,
                                            values_out, n, 0, bits, stream);
 }

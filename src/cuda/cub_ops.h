@@ -11,18 +11,18 @@
 #include <cuda_runtime.h>
 
 /* out[i] = in[0] + ... + in[i-1] for i < n (out[0] = 0). */
-cudaError_t pbf_cub_exclusive_sum(void *temp, size_t *temp_bytes, const uint32_t *in,
-                                  uint32_t *out, int n, cudaStream_t stream);
+cudaError_t pbf_cub_exclusive_sum(void *temp, size_t *temp_bytes, const uint32_t *in, uint32_t *out,
+                                  int n, cudaStream_t stream);
 
 /* Stable LSD radix sort of (key, value) pairs on the low `bits` bits of the keys. */
 cudaError_t pbf_cub_sort_pairs(void *temp, size_t *temp_bytes, const uint32_t *keys_in,
-                               uint32_t *keys_out, const uint32_t *values_in,
-                               uint32_t *values_out, int n, int bits, cudaStream_t stream);
+                               uint32_t *keys_out, const uint32_t *values_in, uint32_t *values_out,
+                               int n, int bits, cudaStream_t stream);
 
 /* The same for 64-bit keys and int32 values (the surface anisotropy's cell keys,
  * src/cuda/anisotropy.cu): stable, on the low `bits` bits. */
 cudaError_t pbf_cub_sort_pairs64(void *temp, size_t *temp_bytes, const uint64_t *keys_in,
-                                 uint64_t *keys_out, const int32_t *values_in,
-                                 int32_t *values_out, int n, int bits, cudaStream_t stream);
+                                 uint64_t *keys_out, const int32_t *values_in, int32_t *values_out,
+                                 int n, int bits, cudaStream_t stream);
 
 #endif

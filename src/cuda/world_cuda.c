@@ -14,14 +14,14 @@
 #include <string.h>
 
 #include "backend.h"
-#include "probes.h"   /* force probes' patches and sums; their pass runs on the device */
-#include "tool.h"     /* the tool's motion and forces; its passes run on the device */
+#include "probes.h" /* force probes' patches and sums; their pass runs on the device */
+#include "tool.h" /* the tool's motion and forces; its passes run on the device */
 #include "watchdog.h" /* the watchdog's limits and report, shared with solver.c */
 #include "world_state.h"
 
 struct pbf_cuda_world {
     pbf_cuda *dev;
-    int host_current;   /* the host arrays hold the latest state */
+    int host_current; /* the host arrays hold the latest state */
     int device_current; /* the device holds the latest state */
     pbf_cuda_substep *sub;
     pbf_cuda_tool_sums *tool_sums;
@@ -80,8 +80,8 @@ pbf_status pbf__cuda_attach(pbf_world *w, char *err, size_t err_size) {
     /* For bench/gpu.sh: PBF_CUDA_THREADS_PER_PARTICLE=1|4 fixes the neighbour passes' threads
      * per particle (default: by the count, the same bits either way); PBF_CUDA_STAGE_EVENTS=0
      * leaves out the events that time the stages, to measure what they cost. */
-    cfg.threads_per_particle = int_from_env("PBF_CUDA_THREADS_PER_PARTICLE", 0, 1, 4, err,
-                                            err_size);
+    cfg.threads_per_particle =
+        int_from_env("PBF_CUDA_THREADS_PER_PARTICLE", 0, 1, 4, err, err_size);
     cfg.stage_events = int_from_env("PBF_CUDA_STAGE_EVENTS", 1, 0, 1, err, err_size);
     if (cfg.threads_per_particle < 0 || cfg.stage_events < 0) return PBF_ERR_INVALID_ARG;
     /* the list's room per particle, as pbf_world_memory_estimate: twice the rest count */
@@ -149,8 +149,8 @@ pbf_status pbf__cuda_device_view(const pbf_world *world, pbf_device_view *out, c
     struct pbf_cuda_world *c = w->cuda;
     if (!c->device_current && w->count > 0) {
         char why[PBF_ERROR_SIZE];
-        pbf_status st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, why,
-                                        sizeof why);
+        pbf_status st =
+            pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, why, sizeof why);
         if (st != PBF_OK) {
             pbf__format(err, err_size, "%s", why);
             return st;
@@ -311,8 +311,7 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
         char why[PBF_ERROR_SIZE];
         pbf_status st;
         if (!c->device_current) {
-            st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, why,
-                                 sizeof why);
+            st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, why, sizeof why);
             if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
             c->device_current = 1;
         }
@@ -328,14 +327,13 @@ pbf_status pbf__cuda_step(pbf_world *w, float dt) {
         /* A free tool moves by the force of the substep before: the device runs one substep
          * at a time and the host integrates the body in between. Otherwise the whole step is
          * one call (one graph launch with a fixed iteration count). */
-        const int chunk =
-            w->tool != NULL && w->tool->def.motion == PBF_TOOL_FREE ? 1 : substeps;
+        const int chunk = w->tool != NULL && w->tool->def.motion == PBF_TOOL_FREE ? 1 : substeps;
         for (int s0 = 0; s0 < substeps; s0 += chunk) {
             st = run_substeps(w, s0, chunk, dt_sub);
             if (st != PBF_OK) return st;
         }
     }
-    pbf__tool_step_end(w);   /* tool: the step's mean forces */
+    pbf__tool_step_end(w); /* tool: the step's mean forces */
     pbf__probes_step_end(w); /* probes: the step's mean patch forces */
     w->profile.iterations = (w->substep_iterations + substeps - 1) / substeps;
     w->profile.substeps = substeps;

@@ -56,8 +56,8 @@ static inline size_t pbf__cuda_memory_bytes(const pbf_world *w) {
     (void)w;
     return 0;
 }
-static inline pbf_status pbf__cuda_device_view(const pbf_world *w, pbf_device_view *out,
-                                               char *err, size_t err_size) {
+static inline pbf_status pbf__cuda_device_view(const pbf_world *w, pbf_device_view *out, char *err,
+                                               size_t err_size) {
     (void)w;
     (void)out;
     if (err && err_size) snprintf(err, err_size, "the CUDA backend is not built in");

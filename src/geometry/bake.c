@@ -46,7 +46,6 @@ double pbf__bake_layout(const double lo[3], const double hi[3], const pbf_bake_d
     return nodes * PBF_FIELD_STRIDE * sizeof(float);
 }
 
-
 /* The weight grid of step 3: nodes at every `per`-th point of it, its spacing at most r/2 (the
  * quadrature's), and reaching h beyond the node grid. */
 static int fine_per(const pbf_bake_def *d) {
@@ -226,7 +225,8 @@ static void propagate(const pbf_bvh *bvh, const pbf_field *f, float *dist, int32
                             for (int di = -1; di <= 1; ++di) {
                                 if (dk == 0 && (dj > 0 || (dj == 0 && di >= 0))) continue;
                                 int a = i + s * di, b = j + s * dj, e = k + s * dk;
-                                if (a < 0 || b < 0 || e < 0 || a >= nx || b >= ny || e >= nz) continue;
+                                if (a < 0 || b < 0 || e < 0 || a >= nx || b >= ny || e >= nz)
+                                    continue;
                                 int32_t t = tri[node_index(f, a, b, e)];
                                 if (t < 0 || t == tri[idx]) continue;
                                 double c[3];
@@ -248,8 +248,10 @@ static void signed_distance(const pbf_bvh *bvh, const adjacency *adj, const pbf_
     float *dist = malloc((size_t)nodes * sizeof *dist);
 #pragma omp parallel for schedule(dynamic, 256) num_threads(nt)
     for (long long idx = 0; idx < nodes; ++idx) {
-        int i = (int)(idx % f->nx), j = (int)((idx / f->nx) % f->ny), k = (int)(idx / ((long long)f->nx * f->ny));
-        double q[3] = {(double)f->origin.x + (double)f->cell * i, (double)f->origin.y + (double)f->cell * j,
+        int i = (int)(idx % f->nx), j = (int)((idx / f->nx) % f->ny),
+            k = (int)(idx / ((long long)f->nx * f->ny));
+        double q[3] = {(double)f->origin.x + (double)f->cell * i,
+                       (double)f->origin.y + (double)f->cell * j,
                        (double)f->origin.z + (double)f->cell * k};
         double c[3];
         int t;
@@ -258,9 +260,11 @@ static void signed_distance(const pbf_bvh *bvh, const adjacency *adj, const pbf_
         data[(size_t)idx * PBF_FIELD_STRIDE] = t >= 0 ? (float)sqrt(d2) : INFINITY;
     }
     if (dist != NULL) { /* else (out of memory) the caller's check fails on the infinities */
-        for (long long idx = 0; idx < nodes; ++idx) dist[idx] = data[(size_t)idx * PBF_FIELD_STRIDE];
+        for (long long idx = 0; idx < nodes; ++idx)
+            dist[idx] = data[(size_t)idx * PBF_FIELD_STRIDE];
         propagate(bvh, f, dist, tri);
-        for (long long idx = 0; idx < nodes; ++idx) data[(size_t)idx * PBF_FIELD_STRIDE] = dist[idx];
+        for (long long idx = 0; idx < nodes; ++idx)
+            data[(size_t)idx * PBF_FIELD_STRIDE] = dist[idx];
         free(dist);
     }
     /* the sign, negative in the solid (inside the mesh for an obstacle, outside a container),
@@ -268,8 +272,10 @@ static void signed_distance(const pbf_bvh *bvh, const adjacency *adj, const pbf_
     const double sign_out = d->container ? -1.0 : 1.0, near = exact_band(d);
 #pragma omp parallel for schedule(dynamic, 256) num_threads(nt)
     for (long long idx = 0; idx < nodes; ++idx) {
-        int i = (int)(idx % f->nx), j = (int)((idx / f->nx) % f->ny), k = (int)(idx / ((long long)f->nx * f->ny));
-        double q[3] = {(double)f->origin.x + (double)f->cell * i, (double)f->origin.y + (double)f->cell * j,
+        int i = (int)(idx % f->nx), j = (int)((idx / f->nx) % f->ny),
+            k = (int)(idx / ((long long)f->nx * f->ny));
+        double q[3] = {(double)f->origin.x + (double)f->cell * i,
+                       (double)f->origin.y + (double)f->cell * j,
                        (double)f->origin.z + (double)f->cell * k};
         double w = pbf__bvh_winding(bvh, q);
         float *v = &data[(size_t)idx * PBF_FIELD_STRIDE];
@@ -311,9 +317,13 @@ static void thin_parts(const pbf_bvh *bvh, const pbf_field *f, float *data, unsi
                 if (b < a || (b == a && other < (size_t)idx)) continue;
                 double p[3], q[3];
                 for (int k = 0; k < 3; ++k) {
-                    p[k] = (double)(k == 0 ? f->origin.x : k == 1 ? f->origin.y : f->origin.z) +
+                    p[k] = (double)(k == 0   ? f->origin.x
+                                    : k == 1 ? f->origin.y
+                                             : f->origin.z) +
                            cell * c[k];
-                    q[k] = (double)(k == 0 ? f->origin.x : k == 1 ? f->origin.y : f->origin.z) +
+                    q[k] = (double)(k == 0   ? f->origin.x
+                                    : k == 1 ? f->origin.y
+                                             : f->origin.z) +
                            cell * o[k];
                 }
                 if (pbf__bvh_segment_hits(bvh, p, q) >= 2) {
@@ -334,7 +344,7 @@ static void thin_parts(const pbf_bvh *bvh, const pbf_field *f, float *data, unsi
 typedef struct stencil_row {
     long long offset; /* of the row's first point, relative to the node */
     int len;
-    int first;        /* into the stencil's arrays */
+    int first; /* into the stencil's arrays */
 } stencil_row;
 
 typedef struct stencil {
@@ -381,7 +391,8 @@ static int stencil_build(stencil *st, const pbf_bake_def *d, double delta, const
                 double t = h * h - dist * dist;
                 st->w[count] = (float)(dv * (double)d->poly6_k * t * t * t);
                 /* ∇_x W(x − y) with x − y = −(a, b, c) δ */
-                double g = dist > 0.0 ? dv * (double)d->spiky_k * (h - dist) * (h - dist) / dist : 0.0;
+                double g =
+                    dist > 0.0 ? dv * (double)d->spiky_k * (h - dist) * (h - dist) / dist : 0.0;
                 st->gx[count] = (float)(-g * a * delta);
                 st->gy[count] = (float)(-g * b * delta);
                 st->gz[count] = (float)(-g * c * delta);
@@ -415,8 +426,8 @@ static float sample_nodes(const pbf_field *f, const float *values, pbf_v3 y) {
     return v;
 }
 
-static int boundary_maps(const pbf_field *f, const pbf_bake_def *d, float *data,
-                         const float *wedge, float *weight, int nt) {
+static int boundary_maps(const pbf_field *f, const pbf_bake_def *d, float *data, const float *wedge,
+                         float *weight, int nt) {
     const pbf_params P = ghost_params(d);
     const int per = fine_per(d);
     const double delta = (double)d->cell / per, h = d->kernel_radius, r = d->particle_radius;
@@ -494,11 +505,14 @@ static int boundary_maps(const pbf_field *f, const pbf_bake_def *d, float *data,
         int hi[3] = {i < f->nx - 1 ? i + 1 : i, j < f->ny - 1 ? j + 1 : j,
                      k < f->nz - 1 ? k + 1 : k};
         pbf_v3 grad = v3((data[node_index(f, hi[0], j, k) * PBF_FIELD_STRIDE] -
-                          data[node_index(f, lo[0], j, k) * PBF_FIELD_STRIDE]) / (float)(hi[0] - lo[0]),
+                          data[node_index(f, lo[0], j, k) * PBF_FIELD_STRIDE]) /
+                             (float)(hi[0] - lo[0]),
                          (data[node_index(f, i, hi[1], k) * PBF_FIELD_STRIDE] -
-                          data[node_index(f, i, lo[1], k) * PBF_FIELD_STRIDE]) / (float)(hi[1] - lo[1]),
+                          data[node_index(f, i, lo[1], k) * PBF_FIELD_STRIDE]) /
+                             (float)(hi[1] - lo[1]),
                          (data[node_index(f, i, j, hi[2]) * PBF_FIELD_STRIDE] -
-                          data[node_index(f, i, j, lo[2]) * PBF_FIELD_STRIDE]) / (float)(hi[2] - lo[2]));
+                          data[node_index(f, i, j, lo[2]) * PBF_FIELD_STRIDE]) /
+                             (float)(hi[2] - lo[2]));
         pbf_field_sample fs;
         memset(&fs, 0, sizeof fs);
         fs.grad = grad;
@@ -537,8 +551,8 @@ pbf_status pbf__field_bake(const pbf_trimesh *m, const pbf_bake_def *d, pbf_bake
     int32_t *nearest = malloc((size_t)nodes * sizeof *nearest);
     pbf_bvh bvh;
     adjacency adj = {NULL, NULL};
-    int built = data != NULL && mark != NULL && weight != NULL && wedge != NULL && nearest != NULL &&
-                        adjacency_build(m, &adj) == 0
+    int built = data != NULL && mark != NULL && weight != NULL && wedge != NULL &&
+                        nearest != NULL && adjacency_build(m, &adj) == 0
                     ? pbf__bvh_build(&bvh, m)
                     : -1;
     if (built != 0) {

@@ -29,19 +29,19 @@
 #define PBF_BAKE_VERSION 2
 
 typedef struct pbf_bake_def {
-    float cell;              /* node spacing, m */
-    int container;           /* the fluid is inside the mesh: the solid is outside */
-    float particle_radius;   /* r, m */
-    float kernel_radius;     /* h, m */
-    float poly6_k, spiky_k;  /* the world's kernel constants (pbf_params) */
-    int threads;             /* 0: OpenMP's default */
+    float cell; /* node spacing, m */
+    int container; /* the fluid is inside the mesh: the solid is outside */
+    float particle_radius; /* r, m */
+    float kernel_radius; /* h, m */
+    float poly6_k, spiky_k; /* the world's kernel constants (pbf_params) */
+    int threads; /* 0: OpenMP's default */
 } pbf_bake_def;
 
 typedef struct pbf_baked_field {
     pbf_field field; /* field.node points into data */
     float *data;
     size_t bytes;
-    double seconds;  /* time the bake (or the cache load) took */
+    double seconds; /* time the bake (or the cache load) took */
     int from_cache;
 } pbf_baked_field;
 
@@ -67,7 +67,7 @@ void pbf__field_cache_default_dir(char *out, size_t size);
 pbf_status pbf__field_cache_load(const char *dir, uint64_t key, const pbf_field *layout,
                                  pbf_baked_field *out);
 /* Writes it atomically (a temporary file renamed into place), creating dir. */
-pbf_status pbf__field_cache_save(const char *dir, uint64_t key, const pbf_baked_field *f,
-                                 char *err, size_t err_size);
+pbf_status pbf__field_cache_save(const char *dir, uint64_t key, const pbf_baked_field *f, char *err,
+                                 size_t err_size);
 
 #endif

@@ -15,8 +15,8 @@
  * lag that makes an explicit coupling of a light body oscillate. At rest it changes nothing.
  * The contacts (with the walls too) come after every body has moved: pbf__bodies_contacts. */
 void pbf__bodies_advance(const pbf_world *w, pbf_mesh_body *b, float dt) {
-    const double m = b->mass, ma = (double)b->def.added_mass * w->def.rest_density *
-                                   b->props.volume;
+    const double m = b->mass,
+                 ma = (double)b->def.added_mass * w->def.rest_density * b->props.volume;
     const double g[3] = {w->def.gravity.x, w->def.gravity.y, w->def.gravity.z};
     double acc[3], alpha[3];
     for (int k = 0; k < 3; ++k) {
@@ -281,8 +281,7 @@ static void impulses(pbf_mesh_body *a, pbf_mesh_body *b, rigid *A, rigid *B, con
             point_velocity(B, c->p, vb);
             for (int k = 0; k < 3; ++k) rel[k] = va[k] - vb[k];
             const double vn = dot(rel, c->n);
-            const double kn = inverse_mass_along(A, c->p, c->n) +
-                              inverse_mass_along(B, c->p, c->n);
+            const double kn = inverse_mass_along(A, c->p, c->n) + inverse_mass_along(B, c->p, c->n);
             if (!(kn > 0.0)) continue;
             double jn = c->jn + (c->bounce - vn) / kn;
             jn = jn > 0.0 ? jn : 0.0;
@@ -350,8 +349,8 @@ static void resolve(pbf_mesh_body *a, pbf_mesh_body *b, const pbf_solid *s, doub
         double d = sqrt((double)p[0] * p[0] + (double)p[1] * p[1] + (double)p[2] * p[2]);
         if (d > reach) reach = d;
     }
-    int n = gather(a->samples, a->sample_count, a->R, a->position, s, 1.0, a->position,
-                   INFINITY, buf, cap, 0);
+    int n = gather(a->samples, a->sample_count, a->R, a->position, s, 1.0, a->position, INFINITY,
+                   buf, cap, 0);
     if (b != NULL) {
         pbf_solid sa;
         pbf__mesh_body_solid(a, &sa);
@@ -369,8 +368,8 @@ static void resolve(pbf_mesh_body *a, pbf_mesh_body *b, const pbf_solid *s, doub
 
 /* The domain's walls, where they are at the substep's end, moving at their own velocity (the
  * moving wall): each wall one immovable participant. */
-static void resolve_walls(const pbf_world *w, pbf_mesh_body *a, float dt, double slow,
-                          int impulse, contact *buf, int cap) {
+static void resolve_walls(const pbf_world *w, pbf_mesh_body *a, float dt, double slow, int impulse,
+                          contact *buf, int cap) {
     pbf_v3 lo0, hi0, lo1, hi1;
     pbf__walls_at(&w->def, w->time, &lo0, &hi0);
     pbf__walls_at(&w->def, w->time + dt, &lo1, &hi1);
@@ -435,7 +434,8 @@ void pbf__bodies_contacts(pbf_world *w, float dt) {
             for (int i = 0; i < g->count; ++i) {
                 pbf_mesh_body *b = g->body[i];
                 if (b->def.motion != PBF_MESH_FLOATING || !b->touched) continue;
-                for (int k = 0; k < 3; ++k) b->position[k] = b->position_start[k] + b->velocity[k] * dt;
+                for (int k = 0; k < 3; ++k)
+                    b->position[k] = b->position_start[k] + b->velocity[k] * dt;
                 memcpy(b->q, b->q_start, sizeof b->q);
                 pbf__quat_integrate(b->q, b->omega, dt);
                 pbf__mat_from_quat(b->q, b->R);

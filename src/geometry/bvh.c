@@ -7,7 +7,7 @@
 
 #define LEAF_SIZE 4
 #define STACK_SIZE 128 /* median splits: depth about log2(n / LEAF_SIZE) + 1 */
-#define FAR_BETA 2.5   /* a cluster farther than this many radii is one dipole */
+#define FAR_BETA 2.5 /* a cluster farther than this many radii is one dipole */
 #define FOUR_PI 12.566370614359172
 
 static const float *corner(const pbf_trimesh *m, int t, int k) {
@@ -87,7 +87,8 @@ static void fit(pbf_bvh *b, pbf_bvh_node *n) {
         for (int c = 0; c < 3; ++c) {
             const float *p = corner(m, b->order[i], c);
             double d2 = 0.0;
-            for (int k = 0; k < 3; ++k) d2 += ((double)p[k] - n->center[k]) * ((double)p[k] - n->center[k]);
+            for (int k = 0; k < 3; ++k)
+                d2 += ((double)p[k] - n->center[k]) * ((double)p[k] - n->center[k]);
             if (d2 > r2) r2 = d2;
         }
     n->radius = sqrt(r2);
@@ -155,7 +156,8 @@ void pbf__bvh_free(pbf_bvh *b) {
 }
 
 void pbf__bvh_triangle_normal(const pbf_bvh *b, int t, double n[3]) {
-    const float *p0 = corner(b->mesh, t, 0), *p1 = corner(b->mesh, t, 1), *p2 = corner(b->mesh, t, 2);
+    const float *p0 = corner(b->mesh, t, 0), *p1 = corner(b->mesh, t, 1),
+                *p2 = corner(b->mesh, t, 2);
     double e1[3], e2[3];
     for (int k = 0; k < 3; ++k) {
         e1[k] = (double)p1[k] - p0[k];
@@ -170,7 +172,9 @@ void pbf__bvh_triangle_normal(const pbf_bvh *b, int t, double n[3]) {
 
 /* ---- closest point -------------------------------------------------------------------------- */
 
-static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static double dot3(const double *a, const double *b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
 
 /* The closest point of triangle abc to p (Ericson, Real-Time Collision Detection, 5.1.5). */
 static void closest_on_triangle(const double p[3], const double a[3], const double b[3],
@@ -307,7 +311,8 @@ static double solid_angle(const double q[3], const double a0[3], const double b0
         c[k] = c0[k] - q[k];
     }
     double la = sqrt(dot3(a, a)), lb = sqrt(dot3(b, b)), lc = sqrt(dot3(c, c));
-    double bc[3] = {b[1] * c[2] - b[2] * c[1], b[2] * c[0] - b[0] * c[2], b[0] * c[1] - b[1] * c[0]};
+    double bc[3] = {b[1] * c[2] - b[2] * c[1], b[2] * c[0] - b[0] * c[2],
+                    b[0] * c[1] - b[1] * c[0]};
     double num = dot3(a, bc);
     double den = la * lb * lc + dot3(a, b) * lc + dot3(a, c) * lb + dot3(b, c) * la;
     return 2.0 * atan2(num, den);
@@ -384,7 +389,8 @@ static int segment_triangle(const double a[3], const double c[3], const double p
     double inv = 1.0 / det, s[3] = {a[0] - p0[0], a[1] - p0[1], a[2] - p0[2]};
     double u = inv * dot3(s, h);
     if (u < 0.0 || u > 1.0) return 0;
-    double qv[3] = {s[1] * e1[2] - s[2] * e1[1], s[2] * e1[0] - s[0] * e1[2], s[0] * e1[1] - s[1] * e1[0]};
+    double qv[3] = {s[1] * e1[2] - s[2] * e1[1], s[2] * e1[0] - s[0] * e1[2],
+                    s[0] * e1[1] - s[1] * e1[0]};
     double v = inv * dot3(dir, qv);
     if (v < 0.0 || u + v > 1.0) return 0;
     double t = inv * dot3(e2, qv);

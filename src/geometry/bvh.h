@@ -11,8 +11,8 @@
 #include "mesh_import.h"
 
 typedef struct pbf_bvh_node {
-    double lo[3], hi[3];  /* bounding box of its triangles */
-    int32_t left, right;  /* children, -1 for a leaf */
+    double lo[3], hi[3]; /* bounding box of its triangles */
+    int32_t left, right; /* children, -1 for a leaf */
     int32_t first, count; /* a leaf's triangles: order[first .. first + count) */
     /* Far-field expansion of the winding number: Σ of the faces' vector areas ½ (b−a)×(c−a),
      * their area-weighted centroid, and the farthest corner from it. */

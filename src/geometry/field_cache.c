@@ -127,13 +127,12 @@ static int make_dirs(const char *dir) {
     return 0;
 }
 
-pbf_status pbf__field_cache_save(const char *dir, uint64_t key, const pbf_baked_field *f,
-                                 char *err, size_t err_size) {
+pbf_status pbf__field_cache_save(const char *dir, uint64_t key, const pbf_baked_field *f, char *err,
+                                 size_t err_size) {
     if (dir == NULL || dir[0] == '\0') return PBF_OK;
     int e = make_dirs(dir);
     if (e != 0) {
-        set_error(err, err_size, "cannot create the field cache folder '%s': %s", dir,
-                  strerror(e));
+        set_error(err, err_size, "cannot create the field cache folder '%s': %s", dir, strerror(e));
         return PBF_ERR_IO;
     }
     char path[1200], tmp[1300];

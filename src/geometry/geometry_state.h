@@ -13,20 +13,20 @@
 
 typedef struct pbf_mesh_body {
     pbf_mesh_def def;
-    pbf_trimesh mesh;        /* welded, in the local frame (for drawing and contacts) */
-    pbf_baked_field field;   /* in the local frame */
-    pbf_mass_props props;    /* of the scaled mesh, about its centre (closed meshes) */
-    double offset[3];        /* the local origin in the scaled file's frame: the centre of a
+    pbf_trimesh mesh; /* welded, in the local frame (for drawing and contacts) */
+    pbf_baked_field field; /* in the local frame */
+    pbf_mass_props props; /* of the scaled mesh, about its centre (closed meshes) */
+    double offset[3]; /* the local origin in the scaled file's frame: the centre of a
                                 floating body, else 0 */
-    float mass;              /* kg (floating) */
+    float mass; /* kg (floating) */
     pbf_mesh_solid_info info;
-    int solid;               /* its entry in the world's solids; -1: a sink (not a solid) */
+    int solid; /* its entry in the world's solids; -1: a sink (not a solid) */
 
     /* Pose: x_world = R x_local + position; R from q. Set for the end of the current substep;
      * the *_start copies hold the pose at its start (the sweep follows the relative motion). */
     double position[3], q[4], R[9];
     double position_start[3], R_start[9], q_start[4];
-    int touched;                  /* a floating body had contacts in this substep (bodies.c) */
+    int touched; /* a floating body had contacts in this substep (bodies.c) */
     double velocity[3], omega[3]; /* m/s, rad/s (world) over the last substep */
 
     /* Floating bodies (bodies.c): inertia about the centre in the local frame (kg m²), the
@@ -49,15 +49,15 @@ typedef struct pbf_mesh_body {
 typedef struct pbf_geometry {
     int count;
     pbf_mesh_body *body[PBF_MAX_MESHES];
-    int moving;              /* kinematic and floating bodies */
-    int floating;            /* floating bodies */
-    int sinks;               /* sink meshes (no solids: emitter.c removes what enters them) */
+    int moving; /* kinematic and floating bodies */
+    int floating; /* floating bodies */
+    int sinks; /* sink meshes (no solids: emitter.c removes what enters them) */
     /* Scratch of the force measurement, capacity particles: the fluid–fluid target of each
      * particle in the last Δp pass (written by stage_delta), and which mesh took the rest of
      * its displacement (-1: none) and how much. */
     int capacity;
-    float *target;           /* 3 per particle */
-    float *share;            /* 3 per particle */
+    float *target; /* 3 per particle */
+    float *share; /* 3 per particle */
     int32_t *share_body;
 } pbf_geometry;
 

@@ -58,7 +58,8 @@ pbf_status copy_scene(const aiScene *scene, const char *name, pbf_trimesh *out, 
         const aiMesh *mesh = scene->mMeshes[m];
         if (!(mesh->mPrimitiveTypes & aiPrimitiveType_TRIANGLE)) continue;
         vertices += mesh->mNumVertices;
-        for (unsigned f = 0; f < mesh->mNumFaces; ++f) triangles += mesh->mFaces[f].mNumIndices == 3;
+        for (unsigned f = 0; f < mesh->mNumFaces; ++f)
+            triangles += mesh->mFaces[f].mNumIndices == 3;
     }
     if (triangles == 0) {
         set_error(err, err_size, "mesh '%s': the file holds no triangles (an empty mesh)", name);

@@ -19,7 +19,7 @@ extern "C" {
 typedef struct pbf_trimesh {
     int vertex_count;
     int triangle_count;
-    float *vertices;    /* 3 * vertex_count, xyz */
+    float *vertices; /* 3 * vertex_count, xyz */
     int32_t *triangles; /* 3 * triangle_count vertex indices */
 } pbf_trimesh;
 

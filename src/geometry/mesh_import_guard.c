@@ -171,8 +171,8 @@ static int receive(int fd, const char *name, double deadline, pbf_trimesh *out, 
     }
     got = read_all(fd, out->vertices, 3 * (size_t)r.vertex_count * sizeof(float), deadline);
     if (got == 0)
-        got = read_all(fd, out->triangles, 3 * (size_t)r.triangle_count * sizeof(int32_t),
-                       deadline);
+        got =
+            read_all(fd, out->triangles, 3 * (size_t)r.triangle_count * sizeof(int32_t), deadline);
     if (got != 0) {
         pbf__trimesh_free(out);
         return got;
@@ -193,8 +193,8 @@ pbf_status pbf__mesh_import(const char *path, pbf_trimesh *out, char *err, size_
      * set a shorter one, resources.h). */
     struct stat info;
     double megabytes = stat(path, &info) == 0 ? (double)info.st_size / 1e6 : 0.0;
-    double limit = pbf__test_mesh_read_seconds > 0.0 ? pbf__test_mesh_read_seconds
-                                                     : 10.0 + 10.0 * megabytes;
+    double limit =
+        pbf__test_mesh_read_seconds > 0.0 ? pbf__test_mesh_read_seconds : 10.0 + 10.0 * megabytes;
     int fds[2];
     FILE *log = tmpfile(); /* may be NULL: then Assimp's words are lost, nothing else */
     if (pipe(fds) != 0) {

@@ -130,9 +130,9 @@ size_t pbf__meshes_memory_bytes(const pbf_world *w) {
 
 static int finite3(pbf_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 
-#define MESH_CHECK(cond, ...)                                                                    \
-    do {                                                                                         \
-        if (!(cond)) return pbf__fail(w, PBF_ERR_INVALID_ARG, "mesh def: " __VA_ARGS__);        \
+#define MESH_CHECK(cond, ...)                                                                      \
+    do {                                                                                           \
+        if (!(cond)) return pbf__fail(w, PBF_ERR_INVALID_ARG, "mesh def: " __VA_ARGS__);           \
     } while (0)
 
 static pbf_status validate(pbf_world *w, const pbf_mesh_def *d) {
@@ -142,7 +142,8 @@ static pbf_status validate(pbf_world *w, const pbf_mesh_def *d) {
     MESH_CHECK(finite3(d->scale) && d->scale.x > 0.0f && d->scale.y > 0.0f && d->scale.z > 0.0f,
                "scale must be finite and > 0 on every axis, got (%g, %g, %g)", (double)d->scale.x,
                (double)d->scale.y, (double)d->scale.z);
-    MESH_CHECK(finite3(d->rotation) && finite3(d->position), "rotation and position must be finite");
+    MESH_CHECK(finite3(d->rotation) && finite3(d->position),
+               "rotation and position must be finite");
     MESH_CHECK(d->role == PBF_MESH_OBSTACLE || d->role == PBF_MESH_CONTAINER,
                "role must be PBF_MESH_OBSTACLE or PBF_MESH_CONTAINER, got %d", (int)d->role);
     MESH_CHECK(d->cell == 0.0f || (d->cell >= 0.125f * r && d->cell <= 100.0f * r),
@@ -167,8 +168,10 @@ static pbf_status validate(pbf_world *w, const pbf_mesh_def *d) {
     }
     MESH_CHECK(isfinite(d->density) && d->density > 0.0f, "density must be > 0 kg/m^3, got %g",
                (double)d->density);
-    MESH_CHECK(isfinite(d->mass) && d->mass >= 0.0f, "mass must be >= 0 kg (0: from the "
-               "density), got %g", (double)d->mass);
+    MESH_CHECK(isfinite(d->mass) && d->mass >= 0.0f,
+               "mass must be >= 0 kg (0: from the "
+               "density), got %g",
+               (double)d->mass);
     MESH_CHECK(finite3(d->velocity) && finite3(d->angular_velocity),
                "velocity and angular_velocity must be finite");
     MESH_CHECK(d->added_mass >= 0.0f && d->added_mass <= 10.0f,
@@ -203,7 +206,8 @@ static void world_bounds(const pbf_mesh_body *b, double lo[3], double hi[3]) {
     }
     for (int c = 0; c < 8; ++c) {
         double p[3] = {(c & 1) ? bhi[0] : blo[0], (c & 2) ? bhi[1] : blo[1],
-                       (c & 4) ? bhi[2] : blo[2]}, q[3];
+                       (c & 4) ? bhi[2] : blo[2]},
+               q[3];
         pbf__mat_apply(b->R, p, q);
         for (int k = 0; k < 3; ++k) {
             q[k] += b->position[k];
@@ -232,7 +236,8 @@ static pbf_status load_mesh(pbf_world *w, pbf_mesh_body *b, char *err, size_t er
         return PBF_ERR_OUT_OF_MEMORY;
     }
     if (open > 0 && (d->role == PBF_MESH_CONTAINER || d->motion == PBF_MESH_FLOATING)) {
-        const float *pa = b->mesh.vertices + 3 * (size_t)ea, *pb = b->mesh.vertices + 3 * (size_t)eb;
+        const float *pa = b->mesh.vertices + 3 * (size_t)ea,
+                    *pb = b->mesh.vertices + 3 * (size_t)eb;
         pbf__format(err, err_size,
                     "mesh '%s': %s needs a closed mesh, this one has holes: %lld open edge%s, "
                     "the first from (%g, %g, %g) to (%g, %g, %g) m (after scaling); close them "
@@ -255,7 +260,7 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     if (def == NULL) return pbf__fail(w, PBF_ERR_INVALID_ARG, "mesh def: NULL");
     pbf_status st = validate(w, def);
     if (st != PBF_OK) return st;
-    const pbf_feature feature = def->sink                         ? PBF_FEATURE_SINKS
+    const pbf_feature feature = def->sink                          ? PBF_FEATURE_SINKS
                                 : def->motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
                                                                    : PBF_FEATURE_MESHES;
     if (pbf__caps_require(w, feature) != PBF_OK) { /* caps.c: the table's message, named */
@@ -321,8 +326,8 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
                         "mesh '%s': it spans %c from %g to %g m, %s the domain's [%g, %g] m; "
                         "check its position, rotation and scale (the unit of the file?)",
                         name, "xyz"[k], lo[k], hi[k],
-                        outside ? "entirely outside" : "a floating body must stay inside",
-                        dlo[k], dhi[k]);
+                        outside ? "entirely outside" : "a floating body must stay inside", dlo[k],
+                        dhi[k]);
             return fail_mesh(w, b, PBF_ERR_INVALID_ARG, err);
         }
     }
@@ -638,7 +643,7 @@ void pbf__meshes_substep_end(pbf_world *w, float dt) {
 /* The carried state: pose, velocities, the last substep's force and torque and the
  * accelerations used; the rest is rebuilt (the pose's matrix from the quaternion). */
 void pbf__mesh_body_save(const pbf_mesh_body *b, double out[PBF_BODY_STATE]) {
-    const double *parts[7] = {b->position, b->velocity, b->omega, b->force_prev,
+    const double *parts[7] = {b->position,    b->velocity,   b->omega,     b->force_prev,
                               b->torque_prev, b->accel_prev, b->alpha_prev};
     for (int p = 0; p < 7; ++p) memcpy(out + 3 * p, parts[p], 3 * sizeof(double));
     memcpy(out + 21, b->q, 4 * sizeof(double));
@@ -647,7 +652,7 @@ void pbf__mesh_body_save(const pbf_mesh_body *b, double out[PBF_BODY_STATE]) {
 
 void pbf__mesh_body_restore(pbf_world *w, int index, const double in[PBF_BODY_STATE]) {
     pbf_mesh_body *b = w->geometry->body[index];
-    double *parts[7] = {b->position, b->velocity, b->omega, b->force_prev,
+    double *parts[7] = {b->position,    b->velocity,   b->omega,     b->force_prev,
                         b->torque_prev, b->accel_prev, b->alpha_prev};
     for (int p = 0; p < 7; ++p) memcpy(parts[p], in + 3 * p, 3 * sizeof(double));
     memcpy(b->q, in + 21, 4 * sizeof(double));
@@ -696,20 +701,8 @@ static int meshes_keep_stepping(const pbf_world *w) {
     return w->geometry != NULL && w->geometry->moving > 0;
 }
 
-static uint32_t meshes_features(const pbf_world *w) {
-    uint32_t m = 0;
-    for (int k = 0; w->geometry != NULL && k < w->geometry->count; ++k) {
-        const pbf_mesh_def *d = &w->geometry->body[k]->def;
-        m |= 1u << (d->sink                            ? PBF_FEATURE_SINKS
-                    : d->motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
-                                                     : PBF_FEATURE_MESHES);
-    }
-    return m;
-}
-
 const pbf_module pbf__meshes_module = {
     .name = "meshes",
-    .features = meshes_features,
     .empty_substeps = 1,
     .keeps_stepping = meshes_keep_stepping,
     .solids_changed = pbf__meshes_sync,

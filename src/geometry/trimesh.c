@@ -116,7 +116,7 @@ static double vlen2(const double *a) { return a[0] * a[0] + a[1] * a[1] + a[2] *
 /* A directed edge a -> b and the triangle it belongs to, for the orientation and hole checks. */
 typedef struct edge {
     int32_t lo, hi; /* the undirected edge */
-    int32_t dir;    /* 1 when it runs lo -> hi */
+    int32_t dir; /* 1 when it runs lo -> hi */
     int32_t tri;
 } edge;
 
@@ -193,8 +193,7 @@ pbf_status pbf__trimesh_check(const pbf_trimesh *m, const char *name, char *err,
         set_error(err, err_size,
                   "mesh '%s': %d degenerate triangle%s (no area), the first is triangle %d at "
                   "(%g, %g, %g) m; repair the mesh (e.g. MeshLab's 'remove zero area faces')",
-                  name, bad, bad == 1 ? "" : "s", first, (double)a[0], (double)a[1],
-                  (double)a[2]);
+                  name, bad, bad == 1 ? "" : "s", first, (double)a[0], (double)a[1], (double)a[2]);
         return PBF_ERR_INVALID_ARG;
     }
     edge *e = sorted_edges(m);
@@ -316,9 +315,9 @@ void pbf__trimesh_mass(const pbf_trimesh *m, pbf_mass_props *out) {
         for (int k = 0; k < 3; ++k) first[k] += v * s[k] / 4.0;
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c)
-                second[3 * r + c] += v / 20.0 *
-                                     (p[0][r] * p[0][c] + p[1][r] * p[1][c] + p[2][r] * p[2][c] +
-                                      s[r] * s[c]);
+                second[3 * r + c] +=
+                    v / 20.0 *
+                    (p[0][r] * p[0][c] + p[1][r] * p[1][c] + p[2][r] * p[2][c] + s[r] * s[c]);
     }
     memset(out, 0, sizeof *out);
     out->volume = vol;
@@ -326,7 +325,8 @@ void pbf__trimesh_mass(const pbf_trimesh *m, pbf_mass_props *out) {
     for (int k = 0; k < 3; ++k) out->center[k] = first[k] / vol;
     double cov[9];
     for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) cov[3 * r + c] = second[3 * r + c] - vol * out->center[r] * out->center[c];
+        for (int c = 0; c < 3; ++c)
+            cov[3 * r + c] = second[3 * r + c] - vol * out->center[r] * out->center[c];
     double tr = cov[0] + cov[4] + cov[8];
     for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) out->inertia[3 * r + c] = (r == c ? tr : 0.0) - cov[3 * r + c];

@@ -86,4 +86,3 @@ pbf_status pbf__atomic_commit(atomic_file *af, char *err, size_t err_size) {
     af->tmp = NULL;
     return status;
 }
-

@@ -16,7 +16,7 @@ typedef struct atomic_file {
     FILE *fp;
     const char *path;
     char *tmp;
-    int error;        /* errno of the first failure, 0 if none */
+    int error; /* errno of the first failure, 0 if none */
     const char *what; /* what failed: "write", "flush", ... */
 } atomic_file;
 

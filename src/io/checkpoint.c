@@ -122,7 +122,7 @@ static void tag_text(const unsigned char *tag, char out[9]) {
 typedef struct out_buf {
     unsigned char *data;
     size_t size, capacity;
-    int failed;           /* out of memory */
+    int failed; /* out of memory */
     size_t section_start; /* offset of the open section's header */
 } out_buf;
 
@@ -570,17 +570,17 @@ struct pbf_checkpoint {
     float avg_density_error, max_density_error, avg_neighbors;
     int count;
     uint64_t hash;
-    uint32_t version;               /* the file's format version */
+    uint32_t version; /* the file's format version */
     int collider_count;
     pbf_collider_def colliders[PBF_MAX_SOLIDS];
     const unsigned char *particles; /* the PARTICLE payload after its count */
     int has_tool;
-    pbf_tool_body tool;             /* def and carried state only (no scratch) */
+    pbf_tool_body tool; /* def and carried state only (no scratch) */
     int mesh_count;
     pbf_mesh_def *meshes;
     double (*mesh_state)[PBF_BODY_STATE];
-    int has_flow;                   /* the FLOW section */
-    int has_piece;                  /* the PIECE section: a piece of a split world */
+    int has_flow; /* the FLOW section */
+    int has_piece; /* the PIECE section: a piece of a split world */
     int32_t piece_next_id;
     int capacity;
     int32_t next_id;
@@ -589,13 +589,13 @@ struct pbf_checkpoint {
     pbf_emitter_def emitters[PBF_MAX_EMITTERS];
     double travel[PBF_MAX_EMITTERS];
     pbf_sink_def sinks[PBF_MAX_SINKS];
-    int has_diffuse;                /* the DIFFUSE section */
+    int has_diffuse; /* the DIFFUSE section */
     pbf_diffuse_def diffuse;
     uint64_t diffuse_substeps;
     int64_t diffuse_generated;
     int diffuse_count;
     const unsigned char *diffuse_data; /* its particles, after the fixed part */
-    char *app;                      /* copy with a NUL after it */
+    char *app; /* copy with a NUL after it */
     size_t app_size;
 };
 
@@ -905,10 +905,12 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
                         : ck->version == 3 ? DEF_BYTES_V3
                         : ck->version == 2 ? DEF_BYTES_V2
                                            : DEF_BYTES_V1;
-        if (!payload_size_ok(path, ck->version, tag, size, want, err, err_size)) return PBF_ERR_PARSE;
+        if (!payload_size_ok(path, ck->version, tag, size, want, err, err_size))
+            return PBF_ERR_PARSE;
         get_def(&b, &ck->def, ck->version);
     } else if (strcmp(tag, TAG_STATE) == 0) {
-        if (!payload_size_ok(path, ck->version, tag, size, STATE_BYTES, err, err_size)) return PBF_ERR_PARSE;
+        if (!payload_size_ok(path, ck->version, tag, size, STATE_BYTES, err, err_size))
+            return PBF_ERR_PARSE;
         ck->time = get_f64(&b);
         ck->steps = (int64_t)get_u64(&b);
         ck->avg_density_error = get_f32(&b);
@@ -927,8 +929,8 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
         uint32_t n = get_u32(&b);
         uint64_t collider_bytes = ck->version >= 3 ? COLLIDER_BYTES : COLLIDER_BYTES_V2;
         if (b.short_read || n > PBF_MAX_SOLIDS ||
-            !payload_size_ok(path, ck->version, tag, size, 4 + (uint64_t)n * collider_bytes,
-                             err, err_size)) {
+            !payload_size_ok(path, ck->version, tag, size, 4 + (uint64_t)n * collider_bytes, err,
+                             err_size)) {
             if (n > PBF_MAX_SOLIDS)
                 set_error(err, err_size, "%s: section 'COLLIDER' has %u colliders, at most %d",
                           path, n, PBF_MAX_SOLIDS);
@@ -939,8 +941,7 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     } else if (strcmp(tag, TAG_PARTICLE) == 0) {
         uint32_t n = get_u32(&b);
         if (b.short_read || n > MAX_PARTICLES) {
-            set_error(err, err_size, "%s: section 'PARTICLE' has a count of %u particles", path,
-                      n);
+            set_error(err, err_size, "%s: section 'PARTICLE' has a count of %u particles", path, n);
             return PBF_ERR_PARSE;
         }
         if (!payload_size_ok(path, ck->version, tag, size,
@@ -957,8 +958,8 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
         }
     } else if (strcmp(tag, TAG_TOOL) == 0) {
         if (get_tool(&b, &ck->tool) != 0) {
-            set_error(err, err_size, "%s: section 'TOOL' has a key count of %d, at most %d",
-                      path, ck->tool.def.key_count, PBF_TOOL_MAX_KEYS);
+            set_error(err, err_size, "%s: section 'TOOL' has a key count of %d, at most %d", path,
+                      ck->tool.def.key_count, PBF_TOOL_MAX_KEYS);
             return PBF_ERR_PARSE;
         }
         if (b.short_read || b.p != b.end) {
@@ -1209,8 +1210,7 @@ static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
         return PBF_ERR_PARSE;
     }
     if (rd32(d + 28) != (uint32_t)crc32(0L, d, 28)) {
-        set_error(err, err_size, "%s: checksum mismatch in the header: the file is corrupt",
-                  path);
+        set_error(err, err_size, "%s: checksum mismatch in the header: the file is corrupt", path);
         return PBF_ERR_PARSE;
     }
     uint32_t version = rd32(d + 8), header_size = rd32(d + 12), sections = rd32(d + 16);
@@ -1246,8 +1246,7 @@ static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
             set_error(err, err_size,
                       "%s: truncated: section '%s' needs %llu bytes, the file has %zu left (a "
                       "file cut short, or a corrupt section header)",
-                      path, tag, (unsigned long long)payload + 4,
-                      size - at - SECTION_HEADER_SIZE);
+                      path, tag, (unsigned long long)payload + 4, size - at - SECTION_HEADER_SIZE);
             return PBF_ERR_PARSE;
         }
         size_t span = SECTION_HEADER_SIZE + (size_t)payload;
@@ -1267,7 +1266,7 @@ static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
                         : strcmp(tag, TAG_STATE) == 0    ? &seen_state
                         : strcmp(tag, TAG_COLLIDER) == 0 ? &seen_coll
                         : strcmp(tag, TAG_PARTICLE) == 0 ? &seen_part
-                                                          : NULL;
+                                                         : NULL;
             if ((seen != NULL && *seen) || (strcmp(tag, TAG_TOOL) == 0 && ck->has_tool) ||
                 (strcmp(tag, TAG_MESHES) == 0 && ck->meshes != NULL) ||
                 (strcmp(tag, TAG_FLOW) == 0 && ck->has_flow) ||
@@ -1282,8 +1281,8 @@ static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
                 set_error(err, err_size, "%s: section 'PARTICLE' comes before 'STATE'", path);
                 return PBF_ERR_PARSE;
             }
-            pbf_status st = decode_section(ck, tag, h + SECTION_HEADER_SIZE, payload, err,
-                                           err_size);
+            pbf_status st =
+                decode_section(ck, tag, h + SECTION_HEADER_SIZE, payload, err, err_size);
             if (st != PBF_OK) return st;
         } else if (flags & PBF_CHECKPOINT_REQUIRED) {
             set_error(err, err_size,
@@ -1311,8 +1310,7 @@ static pbf_status parse(pbf_checkpoint *ck, char *err, size_t err_size) {
     return check_particles(ck, err, err_size);
 }
 
-pbf_status pbf_checkpoint_open(const char *path, pbf_checkpoint **out, char *err,
-                               size_t err_size) {
+pbf_status pbf_checkpoint_open(const char *path, pbf_checkpoint **out, char *err, size_t err_size) {
     if (err != NULL && err_size > 0) err[0] = '\0';
     if (out != NULL) *out = NULL;
     if (path == NULL || out == NULL) {
@@ -1362,9 +1360,9 @@ static const char *changed_physics(const pbf_world_def *a, const pbf_world_def *
     if (!same_vec3(a->gravity, b->gravity)) return "gravity";
     if (!same_vec3(a->domain_min, b->domain_min)) return "domain_min";
     if (!same_vec3(a->domain_max, b->domain_max)) return "domain_max";
-    static const char *const walls[PBF_WALL_COUNT] = {
-        "wall_motion[x_min]", "wall_motion[x_max]", "wall_motion[y_min]",
-        "wall_motion[y_max]", "wall_motion[z_min]", "wall_motion[z_max]"};
+    static const char *const walls[PBF_WALL_COUNT] = {"wall_motion[x_min]", "wall_motion[x_max]",
+                                                      "wall_motion[y_min]", "wall_motion[y_max]",
+                                                      "wall_motion[z_min]", "wall_motion[z_max]"};
     for (int k = 0; k < PBF_WALL_COUNT; ++k) {
         const pbf_wall_motion *m = &a->wall_motion[k], *n = &b->wall_motion[k];
         if (m->amplitude != n->amplitude || m->period != n->period || m->phase != n->phase)
@@ -1410,7 +1408,8 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
     }
     if (st == PBF_OK && ck->has_flow && ck->capacity > 0) { /* before the particles it holds */
         st = pbf_world_set_capacity(w, ck->capacity);
-        if (st != PBF_OK) set_error(err, err_size, "%s: flow capacity: %s", path, pbf_world_error(w));
+        if (st != PBF_OK)
+            set_error(err, err_size, "%s: flow capacity: %s", path, pbf_world_error(w));
     }
     if (st == PBF_OK) {
         st = pbf__world_resize(w, ck->count);
@@ -1493,7 +1492,9 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
             const unsigned char *q = ck->diffuse_data;
             for (size_t i = 0; i < 7 * n; ++i) {
                 uint32_t u = rd32(q + 4 * i);
-                float *dst = i < 3 * n ? &D->x[i] : i < 6 * n ? &D->v[i - 3 * n] : &D->life[i - 6 * n];
+                float *dst = i < 3 * n   ? &D->x[i]
+                             : i < 6 * n ? &D->v[i - 3 * n]
+                                         : &D->life[i - 6 * n];
                 memcpy(dst, &u, 4);
             }
             if (n > 0) memcpy(D->kind, q + 28 * n, n);

@@ -42,8 +42,7 @@ static pbf_status append(pbf_world *w, const pbf_world *part) {
 
 PBF_API pbf_status pbf_checkpoint_create_world_merged(const pbf_checkpoint *const *pieces,
                                                       int count, const pbf_world_def *def,
-                                                      pbf_world **out, char *err,
-                                                      size_t err_size) {
+                                                      pbf_world **out, char *err, size_t err_size) {
     if (out != NULL) *out = NULL;
     if (pieces == NULL || count < 1 || out == NULL)
         return fail(err, err_size, PBF_ERR_INVALID_ARG,
@@ -54,8 +53,9 @@ PBF_API pbf_status pbf_checkpoint_create_world_merged(const pbf_checkpoint *cons
             return fail(err, err_size, PBF_ERR_PARSE,
                         "checkpoint piece %d is at step %lld (t = %.9g s), piece 0 at step %lld "
                         "(t = %.9g s): the pieces are of different saves",
-                        k, (long long)pbf_checkpoint_steps(pieces[k]), pbf_checkpoint_time(pieces[k]),
-                        (long long)pbf_checkpoint_steps(pieces[0]), pbf_checkpoint_time(pieces[0]));
+                        k, (long long)pbf_checkpoint_steps(pieces[k]),
+                        pbf_checkpoint_time(pieces[k]), (long long)pbf_checkpoint_steps(pieces[0]),
+                        pbf_checkpoint_time(pieces[0]));
     pbf_world *w = NULL;
     pbf_status st = pbf_checkpoint_create_world(pieces[0], def, &w, err, err_size);
     if (st != PBF_OK) return st;
@@ -82,8 +82,8 @@ PBF_API pbf_status pbf_checkpoint_create_world_merged(const pbf_checkpoint *cons
         int32_t id = w->ids[i];
         if (id < 0 || id >= next_id || seen[id])
             st = fail(err, err_size, PBF_ERR_PARSE,
-                      "checkpoint pieces: particle id %d is %s: the pieces are not of one save",
-                      id, id < 0 || id >= next_id ? "out of range" : "in two pieces");
+                      "checkpoint pieces: particle id %d is %s: the pieces are not of one save", id,
+                      id < 0 || id >= next_id ? "out of range" : "in two pieces");
         else
             seen[id] = 1;
     }

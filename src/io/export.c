@@ -69,8 +69,8 @@ static uint64_t get_uint(const unsigned char *src, int n, int big_endian) {
     return u;
 }
 
-PBF_API pbf_status pbf_write_file_atomic(const char *path, const void *data, size_t size,
-                                         char *err, size_t err_size) {
+PBF_API pbf_status pbf_write_file_atomic(const char *path, const void *data, size_t size, char *err,
+                                         size_t err_size) {
     if (path == NULL || (data == NULL && size > 0)) {
         set_error(err, err_size, "pbf_write_file_atomic: path and data must not be NULL");
         return PBF_ERR_INVALID_ARG;
@@ -111,8 +111,8 @@ PBF_API void pbf_particles_free(pbf_particles *p) {
     memset(p, 0, sizeof *p);
 }
 
-PBF_API pbf_status pbf_particles_from_world(const pbf_world *world, pbf_particles *out,
-                                            char *err, size_t err_size) {
+PBF_API pbf_status pbf_particles_from_world(const pbf_world *world, pbf_particles *out, char *err,
+                                            size_t err_size) {
     if (world == NULL || out == NULL) {
         set_error(err, err_size, "pbf_particles_from_world: world and out must not be NULL");
         return PBF_ERR_INVALID_ARG;
@@ -172,8 +172,7 @@ PBF_API size_t pbf_export_ply_header(int64_t count, int phases, char *buf, size_
     return n > 0 ? (size_t)n : 0;
 }
 
-PBF_API void pbf_export_ply_vertices(const pbf_particles *p, int first, int n,
-                                     unsigned char *dst) {
+PBF_API void pbf_export_ply_vertices(const pbf_particles *p, int first, int n, unsigned char *dst) {
     const size_t stride = PBF_PLY_VERTEX_BYTES + (p->phases ? 4u : 0u);
     for (int i = first; i < first + n; ++i, dst += stride) {
         for (int k = 0; k < 3; ++k) {
@@ -221,12 +220,11 @@ static void write_be_block(atomic_file *af, const void *src, int n, int width) {
 static void write_vtk(atomic_file *af, const pbf_particles *p) {
     int n = p->count;
     pbf__atomic_printf(af,
-                  "# vtk DataFile Version 3.0\n"
-                  VTK_TITLE_PREFIX "%s particles\n"
-                  "BINARY\n"
-                  "DATASET POLYDATA\n"
-                  "POINTS %d float\n",
-                  PBF_VERSION_STRING, n);
+                       "# vtk DataFile Version 3.0\n" VTK_TITLE_PREFIX "%s particles\n"
+                       "BINARY\n"
+                       "DATASET POLYDATA\n"
+                       "POINTS %d float\n",
+                       PBF_VERSION_STRING, n);
     write_be_block(af, p->positions, n, 3);
     /* One vertex cell per particle ("1 i"), so ParaView shows every point without a filter. */
     pbf__atomic_printf(af, "VERTICES %d %lld\n", n, 2LL * n);
@@ -348,9 +346,13 @@ typedef enum value_type { T_NONE, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_F32,
 
 static int type_size(value_type t) {
     switch (t) {
-    case T_I8: case T_U8: return 1;
-    case T_I16: case T_U16: return 2;
-    case T_I32: case T_U32: case T_F32: return 4;
+    case T_I8:
+    case T_U8: return 1;
+    case T_I16:
+    case T_U16: return 2;
+    case T_I32:
+    case T_U32:
+    case T_F32: return 4;
     case T_F64: return 8;
     default: return 0;
     }
@@ -422,11 +424,13 @@ static int tokenize(char *line, char **tok, int max) {
 /* ---- PLY ---------------------------------------------------------------------------------- */
 
 static value_type ply_type(const char *s) {
-    static const struct { const char *name; value_type t; } names[] = {
-        {"char", T_I8},    {"int8", T_I8},     {"uchar", T_U8},   {"uint8", T_U8},
-        {"short", T_I16},  {"int16", T_I16},   {"ushort", T_U16}, {"uint16", T_U16},
-        {"int", T_I32},    {"int32", T_I32},   {"uint", T_U32},   {"uint32", T_U32},
-        {"float", T_F32},  {"float32", T_F32}, {"double", T_F64}, {"float64", T_F64}};
+    static const struct {
+        const char *name;
+        value_type t;
+    } names[] = {{"char", T_I8},   {"int8", T_I8},     {"uchar", T_U8},   {"uint8", T_U8},
+                 {"short", T_I16}, {"int16", T_I16},   {"ushort", T_U16}, {"uint16", T_U16},
+                 {"int", T_I32},   {"int32", T_I32},   {"uint", T_U32},   {"uint32", T_U32},
+                 {"float", T_F32}, {"float32", T_F32}, {"double", T_F64}, {"float64", T_F64}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
         if (strcmp(s, names[i].name) == 0) return names[i].t;
     return T_NONE;
@@ -438,15 +442,15 @@ static const char *const ply_columns[C_COUNT] = {"x",  "y",       "z",  "vx",   
                                                  "vz", "density", "id", "phase"};
 
 typedef struct ply_layout {
-    int seen_vertex;          /* the vertex element has been declared */
-    int in_vertex;            /* properties being declared belong to it */
-    int count;                /* vertices */
-    size_t stride;            /* bytes per vertex */
-    size_t skip_before;       /* bytes of fixed-size elements before the vertex element */
-    size_t other_stride;      /* stride of the element being declared (not vertex) */
+    int seen_vertex; /* the vertex element has been declared */
+    int in_vertex; /* properties being declared belong to it */
+    int count; /* vertices */
+    size_t stride; /* bytes per vertex */
+    size_t skip_before; /* bytes of fixed-size elements before the vertex element */
+    size_t other_stride; /* stride of the element being declared (not vertex) */
     int other_count;
-    int other_has_list;       /* a list property makes an element's size unknown */
-    long offset[C_COUNT];     /* byte offset of each column, -1 if absent */
+    int other_has_list; /* a list property makes an element's size unknown */
+    long offset[C_COUNT]; /* byte offset of each column, -1 if absent */
     value_type type[C_COUNT];
 } ply_layout;
 
@@ -457,10 +461,12 @@ static pbf_status ply_end_other(ply_layout *L, const char *path, char *err, size
     if (L->other_has_list) {
         set_error(err, err_size,
                   "'%s': unsupported PLY layout: an element with list properties comes before "
-                  "'vertex'", path);
+                  "'vertex'",
+                  path);
         return PBF_ERR_UNSUPPORTED;
     }
-    if (L->other_stride != 0 && (size_t)L->other_count > (SIZE_MAX - L->skip_before) / L->other_stride) {
+    if (L->other_stride != 0 &&
+        (size_t)L->other_count > (SIZE_MAX - L->skip_before) / L->other_stride) {
         set_error(err, err_size, "'%s': PLY element too large", path);
         return PBF_ERR_PARSE;
     }
@@ -517,8 +523,8 @@ static pbf_status ply_parse_header(cursor *c, const char *path, ply_layout *L, c
         } else if (strcmp(tok[0], "property") == 0) {
             if (n >= 2 && strcmp(tok[1], "list") == 0) {
                 if (L->in_vertex) {
-                    set_error(err, err_size, "'%s': unsupported PLY layout: list property in 'vertex'",
-                              path);
+                    set_error(err, err_size,
+                              "'%s': unsupported PLY layout: list property in 'vertex'", path);
                     return PBF_ERR_UNSUPPORTED;
                 }
                 L->other_has_list = 1;
@@ -562,7 +568,8 @@ static pbf_status read_ply(cursor *c, const char *path, pbf_particles *out, char
     pbf_status s = ply_parse_header(c, path, &L, err, err_size);
     if (s != PBF_OK) return s;
     size_t avail = c->size - c->pos;
-    if (L.skip_before > avail || (L.stride != 0 && (size_t)L.count > (avail - L.skip_before) / L.stride)) {
+    if (L.skip_before > avail ||
+        (L.stride != 0 && (size_t)L.count > (avail - L.skip_before) / L.stride)) {
         set_error(err, err_size,
                   "'%s': truncated: %d vertices need %zu bytes of data, the file has %zu", path,
                   L.count, L.skip_before + (size_t)L.count * L.stride, avail);
@@ -597,10 +604,13 @@ static pbf_status read_ply(cursor *c, const char *path, pbf_particles *out, char
 /* ---- legacy VTK --------------------------------------------------------------------------- */
 
 static value_type vtk_type(const char *s) {
-    static const struct { const char *name; value_type t; } names[] = {
-        {"char", T_I8},           {"unsigned_char", T_U8}, {"short", T_I16},
-        {"unsigned_short", T_U16}, {"int", T_I32},         {"unsigned_int", T_U32},
-        {"vtkIdType", T_I32},      {"float", T_F32},       {"double", T_F64}};
+    static const struct {
+        const char *name;
+        value_type t;
+    } names[] = {
+        {"char", T_I8},   {"unsigned_char", T_U8}, {"short", T_I16},     {"unsigned_short", T_U16},
+        {"int", T_I32},   {"unsigned_int", T_U32}, {"vtkIdType", T_I32}, {"float", T_F32},
+        {"double", T_F64}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
         if (strcmp(s, names[i].name) == 0) return names[i].t;
     return T_NONE;
@@ -633,11 +643,12 @@ static int vtk_next(cursor *c, char *line, size_t line_size, char **tok, int max
 enum { VTK_DENSITY = 1, VTK_ID = 2, VTK_VELOCITY = 4 };
 
 /* Stores one named per-point array if it is one we know; returns which one (0 if none). */
-static int vtk_store(pbf_particles *out, const char *name, const unsigned char *data,
-                     value_type t, int comps) {
+static int vtk_store(pbf_particles *out, const char *name, const unsigned char *data, value_type t,
+                     int comps) {
     int size = type_size(t);
     if (strcmp(name, "density") == 0 && comps == 1) {
-        for (int i = 0; i < out->count; ++i) out->densities[i] = get_float(data + (size_t)i * size, t, 1);
+        for (int i = 0; i < out->count; ++i)
+            out->densities[i] = get_float(data + (size_t)i * size, t, 1);
         return VTK_DENSITY;
     }
     if (strcmp(name, "id") == 0 && comps == 1) {
@@ -694,31 +705,34 @@ static pbf_status read_vtk(cursor *c, const char *path, pbf_particles *out, char
         return PBF_ERR_PARSE;
     }
     if (n < 2 || strcmp(tok[0], "DATASET") != 0 || strcmp(tok[1], "POLYDATA") != 0) {
-        set_error(err, err_size, "'%s': unsupported VTK dataset (only DATASET POLYDATA is read)", path);
+        set_error(err, err_size, "'%s': unsupported VTK dataset (only DATASET POLYDATA is read)",
+                  path);
         return PBF_ERR_UNSUPPORTED;
     }
     int have_points = 0;
-    int attribute_count = -1;  /* tuples per array in the current POINT_DATA / CELL_DATA */
-    int point_data = 0;        /* the current attribute section is POINT_DATA */
-    int found = 0;             /* VTK_DENSITY | VTK_ID | VTK_VELOCITY seen */
+    int attribute_count = -1; /* tuples per array in the current POINT_DATA / CELL_DATA */
+    int point_data = 0; /* the current attribute section is POINT_DATA */
+    int found = 0; /* VTK_DENSITY | VTK_ID | VTK_VELOCITY seen */
     for (;;) {
         n = vtk_next(c, line, sizeof line, tok, 8);
         if (n == 0) break;
         if (n < 0) {
-            set_error(err, err_size, "'%s': malformed VTK file (binary data where a keyword was expected)",
-                      path);
+            set_error(err, err_size,
+                      "'%s': malformed VTK file (binary data where a keyword was expected)", path);
             return PBF_ERR_PARSE;
         }
         const char *key = tok[0];
         if (strcmp(key, "POINTS") == 0) {
             int count = 0;
             value_type t = n >= 3 ? vtk_type(tok[2]) : T_NONE;
-            if (have_points || n < 3 || !parse_count(tok[1], &count) || (t != T_F32 && t != T_F64)) {
-                set_error(err, err_size, "'%s': bad POINTS line (float or double points expected)", path);
+            if (have_points || n < 3 || !parse_count(tok[1], &count) ||
+                (t != T_F32 && t != T_F64)) {
+                set_error(err, err_size, "'%s': bad POINTS line (float or double points expected)",
+                          path);
                 return PBF_ERR_PARSE;
             }
-            const unsigned char *data = vtk_take(c, 3 * (size_t)count, (size_t)type_size(t), path,
-                                                 "POINTS", err, err_size);
+            const unsigned char *data =
+                vtk_take(c, 3 * (size_t)count, (size_t)type_size(t), path, "POINTS", err, err_size);
             if (data == NULL) return PBF_ERR_PARSE;
             if (particles_alloc(out, count) != PBF_OK) {
                 set_error(err, err_size, "'%s': out of memory for %d particles", path, count);
@@ -735,7 +749,8 @@ static pbf_status read_vtk(cursor *c, const char *path, pbf_particles *out, char
                 set_error(err, err_size, "'%s': bad %s line", path, key);
                 return PBF_ERR_PARSE;
             }
-            if (vtk_take(c, (size_t)size, 4, path, key, err, err_size) == NULL) return PBF_ERR_PARSE;
+            if (vtk_take(c, (size_t)size, 4, path, key, err, err_size) == NULL)
+                return PBF_ERR_PARSE;
         } else if (strcmp(key, "POINT_DATA") == 0 || strcmp(key, "CELL_DATA") == 0) {
             if (n < 2 || !parse_count(tok[1], &attribute_count)) {
                 set_error(err, err_size, "'%s': bad %s line", path, key);
@@ -786,10 +801,12 @@ static pbf_status read_vtk(cursor *c, const char *path, pbf_particles *out, char
                 }
                 char name[256];
                 snprintf(name, sizeof name, "%s", tok[0]);
-                const unsigned char *data = vtk_take(c, (size_t)comps * (size_t)tuples,
-                                                     (size_t)type_size(t), path, name, err, err_size);
+                const unsigned char *data =
+                    vtk_take(c, (size_t)comps * (size_t)tuples, (size_t)type_size(t), path, name,
+                             err, err_size);
                 if (data == NULL) return PBF_ERR_PARSE;
-                if (point_data && tuples == out->count) found |= vtk_store(out, name, data, t, comps);
+                if (point_data && tuples == out->count)
+                    found |= vtk_store(out, name, data, t, comps);
             }
         } else {
             set_error(err, err_size, "'%s': unsupported VTK section '%s'", path, key);

@@ -108,15 +108,21 @@ pbf_status pbf_export_diffuse_write_vtu(const pbf_world *world, const char *path
 
 /* ---- reading back ------------------------------------------------------------------------- */
 
-static const char *const header_lines[] = {
-    "ply", "format binary_little_endian 1.0", NULL /* comments, then element vertex N */,
-    "property float x", "property float y", "property float z", "property float vx",
-    "property float vy", "property float vz", "property uchar kind", "property float lifetime",
-    "end_header"};
+static const char *const header_lines[] = {"ply",
+                                           "format binary_little_endian 1.0",
+                                           NULL /* comments, then element vertex N */,
+                                           "property float x",
+                                           "property float y",
+                                           "property float z",
+                                           "property float vx",
+                                           "property float vy",
+                                           "property float vz",
+                                           "property uchar kind",
+                                           "property float lifetime",
+                                           "end_header"};
 
 static float get_le32(const unsigned char *p) {
-    uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                 (uint32_t)p[3] << 24;
+    uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     float f;
     memcpy(&f, &u, 4);
     return f;
@@ -162,14 +168,14 @@ pbf_status pbf_export_diffuse_read(const char *path, pbf_diffuse_particles *out,
         if (header_lines[k] == NULL) { /* comments, then the vertex count */
             while (got && strncmp(line, "comment", 7) == 0) got = header_line(f, line, sizeof line);
             char extra;
-            if (got && (sscanf(line, "element vertex %d %c", &n, &extra) != 1 || n < 0))
-                got = 0;
+            if (got && (sscanf(line, "element vertex %d %c", &n, &extra) != 1 || n < 0)) got = 0;
             if (!got) {
                 fclose(f);
                 if (err && err_size)
                     snprintf(err, err_size,
                              "'%s': not a diffuse-particle file: expected 'element vertex N' "
-                             "after the format line", path);
+                             "after the format line",
+                             path);
                 return PBF_ERR_PARSE;
             }
             continue;
@@ -179,7 +185,8 @@ pbf_status pbf_export_diffuse_read(const char *path, pbf_diffuse_particles *out,
             if (err && err_size)
                 snprintf(err, err_size,
                          "'%s': not a diffuse-particle file as pbf writes it: expected header "
-                         "line '%s'", path, header_lines[k]);
+                         "line '%s'",
+                         path, header_lines[k]);
             return PBF_ERR_PARSE;
         }
     }
@@ -201,8 +208,10 @@ pbf_status pbf_export_diffuse_read(const char *path, pbf_diffuse_particles *out,
         size_t m = count - start < CHUNK ? count - start : CHUNK;
         if (fread(buf, RECORD, m, f) != m) {
             if (err && err_size)
-                snprintf(err, err_size, "'%s': truncated: %d diffuse particles need %zu bytes of "
-                         "data", path, n, count * RECORD);
+                snprintf(err, err_size,
+                         "'%s': truncated: %d diffuse particles need %zu bytes of "
+                         "data",
+                         path, n, count * RECORD);
             st = PBF_ERR_PARSE;
             break;
         }
@@ -217,8 +226,10 @@ pbf_status pbf_export_diffuse_read(const char *path, pbf_diffuse_particles *out,
             out->lifetimes[j] = get_le32(src + 25);
             if (src[24] > PBF_DIFFUSE_BUBBLE) {
                 if (err && err_size)
-                    snprintf(err, err_size, "'%s': diffuse particle %zu has kind %d (expected 0 "
-                             "spray, 1 foam or 2 bubble)", path, j, src[24]);
+                    snprintf(err, err_size,
+                             "'%s': diffuse particle %zu has kind %d (expected 0 "
+                             "spray, 1 foam or 2 bubble)",
+                             path, j, src[24]);
                 st = PBF_ERR_PARSE;
                 break;
             }

@@ -67,8 +67,9 @@ pbf_status pbf_export_solids_write(const pbf_world *world, pbf_format format, co
                                    char *err, size_t err_size) {
     if (world == NULL || path == NULL || (format != PBF_FORMAT_PLY && format != PBF_FORMAT_VTK)) {
         if (err != NULL && err_size > 0)
-            snprintf(err, err_size, "pbf_export_solids_write: needs a world, a path and exactly "
-                                    "one of PLY or VTK");
+            snprintf(err, err_size,
+                     "pbf_export_solids_write: needs a world, a path and exactly "
+                     "one of PLY or VTK");
         return PBF_ERR_INVALID_ARG;
     }
     const int meshes = pbf_world_mesh_count(world);
@@ -83,23 +84,28 @@ pbf_status pbf_export_solids_write(const pbf_world *world, pbf_format format, co
     const int be = format == PBF_FORMAT_VTK;
     buffer b = {0};
     if (!be) {
-        put_text(&b, "ply\nformat binary_little_endian 1.0\n"
-                     "comment written by pbf %s: mesh solids at t = %.9g s\n",
+        put_text(&b,
+                 "ply\nformat binary_little_endian 1.0\n"
+                 "comment written by pbf %s: mesh solids at t = %.9g s\n",
                  PBF_VERSION_STRING, pbf_world_time(world));
         for (int i = 0; i < meshes; ++i) {
             pbf_mesh_solid_state s = pbf_world_mesh_state(world, i);
-            put_text(&b, "comment solid %d %s position %.9g %.9g %.9g orientation %.9g %.9g %.9g "
-                         "%.9g\n", i, base_name(pbf_world_get_mesh_def(world, i)->path),
-                     (double)s.position.x, (double)s.position.y, (double)s.position.z,
-                     (double)s.orientation[0], (double)s.orientation[1],
-                     (double)s.orientation[2], (double)s.orientation[3]);
+            put_text(&b,
+                     "comment solid %d %s position %.9g %.9g %.9g orientation %.9g %.9g %.9g "
+                     "%.9g\n",
+                     i, base_name(pbf_world_get_mesh_def(world, i)->path), (double)s.position.x,
+                     (double)s.position.y, (double)s.position.z, (double)s.orientation[0],
+                     (double)s.orientation[1], (double)s.orientation[2], (double)s.orientation[3]);
         }
-        put_text(&b, "element vertex %lld\nproperty float x\nproperty float y\nproperty float z\n"
-                     "element face %lld\nproperty list uchar int vertex_indices\n"
-                     "property int solid\nend_header\n", vertices, triangles);
+        put_text(&b,
+                 "element vertex %lld\nproperty float x\nproperty float y\nproperty float z\n"
+                 "element face %lld\nproperty list uchar int vertex_indices\n"
+                 "property int solid\nend_header\n",
+                 vertices, triangles);
     } else {
-        put_text(&b, "# vtk DataFile Version 3.0\npbf %s mesh solids at t = %.9g s\nBINARY\n"
-                     "DATASET POLYDATA\nFIELD FieldData 3\ntime 1 1 float\n",
+        put_text(&b,
+                 "# vtk DataFile Version 3.0\npbf %s mesh solids at t = %.9g s\nBINARY\n"
+                 "DATASET POLYDATA\nFIELD FieldData 3\ntime 1 1 float\n",
                  PBF_VERSION_STRING, pbf_world_time(world));
         float t = (float)pbf_world_time(world);
         put_u32(&b, &t, 1);

@@ -32,7 +32,13 @@ static void put_le(unsigned char *dst, uint64_t u, int bytes) {
 
 /* The appended block's arrays, in file order. */
 enum {
-    A_POINTS, A_VELOCITY, A_DENSITY, A_ID, A_CONNECTIVITY, A_OFFSETS, A_TYPES,
+    A_POINTS,
+    A_VELOCITY,
+    A_DENSITY,
+    A_ID,
+    A_CONNECTIVITY,
+    A_OFFSETS,
+    A_TYPES,
     A_PHASE, /* only for a world of several fluids */
     A_COUNT
 };
@@ -119,8 +125,8 @@ void pbf__write_vtu(atomic_file *af, const pbf_particles *p) {
     pbf__atomic_printf(af, "\n  </AppendedData>\n</VTKFile>\n");
 }
 
-PBF_API pbf_status pbf_export_surface_write_vtu(const pbf_mesh *mesh, const char *path,
-                                                char *err, size_t err_size) {
+PBF_API pbf_status pbf_export_surface_write_vtu(const pbf_mesh *mesh, const char *path, char *err,
+                                                size_t err_size) {
     if (mesh == NULL || path == NULL || mesh->vertex_count < 0 || mesh->triangle_count < 0) {
         set_error(err, err_size, "pbf_export_surface_write_vtu: invalid mesh or path");
         return PBF_ERR_INVALID_ARG;
@@ -157,19 +163,18 @@ PBF_API pbf_status pbf_export_write_pvtu(const char *path, const char *const *pi
     pbf_status status = pbf__atomic_open(&af, path, err, err_size);
     if (status != PBF_OK) return status;
     pbf__atomic_printf(
-        &af,
-        "<?xml version=\"1.0\"?>\n"
-        "<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
-        "header_type=\"UInt64\">\n"
-        "  <PUnstructuredGrid GhostLevel=\"0\">\n"
-        "    <PPointData Scalars=\"density\" Vectors=\"velocity\">\n"
-        "      <PDataArray type=\"Float32\" Name=\"velocity\" NumberOfComponents=\"3\"/>\n"
-        "      <PDataArray type=\"Float32\" Name=\"density\"/>\n"
-        "      <PDataArray type=\"Int32\" Name=\"id\"/>\n"
-        "    </PPointData>\n"
-        "    <PPoints>\n"
-        "      <PDataArray type=\"Float32\" Name=\"Points\" NumberOfComponents=\"3\"/>\n"
-        "    </PPoints>\n");
+        &af, "<?xml version=\"1.0\"?>\n"
+             "<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+             "header_type=\"UInt64\">\n"
+             "  <PUnstructuredGrid GhostLevel=\"0\">\n"
+             "    <PPointData Scalars=\"density\" Vectors=\"velocity\">\n"
+             "      <PDataArray type=\"Float32\" Name=\"velocity\" NumberOfComponents=\"3\"/>\n"
+             "      <PDataArray type=\"Float32\" Name=\"density\"/>\n"
+             "      <PDataArray type=\"Int32\" Name=\"id\"/>\n"
+             "    </PPointData>\n"
+             "    <PPoints>\n"
+             "      <PDataArray type=\"Float32\" Name=\"Points\" NumberOfComponents=\"3\"/>\n"
+             "    </PPoints>\n");
     for (int i = 0; i < count; ++i) {
         pbf__atomic_printf(&af, "    <Piece Source=\"");
         write_attr(&af, pieces[i]);
@@ -207,8 +212,10 @@ PBF_API pbf_status pbf_export_write_pvd_parts(const char *path, const pbf_pvd_en
     }
     for (int i = 0; i < count; ++i)
         if (entries[i].file == NULL || entries[i].part < 0) {
-            set_error(err, err_size, "pbf_export_write_pvd_parts: entry %d has no file or a "
-                                     "negative part", i);
+            set_error(err, err_size,
+                      "pbf_export_write_pvd_parts: entry %d has no file or a "
+                      "negative part",
+                      i);
             return PBF_ERR_INVALID_ARG;
         }
     atomic_file af;

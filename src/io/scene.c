@@ -46,24 +46,24 @@ static pbf_status invalid_json(const scene_ctx *c, const char *text, const char 
         scene_set_message(c->err, c->err_size, "%s:%d:%d: invalid JSON near end of input",
                           c->source, line, col);
     else
-        scene_set_message(c->err, c->err_size, "%s:%d:%d: invalid JSON near '%s'", c->source,
-                          line, col, near);
+        scene_set_message(c->err, c->err_size, "%s:%d:%d: invalid JSON near '%s'", c->source, line,
+                          col, near);
     return PBF_ERR_PARSE;
 }
 
 pbf_status pbf_scene_parse(const char *json, const char *source, const char *const *overrides,
                            int override_count, pbf_scene *out, char *err, size_t err_size) {
     if (err != NULL && err_size > 0) err[0] = '\0';
-    scene_ctx c = {source != NULL ? source : "<string>", err, err_size, overrides, override_count,
-                   NULL};
+    scene_ctx c = {
+        source != NULL ? source : "<string>", err, err_size, overrides, override_count, NULL};
     if (json == NULL || out == NULL || override_count < 0 || (override_count > 0 && !overrides))
         return scene_fail(&c, PBF_ERR_INVALID_ARG, NULL,
                           "pbf_scene_parse: json and out must not be NULL, and overrides must hold "
                           "override_count strings");
     for (int i = 0; i < override_count; ++i)
         if (overrides[i] == NULL)
-            return scene_fail(&c, PBF_ERR_INVALID_ARG, NULL,
-                              "pbf_scene_parse: override %d is NULL", i);
+            return scene_fail(&c, PBF_ERR_INVALID_ARG, NULL, "pbf_scene_parse: override %d is NULL",
+                              i);
 
     /* Editors on some systems start files with a UTF-8 byte order mark; JSON text must not. */
     const char *text = strncmp(json, "\xEF\xBB\xBF", 3) == 0 ? json + 3 : json;
@@ -125,7 +125,7 @@ static pbf_status read_file(const char *path, char **out, char *err, size_t err_
     text[len] = '\0';
     if (strlen(text) != len) {
         scene_set_message(err, err_size, "%s: not a text file (a NUL byte at offset %zu)", path,
-                    strlen(text));
+                          strlen(text));
         free(text);
         return PBF_ERR_PARSE;
     }
@@ -164,16 +164,13 @@ static const char DEFAULT_SCENE_JSON[] =
     "  \"output\": {\"dir\": \"out/dam_break\", \"format\": [\"ply\"]}\n"
     "}\n";
 
-const char *pbf_scene_default_json(void) {
-    return DEFAULT_SCENE_JSON;
-}
+const char *pbf_scene_default_json(void) { return DEFAULT_SCENE_JSON; }
 
 pbf_status pbf_scene_default(const char *const *overrides, int override_count, pbf_scene *out,
                              char *err, size_t err_size) {
     return pbf_scene_parse(DEFAULT_SCENE_JSON, "<built-in>", overrides, override_count, out, err,
                            err_size);
 }
-
 
 /* =============================================================================================
  * World, count */
@@ -218,8 +215,7 @@ static pbf_status add_settled_block(const pbf_scene *scene, int i, pbf_world *wo
     pbf_world_def def = scene->world;
     def.domain_min = b->min;
     def.domain_max = b->max;
-    for (int w = 0; w < PBF_WALL_COUNT; ++w)
-        def.wall_motion[w].amplitude = 0.0f; /* static */
+    for (int w = 0; w < PBF_WALL_COUNT; ++w) def.wall_motion[w].amplitude = 0.0f; /* static */
     char why[PBF_ERROR_SIZE] = "";
     pbf_world *box = NULL;
     pbf_status status = pbf_world_create(&def, &box, why, sizeof why);
@@ -297,7 +293,7 @@ pbf_status pbf_scene_create_world(const pbf_scene *scene, pbf_world **out, char 
         status = pbf_world_add_collider(world, &scene->colliders[i]);
         if (status != PBF_OK) {
             scene_set_message(err, err_size, "%s: colliders[%d]: %s", scene->source, i,
-                        pbf_world_error(world));
+                              pbf_world_error(world));
             pbf_world_destroy(world);
             return status;
         }
@@ -361,7 +357,7 @@ uint32_t pbf_scene_features(const pbf_scene *s) {
         m |= 1u << (s->probes[k].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES
                                                          : PBF_FEATURE_PROBES);
     for (int k = 0; k < s->mesh_count; ++k)
-        m |= 1u << (s->meshes[k].sink                            ? PBF_FEATURE_SINKS
+        m |= 1u << (s->meshes[k].sink                          ? PBF_FEATURE_SINKS
                     : s->meshes[k].motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
                                                                : PBF_FEATURE_MESHES);
     if (s->emitter_count > 0 || s->capacity > 0) m |= 1u << PBF_FEATURE_EMITTERS;

@@ -37,8 +37,8 @@ static void warn(report *r, const char *fmt, ...) {
     if (r->out == NULL || r->size == 0) return;
     size_t used = strnlen(r->out, r->size);
     if (used + 1 >= r->size) return;
-    int n = snprintf(r->out + used, r->size - used, "%s%s: ", used > 0 ? "\n" : "",
-                     r->scene->source);
+    int n =
+        snprintf(r->out + used, r->size - used, "%s%s: ", used > 0 ? "\n" : "", r->scene->source);
     if (n < 0 || (size_t)n >= r->size - used) return;
     used += (size_t)n;
     va_list ap;
@@ -113,8 +113,8 @@ static pbf_status check_time_step(report *r, char *err, size_t err_size) {
                  "mostly 'domain.walls.%s' (amplitude and period), %.3g m/s at its fastest",
                  WALL_KEYS[wall], v_wall);
     else
-        snprintf(cause, sizeof cause, "mostly a fall of %.3g m under 'gravity', %.3g m/s",
-                 height, v_fall);
+        snprintf(cause, sizeof cause, "mostly a fall of %.3g m under 'gravity', %.3g m/s", height,
+                 v_fall);
     int need = to_int(ceil(v_ref / (h * fps)));
     warn(r,
          "'time.substeps' = %d at 'time.fps' = %g is too coarse: the fastest expected particle "

@@ -13,9 +13,9 @@
 
 typedef struct row {
     pbf_scene_key_info info;
-    int group;    /* the typed object it belongs to (0: none), for merging its types' rows */
+    int group; /* the typed object it belongs to (0: none), for merging its types' rows */
     int variants; /* how many types list it */
-    int order;    /* of its table's first row: rows are handed out table by table */
+    int order; /* of its table's first row: rows are handed out table by table */
 } row;
 
 typedef struct walk {
@@ -29,25 +29,17 @@ typedef struct walk {
 
 static const char *type_text(const scene_key *k) {
     switch (k->kind) {
-    case SCENE_FLOAT:
-        return "number";
+    case SCENE_FLOAT: return "number";
     case SCENE_INT:
-    case SCENE_UINT32:
-        return "integer";
-    case SCENE_BOOL:
-        return "boolean";
-    case SCENE_VEC3:
-        return "[x, y, z]";
+    case SCENE_UINT32: return "integer";
+    case SCENE_BOOL: return "boolean";
+    case SCENE_VEC3: return "[x, y, z]";
     case SCENE_CHOICE:
-    case SCENE_STRING:
-        return "string";
-    case SCENE_FLAGS:
-        return "array of strings";
+    case SCENE_STRING: return "string";
+    case SCENE_FLAGS: return "array of strings";
     case SCENE_OBJECT:
-    case SCENE_OPTIONAL:
-        return "object";
-    case SCENE_LIST:
-        return "array of objects";
+    case SCENE_OPTIONAL: return "object";
+    case SCENE_LIST: return "array of objects";
     }
     return "";
 }
@@ -56,7 +48,10 @@ static const char *type_text(const scene_key *k) {
 static void quoted_names(char *buf, size_t size, const scene_key *k, const char *last_join) {
     for (int i = 0; i < k->name_count; ++i)
         scene_append(buf, size, "%s\"%s\"",
-                     i == 0 ? "" : i + 1 == k->name_count ? last_join : ", ", k->names[i]);
+                     i == 0                   ? ""
+                     : i + 1 == k->name_count ? last_join
+                                              : ", ",
+                     k->names[i]);
 }
 
 static void range_text(char *buf, size_t size, const scene_key *k) {
@@ -65,23 +60,15 @@ static void range_text(char *buf, size_t size, const scene_key *k) {
     case SCENE_FLOAT:
     case SCENE_INT:
     case SCENE_UINT32:
-    case SCENE_VEC3:
-        scene_describe_range(buf, size, k->range);
-        break;
-    case SCENE_BOOL:
-        scene_set_message(buf, size, "true or false");
-        break;
-    case SCENE_CHOICE:
-        quoted_names(buf, size, k, " or ");
-        break;
+    case SCENE_VEC3: scene_describe_range(buf, size, k->range); break;
+    case SCENE_BOOL: scene_set_message(buf, size, "true or false"); break;
+    case SCENE_CHOICE: quoted_names(buf, size, k, " or "); break;
     case SCENE_FLAGS:
         scene_set_message(buf, size, "each of ");
         quoted_names(buf, size, k, ", ");
         scene_append(buf, size, " at most once");
         break;
-    case SCENE_STRING:
-        scene_set_message(buf, size, "1 to %zu characters", k->size - 1);
-        break;
+    case SCENE_STRING: scene_set_message(buf, size, "1 to %zu characters", k->size - 1); break;
     case SCENE_OBJECT:
         if (k->table->each != NULL) {
             scene_set_message(buf, size, "keys");
@@ -89,8 +76,7 @@ static void range_text(char *buf, size_t size, const scene_key *k) {
                 scene_append(buf, size, " %s", k->table->keys[i].name);
         }
         break;
-    case SCENE_OPTIONAL:
-        break;
+    case SCENE_OPTIONAL: break;
     case SCENE_LIST:
         if (k->range.lo <= 0.0)
             scene_set_message(buf, size, "at most %.0f", k->range.hi);
@@ -109,12 +95,8 @@ static void default_text(char *buf, size_t size, const scene_key *k, const void 
     const char *src = (const char *)def + k->offset;
     buf[0] = '\0';
     switch (k->kind) {
-    case SCENE_FLOAT:
-        number_text(buf, size, *(const float *)src);
-        break;
-    case SCENE_INT:
-        scene_set_message(buf, size, "%d", *(const int *)src);
-        break;
+    case SCENE_FLOAT: number_text(buf, size, *(const float *)src); break;
+    case SCENE_INT: scene_set_message(buf, size, "%d", *(const int *)src); break;
     case SCENE_UINT32:
         scene_set_message(buf, size, "%lu", (unsigned long)*(const uint32_t *)src);
         break;
@@ -145,15 +127,12 @@ static void default_text(char *buf, size_t size, const scene_key *k, const void 
         scene_append(buf, size, "]");
         break;
     }
-    case SCENE_STRING:
-        scene_set_message(buf, size, "\"%s\"", src);
-        break;
+    case SCENE_STRING: scene_set_message(buf, size, "\"%s\"", src); break;
     case SCENE_LIST:
         if (*(const int *)((const char *)def + k->count) == 0) scene_set_message(buf, size, "[]");
         break;
     case SCENE_OBJECT:
-    case SCENE_OPTIONAL:
-        break;
+    case SCENE_OPTIONAL: break;
     }
 }
 

@@ -96,7 +96,8 @@ static const scene_key MATERIAL_KEYS[] = {
               "rest density ρ0; a particle's mass is ρ0 (2r)^3. Any two materials at most "
               "6:1 apart (the measured range, docs/physics.md)"),
     KEY_FLOAT("xsph", pbf_scene_material, phase.xsph, CLOSED(0.0, 1.0), "",
-              "XSPH viscosity c of this fluid (replaces solver.xsph for its particles; the implicit viscosity is fluid.viscosity, in m^2/s)"),
+              "XSPH viscosity c of this fluid (replaces solver.xsph for its particles; the "
+              "implicit viscosity is fluid.viscosity, in m^2/s)"),
     KEY_FLOAT("surface_tension", pbf_scene_material, surface_tension, CLOSED(0.0, 10.0), "N/m",
               "surface tension σ as fluid.surface_tension; the same for every material (for now)"),
     KEY_FLOAT("gravity_scale", pbf_scene_material, phase.gravity_scale, CLOSED(-10.0, 10.0), "",
@@ -182,12 +183,12 @@ static const char *const COLLIDER_NAMES[] = {"sphere", "box", "capsule"};
 #define COLLIDER_RADIUS_KEY                                                                        \
     KEY_FLOAT("radius", pbf_collider_def, radius, ABOVE(0.0), "m", "the radius")
 #define COLLIDER_MATERIAL_KEYS                                                                     \
-    KEY_FLOAT("adhesion", pbf_collider_def, adhesion, CLOSED(0.0, 10.0), "N/m",                   \
-              "work of adhesion with the fluid, as domain.adhesion"),                             \
-        KEY_FLOAT("friction", pbf_collider_def, friction, CLOSED(0.0, 10.0), "",                  \
+    KEY_FLOAT("adhesion", pbf_collider_def, adhesion, CLOSED(0.0, 10.0), "N/m",                    \
+              "work of adhesion with the fluid, as domain.adhesion"),                              \
+        KEY_FLOAT("friction", pbf_collider_def, friction, CLOSED(0.0, 10.0), "",                   \
                   "Coulomb friction coefficient μ, as domain.friction")
-static const scene_key SPHERE_KEYS[] = {COLLIDER_TYPE_KEY, COLLIDER_CENTER_KEY,
-                                        COLLIDER_RADIUS_KEY, COLLIDER_MATERIAL_KEYS};
+static const scene_key SPHERE_KEYS[] = {COLLIDER_TYPE_KEY, COLLIDER_CENTER_KEY, COLLIDER_RADIUS_KEY,
+                                        COLLIDER_MATERIAL_KEYS};
 static const scene_key BOX_KEYS[] = {
     COLLIDER_TYPE_KEY,
     COLLIDER_CENTER_KEY,
@@ -242,14 +243,12 @@ static const scene_key TOOL_PATH_KEYS[] = {
                "\"linear\": straight segments at constant speed; \"smooth\": a monotone cubic "
                "through the keys (PCHIP: continuous speed, at rest at the end keys, at turns and "
                "at waits, never past a key)"),
-    KEY_LIST("keys", pbf_tool_def, keys, key_count, CLOSED(1.0, PBF_TOOL_MAX_KEYS),
-             TOOL_KEY_TABLE,
+    KEY_LIST("keys", pbf_tool_def, keys, key_count, CLOSED(1.0, PBF_TOOL_MAX_KEYS), TOOL_KEY_TABLE,
              "the centre over time; before the first key the tool waits there, after the last "
              "it stays at the last",
              .required = 1),
 };
-static const scene_table TOOL_PATH_TABLE = {TABLE(TOOL_PATH_KEYS),
-                                            .check = scene_tool_path_check};
+static const scene_table TOOL_PATH_TABLE = {TABLE(TOOL_PATH_KEYS), .check = scene_tool_path_check};
 
 #define TOOL_MOTION_KEY                                                                            \
     KEY_CHOICE("motion", pbf_tool_def, motion, TOOL_MOTION_NAMES,                                  \
@@ -300,12 +299,13 @@ static const scene_table TOOL_FREE_TABLE = {TABLE(TOOL_FREE_KEYS), .what = "for 
 static const scene_table *const TOOL_VARIANTS[] = {&TOOL_KINEMATIC_TABLE, &TOOL_FREE_TABLE};
 static const scene_table TOOL_TABLE = {.variants = TOOL_VARIANTS,
                                        .variant_count = COUNT_OF(TOOL_VARIANTS),
-                                       .defaults = scene_tool_defaults, .own_doc_table = 1};
+                                       .defaults = scene_tool_defaults,
+                                       .own_doc_table = 1};
 
 /* ---- solver ------------------------------------------------------------------------------- */
 
 static const char *const NEIGHBOR_MODE_NAMES[] = {"list", "cells"}; /* by pbf_neighbor_mode */
-static const char *const BACKEND_NAMES[] = {"cpu", "cuda"};         /* by pbf_backend */
+static const char *const BACKEND_NAMES[] = {"cpu", "cuda"}; /* by pbf_backend */
 
 static const scene_key SCORR_KEYS[] = {
     KEY_FLOAT("k", pbf_scene, world.solver.scorr_k, CLOSED(0.0, 1.0), "",
@@ -458,27 +458,21 @@ static const scene_key PROBE_LEVEL_KEYS[] = {
     KEY_FLOAT("fraction", pbf_probe_def, fraction, OPEN(0.0, 1.0), "",
               "the interpolated fluid fraction read as the surface (docs/validation.md, Probes)"),
 };
-static const scene_table PROBE_HEIGHT_TABLE = {TABLE(PROBE_HEIGHT_KEYS),
-                                               .what = "for a height probe",
-                                               .init = scene_probe_init,
-                                               .check = scene_probe_check};
-static const scene_table PROBE_FRONT_TABLE = {TABLE(PROBE_FRONT_KEYS),
-                                              .what = "for a front probe",
-                                              .init = scene_probe_init,
-                                              .check = scene_probe_check};
-static const scene_table PROBE_FORCE_TABLE = {TABLE(PROBE_FORCE_KEYS),
-                                              .what = "for a force probe",
-                                              .init = scene_probe_init,
-                                              .check = scene_probe_check};
-static const scene_table PROBE_LEVEL_TABLE = {TABLE(PROBE_LEVEL_KEYS),
-                                              .what = "for a level probe",
-                                              .init = scene_probe_init,
-                                              .check = scene_probe_check};
+static const scene_table PROBE_HEIGHT_TABLE = {
+    TABLE(PROBE_HEIGHT_KEYS), .what = "for a height probe", .init = scene_probe_init,
+    .check = scene_probe_check};
+static const scene_table PROBE_FRONT_TABLE = {TABLE(PROBE_FRONT_KEYS), .what = "for a front probe",
+                                              .init = scene_probe_init, .check = scene_probe_check};
+static const scene_table PROBE_FORCE_TABLE = {TABLE(PROBE_FORCE_KEYS), .what = "for a force probe",
+                                              .init = scene_probe_init, .check = scene_probe_check};
+static const scene_table PROBE_LEVEL_TABLE = {TABLE(PROBE_LEVEL_KEYS), .what = "for a level probe",
+                                              .init = scene_probe_init, .check = scene_probe_check};
 static const scene_table *const PROBE_VARIANTS[] = {&PROBE_HEIGHT_TABLE, &PROBE_FRONT_TABLE,
                                                     &PROBE_FORCE_TABLE, &PROBE_LEVEL_TABLE};
 static const scene_table PROBE_TABLE = {.variants = PROBE_VARIANTS,
                                         .variant_count = COUNT_OF(PROBE_VARIANTS),
-                                        .defaults = scene_probe_defaults, .own_doc_table = 1};
+                                        .defaults = scene_probe_defaults,
+                                        .own_doc_table = 1};
 
 /* ---- meshes (include/pbf/geometry.h): one table per motion, indexed by pbf_mesh_motion ------ */
 
@@ -497,8 +491,8 @@ static const scene_table MESH_KEY_TABLE = {TABLE(MESH_KEY_KEYS), .check = scene_
 
 #define MESH_MOTION_KEY                                                                            \
     KEY_CHOICE("motion", pbf_mesh_def, motion, MESH_MOTION_NAMES,                                  \
-               "\"static\"; \"kinematic\": moved by its keys (forces are measured, they do not "     \
-               "move it); \"floating\": a rigid body under gravity and the fluid's force. It "       \
+               "\"static\"; \"kinematic\": moved by its keys (forces are measured, they do not "   \
+               "move it); \"floating\": a rigid body under gravity and the fluid's force. It "     \
                "decides which other keys are allowed")
 #define MESH_FILE_KEY                                                                              \
     KEY_STRING("file", pbf_mesh_def, path,                                                         \
@@ -506,19 +500,20 @@ static const scene_table MESH_KEY_TABLE = {TABLE(MESH_KEY_KEYS), .check = scene_
                .required = 1)
 #define MESH_SCALE_KEY                                                                             \
     KEY_VEC3("scale", pbf_mesh_def, scale, ABOVE(0.0), "",                                         \
-             "scale per axis, applied first (one number scales all three)",                       \
+             "scale per axis, applied first (one number scales all three)",                        \
              .read = scene_mesh_scale)
 #define MESH_ROTATION_KEY(written_)                                                                \
     KEY_VEC3("rotation", pbf_mesh_def, rotation, ANY_VALUE, "deg",                                 \
              "rotation about x, then y, then z (after the scale)", .written = written_)
 #define MESH_POSITION_KEY(written_)                                                                \
     KEY_VEC3("position", pbf_mesh_def, position, ANY_VALUE, "m",                                   \
-             "translation (after the rotation): x_world = R (S x_file) + position",               \
+             "translation (after the rotation): x_world = R (S x_file) + position",                \
              .written = written_)
 #define MESH_ROLE_KEY                                                                              \
-    KEY_CHOICE("role", pbf_mesh_def, role, MESH_ROLE_NAMES,                                        \
-               "\"obstacle\": the solid is inside the mesh; \"container\": the fluid is (a closed "  \
-               "tank; a glass with walls is an obstacle)")
+    KEY_CHOICE(                                                                                    \
+        "role", pbf_mesh_def, role, MESH_ROLE_NAMES,                                               \
+        "\"obstacle\": the solid is inside the mesh; \"container\": the fluid is (a closed "       \
+        "tank; a glass with walls is an obstacle)")
 #define MESH_CELL_KEY                                                                              \
     KEY_FLOAT("cell", pbf_mesh_def, cell, AT_LEAST(0.0), "m",                                      \
               "node spacing of its distance field and density map (docs/physics.md); 0: the "      \
@@ -535,15 +530,9 @@ static const scene_table MESH_KEY_TABLE = {TABLE(MESH_KEY_KEYS), .check = scene_
              "removed (counted as flow.sinks' are); role must be \"obstacle\"")
 
 static const scene_key MESH_STATIC_KEYS[] = {
-    MESH_MOTION_KEY,
-    MESH_FILE_KEY,
-    MESH_SCALE_KEY,
-    MESH_ROTATION_KEY(NULL),
-    MESH_POSITION_KEY(NULL),
-    MESH_ROLE_KEY,
-    MESH_CELL_KEY,
-    MESH_CACHE_KEY,
-    MESH_SINK_KEY,
+    MESH_MOTION_KEY,         MESH_FILE_KEY,           MESH_SCALE_KEY,
+    MESH_ROTATION_KEY(NULL), MESH_POSITION_KEY(NULL), MESH_ROLE_KEY,
+    MESH_CELL_KEY,           MESH_CACHE_KEY,          MESH_SINK_KEY,
 };
 static const scene_key MESH_KINEMATIC_KEYS[] = {
     MESH_MOTION_KEY,
@@ -589,17 +578,16 @@ static const scene_key MESH_FLOATING_KEYS[] = {
 };
 static const scene_table MESH_STATIC_TABLE = {TABLE(MESH_STATIC_KEYS), .what = "for a static mesh",
                                               .check = scene_mesh_check};
-static const scene_table MESH_KINEMATIC_TABLE = {TABLE(MESH_KINEMATIC_KEYS),
-                                                 .what = "for a kinematic mesh",
-                                                 .check = scene_mesh_check};
-static const scene_table MESH_FLOATING_TABLE = {TABLE(MESH_FLOATING_KEYS),
-                                                .what = "for a floating mesh",
-                                                .check = scene_mesh_check};
+static const scene_table MESH_KINEMATIC_TABLE = {
+    TABLE(MESH_KINEMATIC_KEYS), .what = "for a kinematic mesh", .check = scene_mesh_check};
+static const scene_table MESH_FLOATING_TABLE = {
+    TABLE(MESH_FLOATING_KEYS), .what = "for a floating mesh", .check = scene_mesh_check};
 static const scene_table *const MESH_VARIANTS[] = {&MESH_STATIC_TABLE, &MESH_KINEMATIC_TABLE,
                                                    &MESH_FLOATING_TABLE};
 static const scene_table MESH_TABLE = {.variants = MESH_VARIANTS,
                                        .variant_count = COUNT_OF(MESH_VARIANTS),
-                                       .defaults = scene_mesh_defaults, .own_doc_table = 1};
+                                       .defaults = scene_mesh_defaults,
+                                       .own_doc_table = 1};
 
 /* ---- flow (include/pbf/flow.h): emitters, one table per shape, sinks, the capacity -------- */
 
@@ -611,19 +599,18 @@ static const char *const EMITTER_SHAPE_NAMES[] = {"disc", "rectangle"}; /* by pb
     KEY_VEC3("position", pbf_emitter_def, position, ANY_VALUE, "m",                                \
              "the nozzle's centre; every nozzle particle inside the domain (at least r from the "  \
              "walls) and outside the colliders"),                                                  \
-    KEY_VEC3("direction", pbf_emitter_def, direction, ANY_VALUE, "",                               \
-             "where the fluid goes (normalized; not zero); one kernel radius ahead of the "        \
-             "nozzle must be free fluid space, not a wall or a collider"),                         \
-    KEY_FLOAT("speed", pbf_emitter_def, speed, ABOVE_UP_TO(0.0, 1000.0), "m/s",                    \
-              "exit speed; volume rate = speed · area"),                                           \
-    KEY_FLOAT("start", pbf_emitter_def, start, AT_LEAST(0.0), "s", "when it starts emitting"),     \
-    KEY_FLOAT("stop", pbf_emitter_def, stop, AT_LEAST(0.0), "s",                                   \
-              "when it stops; after start", .default_doc = "never",                                \
-              .written = scene_emitter_stops),                                                     \
-    KEY_INT("material", pbf_emitter_def, phase, CLOSED(0.0, PBF_MAX_PHASES - 1),                   \
-            "the name of the material it emits (one of 'materials'; or its index)",                \
-            .default_doc = "the first material", .read = scene_material_name,                      \
-            .written = scene_emitter_has_material)
+        KEY_VEC3("direction", pbf_emitter_def, direction, ANY_VALUE, "",                           \
+                 "where the fluid goes (normalized; not zero); one kernel radius ahead of the "    \
+                 "nozzle must be free fluid space, not a wall or a collider"),                     \
+        KEY_FLOAT("speed", pbf_emitter_def, speed, ABOVE_UP_TO(0.0, 1000.0), "m/s",                \
+                  "exit speed; volume rate = speed · area"),                                       \
+        KEY_FLOAT("start", pbf_emitter_def, start, AT_LEAST(0.0), "s", "when it starts emitting"), \
+        KEY_FLOAT("stop", pbf_emitter_def, stop, AT_LEAST(0.0), "s", "when it stops; after start", \
+                  .default_doc = "never", .written = scene_emitter_stops),                         \
+        KEY_INT("material", pbf_emitter_def, phase, CLOSED(0.0, PBF_MAX_PHASES - 1),               \
+                "the name of the material it emits (one of 'materials'; or its index)",            \
+                .default_doc = "the first material", .read = scene_material_name,                  \
+                .written = scene_emitter_has_material)
 static const scene_key EMITTER_DISC_KEYS[] = {
     EMITTER_SHAPE_KEY,
     EMITTER_COMMON_KEYS,
@@ -637,12 +624,10 @@ static const scene_key EMITTER_RECTANGLE_KEYS[] = {
     KEY_FLOAT("height", pbf_emitter_def, height, ABOVE(0.0), "m",
               "size along the third axis (direction × width axis)"),
 };
-static const scene_table EMITTER_DISC_TABLE = {TABLE(EMITTER_DISC_KEYS),
-                                               .what = "for a disc emitter",
-                                               .check = scene_emitter_check};
-static const scene_table EMITTER_RECTANGLE_TABLE = {TABLE(EMITTER_RECTANGLE_KEYS),
-                                                    .what = "for a rectangle emitter",
-                                                    .check = scene_emitter_check};
+static const scene_table EMITTER_DISC_TABLE = {
+    TABLE(EMITTER_DISC_KEYS), .what = "for a disc emitter", .check = scene_emitter_check};
+static const scene_table EMITTER_RECTANGLE_TABLE = {
+    TABLE(EMITTER_RECTANGLE_KEYS), .what = "for a rectangle emitter", .check = scene_emitter_check};
 static const scene_table *const EMITTER_VARIANTS[] = {&EMITTER_DISC_TABLE,
                                                       &EMITTER_RECTANGLE_TABLE};
 static const scene_table EMITTER_TABLE = {.variants = EMITTER_VARIANTS,
@@ -660,7 +645,8 @@ static const scene_table SINK_TABLE = {TABLE(SINK_KEYS), .defaults = scene_sink_
 
 static const scene_key FLOW_KEYS[] = {
     KEY_LIST("emitters", pbf_scene, emitters, emitter_count, CLOSED(0.0, PBF_MAX_EMITTERS),
-             EMITTER_TABLE, "nozzles that add fluid: a layer each time the last one travelled one pitch (>= 2r)"),
+             EMITTER_TABLE,
+             "nozzles that add fluid: a layer each time the last one travelled one pitch (>= 2r)"),
     KEY_LIST("sinks", pbf_scene, sinks, sink_count, CLOSED(0.0, PBF_MAX_SINKS), SINK_TABLE,
              "boxes that remove the particles entering them (an outflow: past a domain face)"),
     KEY_INT("capacity", pbf_scene, capacity, CLOSED(0.0, (double)(INT_MAX / 4)),

@@ -48,8 +48,7 @@ pbf_status scene_material_check(const scene_ctx *c, const cJSON *object, const c
                               "solver keeps layers in order up to %g:1 (docs/physics.md, "
                               "\"Several fluids\")",
                               path, scene_short_float(m->phase.density), (double)(hi / lo), k,
-                              scene_short_float(o->phase.density),
-                              (double)PBF_MAX_DENSITY_RATIO);
+                              scene_short_float(o->phase.density), (double)PBF_MAX_DENSITY_RATIO);
         if (o->surface_tension != m->surface_tension)
             return scene_fail(c, PBF_ERR_INVALID_ARG, path,
                               "'%s.surface_tension' %.9g N/m differs from materials[%d]'s %.9g: "
@@ -69,8 +68,7 @@ pbf_status scene_material_name(const scene_ctx *c, const scene_key *key, const c
     int *phase = (int *)((char *)base + key->offset);
     if (s->material_count == 0)
         return scene_fail(c, PBF_ERR_INVALID_ARG, path,
-                          "'%s' names a material, but the scene has no 'materials' section",
-                          path);
+                          "'%s' names a material, but the scene has no 'materials' section", path);
     if (cJSON_IsNumber(item)) {
         double v = item->valuedouble;
         if (!(v >= 0.0 && v < s->material_count && v == floor(v)))
@@ -101,8 +99,7 @@ pbf_status scene_material_name(const scene_ctx *c, const scene_key *key, const c
 pbf_status scene_materials_apply(const scene_ctx *c, const cJSON *fluid, pbf_scene *s) {
     if (s->material_count == 0) return PBF_OK;
     const pbf_scene_material *m0 = &s->materials[0];
-    if (scene_member(fluid, "rest_density") != NULL &&
-        s->world.rest_density != m0->phase.density)
+    if (scene_member(fluid, "rest_density") != NULL && s->world.rest_density != m0->phase.density)
         return scene_fail(c, PBF_ERR_INVALID_ARG, "fluid.rest_density",
                           "'fluid.rest_density' %.9g kg/m^3 disagrees with the materials: with "
                           "materials the reference density is the first material's (%.9g); "

@@ -132,14 +132,10 @@ static pbf_status read_key(const scene_ctx *c, const scene_key *k, const cJSON *
     }
     if (k->read != NULL) return k->read(c, k, item, parent, p, base);
     switch (k->kind) {
-    case SCENE_OBJECT:
-        return read_object(c, item, p, k->table, (char *)base + k->offset, -1);
-    case SCENE_OPTIONAL:
-        return read_optional(c, k, item, p, base);
-    case SCENE_LIST:
-        return read_list(c, k, item, p, base);
-    default:
-        return scene_read_value(c, k, item, p, base);
+    case SCENE_OBJECT: return read_object(c, item, p, k->table, (char *)base + k->offset, -1);
+    case SCENE_OPTIONAL: return read_optional(c, k, item, p, base);
+    case SCENE_LIST: return read_list(c, k, item, p, base);
+    default: return scene_read_value(c, k, item, p, base);
     }
 }
 

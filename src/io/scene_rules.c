@@ -22,13 +22,9 @@ static const char AXIS_NAMES[3] = {'x', 'y', 'z'};
 static const char *const WALL_NAMES[PBF_WALL_COUNT] = {"x_min", "x_max", "y_min",
                                                        "y_max", "z_min", "z_max"};
 
-static float axis_of(pbf_vec3 v, int axis) {
-    return axis == 0 ? v.x : axis == 1 ? v.y : v.z;
-}
+static float axis_of(pbf_vec3 v, int axis) { return axis == 0 ? v.x : axis == 1 ? v.y : v.z; }
 
-static double short_float(float f) {
-    return scene_short_float(f);
-}
+static double short_float(float f) { return scene_short_float(f); }
 
 /* --- defaults of new structs ----------------------------------------------------------------- */
 
@@ -58,10 +54,9 @@ pbf_status scene_diffuse_check(const scene_ctx *c, const cJSON *object, const ch
                  {"energy", d->energy_min, d->energy_max}};
     for (int k = 0; k < 3; ++k)
         if (!(pairs[k].lo < pairs[k].hi))
-            return scene_fail(c, PBF_ERR_INVALID_ARG, path,
-                              "'%s.%s_min' must be below '%s.%s_max', got %g >= %g", path,
-                              pairs[k].name, path, pairs[k].name, (double)pairs[k].lo,
-                              (double)pairs[k].hi);
+            return scene_fail(
+                c, PBF_ERR_INVALID_ARG, path, "'%s.%s_min' must be below '%s.%s_max', got %g >= %g",
+                path, pairs[k].name, path, pairs[k].name, (double)pairs[k].lo, (double)pairs[k].hi);
     if (d->spray_neighbors > d->bubble_neighbors)
         return scene_fail(c, PBF_ERR_INVALID_ARG, path,
                           "'%s.spray_neighbors' must be at most '%s.bubble_neighbors', got %d > %d",
@@ -69,21 +64,15 @@ pbf_status scene_diffuse_check(const scene_ctx *c, const cJSON *object, const ch
     return PBF_OK;
 }
 
-void scene_block_defaults(void *block) {
-    *(pbf_block_def *)block = pbf_default_block_def();
-}
+void scene_block_defaults(void *block) { *(pbf_block_def *)block = pbf_default_block_def(); }
 
 void scene_collider_defaults(void *collider) {
     *(pbf_collider_def *)collider = pbf_default_collider_def();
 }
 
-void scene_tool_defaults(void *tool) {
-    *(pbf_tool_def *)tool = pbf_default_tool_def();
-}
+void scene_tool_defaults(void *tool) { *(pbf_tool_def *)tool = pbf_default_tool_def(); }
 
-void scene_probe_defaults(void *probe) {
-    *(pbf_probe_def *)probe = pbf_default_probe_def();
-}
+void scene_probe_defaults(void *probe) { *(pbf_probe_def *)probe = pbf_default_probe_def(); }
 
 /* --- the root: the name ---------------------------------------------------------------------- */
 
@@ -109,8 +98,8 @@ pbf_status scene_root_init(const scene_ctx *c, const cJSON *object, const char *
 
 /* --- domain and fluid ------------------------------------------------------------------------ */
 
-pbf_status scene_domain_check(const scene_ctx *c, const cJSON *object, const char *path,
-                              void *base, int index) {
+pbf_status scene_domain_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                              int index) {
     (void)object, (void)path, (void)index;
     const pbf_world_def *w = &((const pbf_scene *)base)->world;
     for (int a = 0; a < 3; ++a) {
@@ -152,8 +141,8 @@ static pbf_status check_block(const scene_ctx *c, const char *label, const pbf_b
     return PBF_OK;
 }
 
-pbf_status scene_block_check(const scene_ctx *c, const cJSON *object, const char *path,
-                             void *base, int index) {
+pbf_status scene_block_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                             int index) {
     (void)object, (void)index;
     return check_block(c, path, base, &c->scene->world);
 }
@@ -188,8 +177,8 @@ static pbf_status check_walls(const scene_ctx *c, const pbf_world_def *w) {
 
 /* After the fluid's keys (the blocks are read as a list): one default block when "blocks" is
  * absent, at most MAX_PARTICLES in all, then the walls, which need the radius. */
-pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char *path,
-                             void *base, int index) {
+pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                             int index) {
     (void)path, (void)index;
     pbf_scene *s = base;
     TRY(scene_materials_apply(c, object, s)); /* several fluids: their world def */
@@ -252,8 +241,8 @@ static void default_camera(pbf_camera_def *cam, const pbf_world_def *w, int has_
     cam->position.z = (float)(cam->target.z + distance / norm);
 }
 
-pbf_status scene_camera_check(const scene_ctx *c, const cJSON *object, const char *path,
-                              void *base, int index) {
+pbf_status scene_camera_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                              int index) {
     (void)path, (void)index;
     pbf_scene *s = base;
     default_camera(&s->camera, &s->world, scene_member(object, "position") != NULL,
@@ -274,8 +263,8 @@ pbf_status scene_camera_check(const scene_ctx *c, const cJSON *object, const cha
 }
 
 /* "out/<name>", before "dir" is read. */
-pbf_status scene_output_init(const scene_ctx *c, const cJSON *object, const char *path,
-                             void *base, int index) {
+pbf_status scene_output_init(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                             int index) {
     (void)c, (void)object, (void)path, (void)index;
     pbf_scene *s = base;
     scene_format_path(s->output_dir, sizeof s->output_dir, "out/%s", s->name);
@@ -346,9 +335,7 @@ int scene_tool_has_no_path(const void *tool) {
     return ((const pbf_tool_def *)tool)->key_count <= 0;
 }
 
-int scene_tool_has_path(const void *tool) {
-    return ((const pbf_tool_def *)tool)->key_count > 0;
-}
+int scene_tool_has_path(const void *tool) { return ((const pbf_tool_def *)tool)->key_count > 0; }
 
 pbf_status scene_tool_path_check(const scene_ctx *c, const cJSON *object, const char *path,
                                  void *base, int index) {
@@ -410,6 +397,4 @@ pbf_status scene_probe_check(const scene_ctx *c, const cJSON *object, const char
     return PBF_OK;
 }
 
-int scene_has_probes(const void *scene) {
-    return ((const pbf_scene *)scene)->probe_count > 0;
-}
+int scene_has_probes(const void *scene) { return ((const pbf_scene *)scene)->probe_count > 0; }

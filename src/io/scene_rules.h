@@ -11,7 +11,7 @@ void scene_block_defaults(void *block);
 void scene_collider_defaults(void *collider);
 void scene_tool_defaults(void *tool);
 void scene_probe_defaults(void *probe);
-void scene_mesh_defaults(void *mesh);       /* scene_rules_geometry.c from here */
+void scene_mesh_defaults(void *mesh); /* scene_rules_geometry.c from here */
 
 /* The diffuse section (scene_rules.c): written when enabled; its checks across keys. */
 int scene_has_diffuse(const void *scene);
@@ -21,16 +21,16 @@ pbf_status scene_diffuse_check(const scene_ctx *c, const cJSON *object, const ch
 /* Table hooks (scene_hook). */
 pbf_status scene_root_init(const scene_ctx *c, const cJSON *object, const char *path, void *base,
                            int index);
-pbf_status scene_domain_check(const scene_ctx *c, const cJSON *object, const char *path,
-                              void *base, int index);
-pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char *path,
-                             void *base, int index);
-pbf_status scene_block_check(const scene_ctx *c, const cJSON *object, const char *path,
-                             void *base, int index);
-pbf_status scene_camera_check(const scene_ctx *c, const cJSON *object, const char *path,
-                              void *base, int index);
-pbf_status scene_output_init(const scene_ctx *c, const cJSON *object, const char *path,
-                             void *base, int index);
+pbf_status scene_domain_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                              int index);
+pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                             int index);
+pbf_status scene_block_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                             int index);
+pbf_status scene_camera_check(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                              int index);
+pbf_status scene_output_init(const scene_ctx *c, const cJSON *object, const char *path, void *base,
+                             int index);
 pbf_status scene_tool_kinematic_check(const scene_ctx *c, const cJSON *object, const char *path,
                                       void *base, int index);
 pbf_status scene_tool_free_check(const scene_ctx *c, const cJSON *object, const char *path,

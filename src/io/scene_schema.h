@@ -50,19 +50,19 @@ typedef struct scene_range {
     { (lo), (hi), 1, 1 }
 
 typedef enum scene_kind {
-    SCENE_FLOAT,    /* float */
-    SCENE_INT,      /* int; the range keeps it within int */
-    SCENE_UINT32,   /* uint32_t */
-    SCENE_BOOL,     /* int 0/1, written true/false */
-    SCENE_VEC3,     /* pbf_vec3, [x, y, z]; the range applies to every component */
-    SCENE_CHOICE,   /* an int-sized enum, written as names[value] */
-    SCENE_FLAGS,    /* an unsigned bit set, written as a list of names[bit]; one name alone is read
+    SCENE_FLOAT, /* float */
+    SCENE_INT, /* int; the range keeps it within int */
+    SCENE_UINT32, /* uint32_t */
+    SCENE_BOOL, /* int 0/1, written true/false */
+    SCENE_VEC3, /* pbf_vec3, [x, y, z]; the range applies to every component */
+    SCENE_CHOICE, /* an int-sized enum, written as names[value] */
+    SCENE_FLAGS, /* an unsigned bit set, written as a list of names[bit]; one name alone is read
                        too */
-    SCENE_STRING,   /* a char array of `size` bytes: 1 to size-1 characters */
-    SCENE_OBJECT,   /* a nested object: table, describing the struct at base + offset */
+    SCENE_STRING, /* a char array of `size` bytes: 1 to size-1 characters */
+    SCENE_OBJECT, /* a nested object: table, describing the struct at base + offset */
     SCENE_OPTIONAL, /* an object that may be absent: table, at base + offset; flag (int) set to 1
                        when present */
-    SCENE_LIST      /* an array of objects: table per element, elem_size bytes apart from base +
+    SCENE_LIST /* an array of objects: table per element, elem_size bytes apart from base +
                        offset; their number in the int at base + count; range bounds the count */
 } scene_kind;
 
@@ -96,19 +96,19 @@ struct scene_key {
     scene_kind kind;
     size_t offset; /* into the struct the table describes */
     scene_range range;
-    const char *unit;        /* SI, in messages and in the docs; "" when dimensionless */
-    const char *doc;         /* one line for the key reference; NULL: an object with no row */
+    const char *unit; /* SI, in messages and in the docs; "" when dimensionless */
+    const char *doc; /* one line for the key reference; NULL: an object with no row */
     const char *default_doc; /* the default in words, where it is computed or absent */
     const char *const *names; /* SCENE_CHOICE, SCENE_FLAGS */
     int name_count;
     const scene_table *table; /* SCENE_OBJECT, SCENE_OPTIONAL, SCENE_LIST */
-    size_t size;              /* SCENE_STRING: the array; SCENE_LIST: one element; SCENE_OPTIONAL:
+    size_t size; /* SCENE_STRING: the array; SCENE_LIST: one element; SCENE_OPTIONAL:
                                  the struct */
-    size_t count;             /* SCENE_LIST: offset of the count; SCENE_OPTIONAL: of the flag */
-    const char *too_few;      /* SCENE_LIST: the message below the range's minimum, after
+    size_t count; /* SCENE_LIST: offset of the count; SCENE_OPTIONAL: of the flag */
+    const char *too_few; /* SCENE_LIST: the message below the range's minimum, after
                                  "'PATH' "; NULL: "must hold MIN to MAX NAME, got N" */
-    int required;             /* an error when absent from its (present) object */
-    scene_key_reader read;    /* NULL: the generic reader of its kind */
+    int required; /* an error when absent from its (present) object */
+    scene_key_reader read; /* NULL: the generic reader of its kind */
     scene_key_written written;
 };
 
@@ -120,10 +120,10 @@ struct scene_table {
      * for the other keys, so a key of another type is an error, not silently ignored. */
     const scene_table *const *variants;
     int variant_count;
-    const char *what;             /* a variant: "for a sphere collider", in unknown-key messages */
+    const char *what; /* a variant: "for a sphere collider", in unknown-key messages */
     void (*defaults)(void *base); /* fills a new struct: the root, list elements, optional */
-    scene_hook init;              /* before the keys are read */
-    scene_hook check;             /* after they are read */
+    scene_hook init; /* before the keys are read */
+    scene_hook check; /* after they are read */
     /* The key reference lists this table under its own heading (docs/scenes.md markers), not
      * inside its parent's. */
     int own_doc_table;
@@ -144,51 +144,75 @@ struct scene_table {
 /* (each macro spells its initializer out: a range handed on to another macro would be split at
  * its commas) */
 #define KEY_FLOAT(key, type, member, rng, unit_, ...)                                              \
-    { .name = key, .kind = SCENE_FLOAT, .offset = offsetof(type, member), .range = rng,           \
-      .unit = unit_, .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_FLOAT, .offset = offsetof(type, member), .range = rng,          \
+        .unit = unit_, .doc = __VA_ARGS__                                                          \
+    }
 #define KEY_INT(key, type, member, rng, ...)                                                       \
-    { .name = key, .kind = SCENE_INT, .offset = offsetof(type, member), .range = rng, .unit = "", \
-      .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_INT, .offset = offsetof(type, member), .range = rng,            \
+        .unit = "", .doc = __VA_ARGS__                                                             \
+    }
 #define KEY_UINT32(key, type, member, rng, ...)                                                    \
-    { .name = key, .kind = SCENE_UINT32, .offset = offsetof(type, member), .range = rng,          \
-      .unit = "", .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_UINT32, .offset = offsetof(type, member), .range = rng,         \
+        .unit = "", .doc = __VA_ARGS__                                                             \
+    }
 #define KEY_VEC3(key, type, member, rng, unit_, ...)                                               \
-    { .name = key, .kind = SCENE_VEC3, .offset = offsetof(type, member), .range = rng,            \
-      .unit = unit_, .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_VEC3, .offset = offsetof(type, member), .range = rng,           \
+        .unit = unit_, .doc = __VA_ARGS__                                                          \
+    }
 #define KEY_BOOL(key, type, member, ...)                                                           \
-    { .name = key, .kind = SCENE_BOOL, .offset = offsetof(type, member), .range = ANY_VALUE,      \
-      .unit = "", .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_BOOL, .offset = offsetof(type, member), .range = ANY_VALUE,     \
+        .unit = "", .doc = __VA_ARGS__                                                             \
+    }
 /* names: a static array of strings, indexed by the enum value (CHOICE) or the bit (FLAGS). */
 #define KEY_CHOICE(key, type, member, names_, ...)                                                 \
-    { .name = key, .kind = SCENE_CHOICE, .offset = offsetof(type, member), .range = ANY_VALUE,    \
-      .unit = "", .names = names_, .name_count = COUNT_OF(names_), .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_CHOICE, .offset = offsetof(type, member), .range = ANY_VALUE,   \
+        .unit = "", .names = names_, .name_count = COUNT_OF(names_), .doc = __VA_ARGS__            \
+    }
 #define KEY_FLAGS(key, type, member, names_, ...)                                                  \
-    { .name = key, .kind = SCENE_FLAGS, .offset = offsetof(type, member), .range = ANY_VALUE,     \
-      .unit = "", .names = names_, .name_count = COUNT_OF(names_), .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_FLAGS, .offset = offsetof(type, member), .range = ANY_VALUE,    \
+        .unit = "", .names = names_, .name_count = COUNT_OF(names_), .doc = __VA_ARGS__            \
+    }
 /* member: a char array. */
 #define KEY_STRING(key, type, member, ...)                                                         \
-    { .name = key, .kind = SCENE_STRING, .offset = offsetof(type, member), .range = ANY_VALUE,    \
-      .unit = "", .size = sizeof(((type *)0)->member), .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_STRING, .offset = offsetof(type, member), .range = ANY_VALUE,   \
+        .unit = "", .size = sizeof(((type *)0)->member), .doc = __VA_ARGS__                        \
+    }
 /* A nested object whose keys are fields of the same struct: its table uses the parent's type. */
 #define KEY_SECTION(key, table_, ...)                                                              \
-    { .name = key, .kind = SCENE_OBJECT, .offset = 0, .range = ANY_VALUE, .unit = "",             \
-      .table = &table_, .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_OBJECT, .offset = 0, .range = ANY_VALUE, .unit = "",            \
+        .table = &table_, .doc = __VA_ARGS__                                                       \
+    }
 /* A nested object describing a member struct (its table uses the member's type). */
 #define KEY_OBJECT(key, type, member, table_, ...)                                                 \
-    { .name = key, .kind = SCENE_OBJECT, .offset = offsetof(type, member), .range = ANY_VALUE,    \
-      .unit = "", .table = &table_, .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_OBJECT, .offset = offsetof(type, member), .range = ANY_VALUE,   \
+        .unit = "", .table = &table_, .doc = __VA_ARGS__                                           \
+    }
 /* member: an array of structs described by table_; count_member: the int holding their number;
  * rng: how many there may be. */
 #define KEY_LIST(key, type, member, count_member, rng, table_, ...)                                \
-    { .name = key, .kind = SCENE_LIST, .offset = offsetof(type, member), .range = rng,            \
-      .unit = "", .table = &table_, .size = sizeof(((type *)0)->member[0]),                       \
-      .count = offsetof(type, count_member), .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_LIST, .offset = offsetof(type, member), .range = rng,           \
+        .unit = "", .table = &table_, .size = sizeof(((type *)0)->member[0]),                      \
+        .count = offsetof(type, count_member), .doc = __VA_ARGS__                                  \
+    }
 /* member: a struct described by table_, read only when the key is there; flag_member: an int set
  * to 1 then. */
 #define KEY_OPTIONAL(key, type, member, flag_member, table_, ...)                                  \
-    { .name = key, .kind = SCENE_OPTIONAL, .offset = offsetof(type, member), .range = ANY_VALUE,  \
-      .unit = "", .table = &table_, .size = sizeof(((type *)0)->member),                          \
-      .count = offsetof(type, flag_member), .doc = __VA_ARGS__ }
+    {                                                                                              \
+        .name = key, .kind = SCENE_OPTIONAL, .offset = offsetof(type, member), .range = ANY_VALUE, \
+        .unit = "", .table = &table_, .size = sizeof(((type *)0)->member),                         \
+        .count = offsetof(type, flag_member), .doc = __VA_ARGS__                                   \
+    }
 
 #define TABLE(keys_) .keys = keys_, .count = COUNT_OF(keys_)
 
@@ -237,7 +261,7 @@ int scene_edit_distance(const char *a, const char *b);
 #define SCENE_MAX_PATH_SEGMENTS 32
 typedef struct scene_segment {
     char key[SCENE_SEGMENT_KEY_SIZE]; /* "" for an index */
-    int index;                        /* -1 for a key */
+    int index; /* -1 for a key */
 } scene_segment;
 /* Splits path[0..len) ("a.b[2].c"). Returns the count, or -1 with *why set. */
 int scene_split_path(const char *path, size_t len, scene_segment *segs, int max, const char **why);

@@ -208,8 +208,7 @@ pbf_status scene_read_value(const scene_ctx *c, const scene_key *k, const cJSON 
     char *dst = (char *)base + k->offset;
     double d = 0.0;
     switch (k->kind) {
-    case SCENE_FLOAT:
-        return scene_read_float(c, k, item, path, (float *)dst);
+    case SCENE_FLOAT: return scene_read_float(c, k, item, path, (float *)dst);
     case SCENE_INT:
         TRY(read_integer(c, item, path, k, &d));
         *(int *)dst = (int)d;
@@ -224,18 +223,13 @@ pbf_status scene_read_value(const scene_ctx *c, const scene_key *k, const cJSON 
                               scene_type_name(item));
         *(int *)dst = cJSON_IsTrue(item) ? 1 : 0;
         return PBF_OK;
-    case SCENE_VEC3:
-        return read_vec3(c, item, path, k, (pbf_vec3 *)dst);
-    case SCENE_CHOICE:
-        return read_choice(c, item, path, k, (int *)dst);
-    case SCENE_FLAGS:
-        return read_flags(c, item, path, k, (unsigned *)dst);
-    case SCENE_STRING:
-        return read_string(c, item, path, dst, k->size);
+    case SCENE_VEC3: return read_vec3(c, item, path, k, (pbf_vec3 *)dst);
+    case SCENE_CHOICE: return read_choice(c, item, path, k, (int *)dst);
+    case SCENE_FLAGS: return read_flags(c, item, path, k, (unsigned *)dst);
+    case SCENE_STRING: return read_string(c, item, path, dst, k->size);
     case SCENE_OBJECT:
     case SCENE_OPTIONAL:
-    case SCENE_LIST:
-        break; /* scene_read.c */
+    case SCENE_LIST: break; /* scene_read.c */
     }
     return PBF_OK;
 }

@@ -56,16 +56,11 @@ static cJSON *list_json(const scene_key *k, const void *base) {
 static cJSON *key_json(const scene_key *k, const void *base) {
     const char *src = (const char *)base + k->offset;
     switch (k->kind) {
-    case SCENE_FLOAT:
-        return cJSON_CreateNumber(scene_short_float(*(const float *)src));
-    case SCENE_INT:
-        return cJSON_CreateNumber((double)*(const int *)src);
-    case SCENE_UINT32:
-        return cJSON_CreateNumber((double)*(const uint32_t *)src);
-    case SCENE_BOOL:
-        return cJSON_CreateBool(*(const int *)src != 0);
-    case SCENE_VEC3:
-        return vec3_json(*(const pbf_vec3 *)src);
+    case SCENE_FLOAT: return cJSON_CreateNumber(scene_short_float(*(const float *)src));
+    case SCENE_INT: return cJSON_CreateNumber((double)*(const int *)src);
+    case SCENE_UINT32: return cJSON_CreateNumber((double)*(const uint32_t *)src);
+    case SCENE_BOOL: return cJSON_CreateBool(*(const int *)src != 0);
+    case SCENE_VEC3: return vec3_json(*(const pbf_vec3 *)src);
     case SCENE_CHOICE: {
         int v = *(const int *)src;
         /* An enum value with no name is written as its number, which the loader then rejects:
@@ -73,15 +68,11 @@ static cJSON *key_json(const scene_key *k, const void *base) {
         return v >= 0 && v < k->name_count ? cJSON_CreateString(k->names[v])
                                            : cJSON_CreateNumber((double)v);
     }
-    case SCENE_FLAGS:
-        return flags_json(k, *(const unsigned *)src);
-    case SCENE_STRING:
-        return cJSON_CreateString(src);
+    case SCENE_FLAGS: return flags_json(k, *(const unsigned *)src);
+    case SCENE_STRING: return cJSON_CreateString(src);
     case SCENE_OBJECT:
-    case SCENE_OPTIONAL:
-        return object_json(k->table, src);
-    case SCENE_LIST:
-        return list_json(k, base);
+    case SCENE_OPTIONAL: return object_json(k->table, src);
+    case SCENE_LIST: return list_json(k, base);
     }
     return NULL;
 }

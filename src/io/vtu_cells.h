@@ -15,9 +15,9 @@ typedef enum vtu_type { VTU_FLOAT32, VTU_INT32, VTU_UINT8 } vtu_type;
 typedef struct vtu_array {
     const char *name;
     vtu_type type;
-    int components;   /* values per point or per cell */
+    int components; /* values per point or per cell */
     const void *data; /* components values per point (or cell), in native byte order */
-    int per_cell;     /* 0: PointData, 1: CellData */
+    int per_cell; /* 0: PointData, 1: CellData */
 } vtu_array;
 
 /* Writes the whole file into af (the caller opens and commits it): point_count points (xyz

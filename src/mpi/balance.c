@@ -41,8 +41,10 @@ static int owner(const double *cuts, int ranks, double x) {
     int lo = 0, hi = ranks - 1;
     while (lo < hi) { /* the last r with r == 0 or cuts[r] <= x */
         int mid = (lo + hi + 1) / 2;
-        if (x >= cuts[mid]) lo = mid;
-        else hi = mid - 1;
+        if (x >= cuts[mid])
+            lo = mid;
+        else
+            hi = mid - 1;
     }
     return lo;
 }
@@ -100,8 +102,8 @@ static pbf_status redistribute(pbf_world *w, pbf_halo *h, const double *cuts, in
     int *sdispl = malloc(ranks * sizeof *sdispl), *rdispl = malloc(ranks * sizeof *rdispl);
     int *dest = malloc((size_t)(w->count > 0 ? w->count : 1) * sizeof *dest);
     float *sbuf = NULL, *rbuf = NULL;
-    int failed = scount == NULL || rcount == NULL || sdispl == NULL || rdispl == NULL ||
-                 dest == NULL;
+    int failed =
+        scount == NULL || rcount == NULL || sdispl == NULL || rdispl == NULL || dest == NULL;
     int nsend = 0, nrecv = 0;
     if (!failed) {
         for (int i = 0; i < w->count; ++i) {
@@ -167,8 +169,7 @@ static pbf_status redistribute(pbf_world *w, pbf_halo *h, const double *cuts, in
     return PBF_OK;
 }
 
-PBF_API pbf_status pbf_mpi_world_balance(pbf_world *w, double threshold,
-                                         pbf_mpi_balance *report) {
+PBF_API pbf_status pbf_mpi_world_balance(pbf_world *w, double threshold, pbf_mpi_balance *report) {
     pbf_mpi_balance r = {1.0, 1.0, 1.0, 0, 0, 0.0, 0.0};
     if (w == NULL || w->halo == NULL) {
         if (report) *report = r;

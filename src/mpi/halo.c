@@ -51,8 +51,8 @@ static void swap_buffers(pbf_halo *h, const int *nsend, const int *nrecv, int st
     const double start = MPI_Wtime();
     for (int s = 0; s < 2; ++s) { /* s: the side sent to; its opposite is received from */
         int o = 1 - s;
-        MPI_Sendrecv(h->sbuf[s], nsend[s] * stride, MPI_FLOAT, h->neighbor[s], TAG_DATA,
-                     h->rbuf[o], nrecv[o] * stride, MPI_FLOAT, h->neighbor[o], TAG_DATA, h->comm,
+        MPI_Sendrecv(h->sbuf[s], nsend[s] * stride, MPI_FLOAT, h->neighbor[s], TAG_DATA, h->rbuf[o],
+                     nrecv[o] * stride, MPI_FLOAT, h->neighbor[o], TAG_DATA, h->comm,
                      MPI_STATUS_IGNORE);
     }
     h->wait_ms += 1e3 * (MPI_Wtime() - start);
@@ -313,7 +313,9 @@ void pbf__halo_sum(pbf_world *w, double *values, int n) {
 void pbf__halo_reduce(const pbf_world *w, void *values, int n, pbf_halo_op op) {
     /* between steps (probes): not counted in wait_ms, which is the step's */
     MPI_Allreduce(MPI_IN_PLACE, values, n, op == PBF_HALO_SUM_INT ? MPI_INT : MPI_FLOAT,
-                  op == PBF_HALO_SUM_INT ? MPI_SUM : op == PBF_HALO_MIN_FLOAT ? MPI_MIN : MPI_MAX,
+                  op == PBF_HALO_SUM_INT     ? MPI_SUM
+                  : op == PBF_HALO_MIN_FLOAT ? MPI_MIN
+                                             : MPI_MAX,
                   w->halo->comm);
 }
 

@@ -11,31 +11,31 @@
 typedef struct pbf_halo {
     MPI_Comm comm;
     int rank, ranks;
-    int neighbor[2];   /* the ranks of the slabs left (0) and right (1), or MPI_PROC_NULL */
-    double lo, hi;     /* this rank's slab [lo, hi) along x */
-    float width;       /* the halo's width (m) */
-    double *cuts;      /* every rank's slab: [cuts[r], cuts[r + 1]), cuts[0] and cuts[ranks] the
+    int neighbor[2]; /* the ranks of the slabs left (0) and right (1), or MPI_PROC_NULL */
+    double lo, hi; /* this rank's slab [lo, hi) along x */
+    float width; /* the halo's width (m) */
+    double *cuts; /* every rank's slab: [cuts[r], cuts[r + 1]), cuts[0] and cuts[ranks] the
                         * walls' extent (the first and last slabs are open beyond them) */
     double domain_lo, domain_hi; /* the walls' extent along x: the first and last cut's bounds */
-    int owned;         /* slots [0, owned) before the sort are this rank's particles */
+    int owned; /* slots [0, owned) before the sort are this rank's particles */
     /* The halo: send[s] are the slots whose values go to side s, recv[s] the slots that hold
      * the values from side s (ghosts), in matching order on the two ranks. */
     int *send[2], *recv[2];
     int nsend[2], nrecv[2];
     int list_capacity[2][2];
     int last_received, last_sent; /* the last substep's halo, for pbf_mpi_world_halo */
-    int64_t bytes;                /* bytes received in the current substep */
-    int64_t last_bytes;           /* ... and in the last one */
-    double wait_ms;               /* time in the halo's messages and agreements since the
+    int64_t bytes; /* bytes received in the current substep */
+    int64_t last_bytes; /* ... and in the last one */
+    double wait_ms; /* time in the halo's messages and agreements since the
                                    * balancer last looked (balance.c: a rank's step time less
                                    * this is its own work) */
-    int *inverse;      /* grid order inverted (slot before the sort -> after); also a flag array */
+    int *inverse; /* grid order inverted (slot before the sort -> after); also a flag array */
     int inverse_capacity;
     float *sbuf[2], *rbuf[2]; /* packed values, per side */
     size_t buf_capacity[2][2];
-    uint8_t *ghost;    /* per slot, 1 for a ghost: w->halo_ghost during a substep */
+    uint8_t *ghost; /* per slot, 1 for a ghost: w->halo_ghost during a substep */
     int ghost_capacity;
-    double *sum_buf;   /* ranks · PBF_HALO_SUM_MAX: every rank's values in pbf__halo_sum */
+    double *sum_buf; /* ranks · PBF_HALO_SUM_MAX: every rank's values in pbf__halo_sum */
 } pbf_halo;
 
 /* The solver's hook (world_state.h): migration, halo exchange, dropping the halo. */

@@ -163,8 +163,8 @@ pbf_status surface_anisotropy_run(const pbf_surface_def *def, const float *pos, 
 #pragma omp simd reduction(+ : rw, r1x, r1y, r1z)
                         for (int k = begin[row]; k < end[row]; ++k) {
                             const float fx = sx[k] - xi, fy = sy[k] - yi, fz = sz[k] - zi;
-                            const float w = surface_aniso_weight(surface_aniso_q2(fx, fy, fz,
-                                                                                  inv_R2));
+                            const float w =
+                                surface_aniso_weight(surface_aniso_q2(fx, fy, fz, inv_R2));
                             rw += w;
                             r1x += w * (mx[k] - ui);
                             r1y += w * (my[k] - vi);

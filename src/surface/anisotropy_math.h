@@ -28,16 +28,16 @@
 /* What the passes need, derived from the def and the particles' bounding box
  * (surface_anisotropy_setup in anisotropy.c, the one place that computes it). */
 typedef struct surface_aniso_params {
-    double h;          /* radius of the round kernel: kernel_radius · r, m */
-    double R;          /* radius of the neighbourhood: anisotropy_radius · r, m */
-    float inv_R2;      /* 1 / R², in float like the neighbour sums, 1/m² */
-    double lambda;     /* the shrinking smoothing step λ (def->smoothing); 0: none */
-    double mu;         /* the inflating step μ (surface_aniso_mu) */
+    double h; /* radius of the round kernel: kernel_radius · r, m */
+    double R; /* radius of the neighbourhood: anisotropy_radius · r, m */
+    float inv_R2; /* 1 / R², in float like the neighbour sums, 1/m² */
+    double lambda; /* the shrinking smoothing step λ (def->smoothing); 0: none */
+    double mu; /* the inflating step μ (surface_aniso_mu) */
     /* The neighbour search's grid: cells of edge cell_size = R / SUB from origin = lo − 2R
      * (a margin, so the neighbour cells x − SUB .. x + SUB of every particle have coordinates
      * >= 0 and < 2^bits), bits[d] bits of each coordinate in a 64-bit cell key (cell_index.h). */
-    double origin[3];  /* m */
-    double cell_size;  /* m */
+    double origin[3]; /* m */
+    double cell_size; /* m */
     int bits[3];
 } surface_aniso_params;
 
@@ -72,8 +72,8 @@ SURFACE_ANISO_INLINE void surface_aniso_mean(double sw, const double s1[3], doub
 /* The weighted covariance C = s2 / sw − m mᵀ (row-major 3x3) from the sums of the offsets'
  * products s2 = Σ w (xx, xy, xz, yy, yz, zz) and the mean offset m. Offsets from the particle
  * rather than from the mean: the covariance is the same, and the sums need one pass. */
-SURFACE_ANISO_INLINE void surface_aniso_covariance(double sw, const double s2[6],
-                                                   const double m[3], double cov[9]) {
+SURFACE_ANISO_INLINE void surface_aniso_covariance(double sw, const double s2[6], const double m[3],
+                                                   double cov[9]) {
     cov[0] = s2[0] / sw - m[0] * m[0];
     cov[1] = cov[3] = s2[1] / sw - m[0] * m[1];
     cov[2] = cov[6] = s2[2] / sw - m[0] * m[2];

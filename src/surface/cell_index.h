@@ -16,13 +16,13 @@
                        * (src/cuda/anisotropy.cu) */
 
 typedef struct cell_index {
-    int bits[3];          /* bits of each coordinate in a key */
-    int count;            /* items (particles) */
-    int32_t *order;       /* item indices sorted by cell, stable */
-    int cell_count;       /* occupied cells */
-    uint64_t *cell_keys;  /* sorted, unique */
-    int32_t *cell_start;  /* cell_count + 1 offsets into order */
-    int32_t *dense;       /* key -> stored cell or -1, when the keys span few enough values
+    int bits[3]; /* bits of each coordinate in a key */
+    int count; /* items (particles) */
+    int32_t *order; /* item indices sorted by cell, stable */
+    int cell_count; /* occupied cells */
+    uint64_t *cell_keys; /* sorted, unique */
+    int32_t *cell_start; /* cell_count + 1 offsets into order */
+    int32_t *dense; /* key -> stored cell or -1, when the keys span few enough values
                            * (at most 4 per item, or 2^16); NULL otherwise (binary search) */
 } cell_index;
 
@@ -50,8 +50,10 @@ PBF_HD static inline int cell_keys_lower_bound(const uint64_t *keys, int n, uint
     int lo = 0, hi = n;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (keys[mid] < key) lo = mid + 1;
-        else hi = mid;
+        if (keys[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }

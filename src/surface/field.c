@@ -95,9 +95,8 @@ static int surface_kernels_permute(surface_kernels *k, const int32_t *order) {
     return 0;
 }
 
-pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def,
-                              surface_kernels *k, const double origin[3], char *err,
-                              size_t err_size) {
+pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def, surface_kernels *k,
+                              const double origin[3], char *err, size_t err_size) {
     memset(g, 0, sizeof *g);
     memcpy(g->origin, origin, sizeof g->origin);
     g->cell = def->cell_size * def->particle_radius;
@@ -117,7 +116,7 @@ pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def,
             surface_format(err, err_size,
                            "particles spread over %.6g m along %c: more than 2^24 cells of %.6g m "
                            "(a particle far away from the others? a larger cell_size?)",
-                           hi[d], "xyz"[d], (double)g->cell);
+                           hi[d], "xyz"[d], (double)g -> cell);
             return PBF_ERR_INVALID_ARG;
         }
         g->particles.bits[d] = cell_index_bits((int64_t)blocks + 1);

@@ -56,8 +56,10 @@ int mc_block_scan(const surface_grid *g, const mc_table *t, int b, const float *
     const float iso = g->iso;
     int any_in = 0, any_out = 0;
     for (int i = 0; i < SURFACE_BLOCK_POINTS; ++i) {
-        if (values[i] >= iso) any_in = 1;
-        else any_out = 1;
+        if (values[i] >= iso)
+            any_in = 1;
+        else
+            any_out = 1;
     }
     if (!any_in || !any_out) return 0;
     float v[8];
@@ -122,8 +124,10 @@ static int find_block(const surface_grid *g, uint64_t key) {
     int lo = 0, hi = g->block_count;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (g->block_keys[mid] < key) lo = mid + 1;
-        else hi = mid;
+        if (g->block_keys[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < g->block_count && g->block_keys[lo] == key ? lo : -1;
 }
@@ -132,8 +136,10 @@ static int64_t find_edge(const mc_block *blk, int32_t id) {
     int lo = 0, hi = blk->edge_count;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (blk->edge_ids[mid] < id) lo = mid + 1;
-        else hi = mid;
+        if (blk->edge_ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < blk->edge_count && blk->edge_ids[lo] == id ? blk->vert_offset + lo : -1;
 }
@@ -171,8 +177,10 @@ int mc_block_triangles(const surface_grid *g, const mc_table *t, const mc_block 
             for (int d = 0; d < 3; ++d)
                 if (p[d] == B) p[d] = 0;
             int32_t local = ((p[2] * B + p[1]) * B + p[0]) * 3 + axis;
-            if (o == 0) vid[edge] = map[local];
-            else vid[edge] = neighbor[o] >= 0 ? find_edge(&blocks[neighbor[o]], local) : -1;
+            if (o == 0)
+                vid[edge] = map[local];
+            else
+                vid[edge] = neighbor[o] >= 0 ? find_edge(&blocks[neighbor[o]], local) : -1;
             if (vid[edge] < 0) return -1;
         }
         for (int k = 0; k < e->extra_count; ++k) {

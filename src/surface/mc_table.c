@@ -67,8 +67,8 @@ typedef struct segment_set {
 
 /* Adds the segment between crossing edges e1 and e2 of face f, oriented so that the reference
  * point r lies on the left (seen from outside the cube) when r_inside, on the right otherwise. */
-static void add_segment(const mc_table *t, segment_set *s, int f, int e1, int e2,
-                        const double r[3], int r_inside) {
+static void add_segment(const mc_table *t, segment_set *s, int f, int e1, int e2, const double r[3],
+                        int r_inside) {
     double p[3], q[3], n[3] = {0, 0, 0};
     n[f / 2] = (f & 1) ? 1.0 : -1.0; /* outward normal of the face */
     edge_midpoint(t, e1, p);

@@ -27,10 +27,10 @@ typedef struct mc_entry {
 } mc_entry;
 
 typedef struct mc_table {
-    uint8_t ambiguous[256];        /* bit f: face f has four crossing points in this case */
-    uint8_t face_corners[6][4];    /* the corners of each face, in order around it */
-    uint8_t edge_corners[12][2];   /* base and end corner of each edge */
-    mc_entry entries[256 * 64];    /* index: case << 6 | (face decisions & ambiguous[case]) */
+    uint8_t ambiguous[256]; /* bit f: face f has four crossing points in this case */
+    uint8_t face_corners[6][4]; /* the corners of each face, in order around it */
+    uint8_t edge_corners[12][2]; /* base and end corner of each edge */
+    mc_entry entries[256 * 64]; /* index: case << 6 | (face decisions & ambiguous[case]) */
 } mc_table;
 
 /* Fills the table. Returns 0, or -1 if the construction found an inconsistency (a crossing

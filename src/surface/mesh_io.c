@@ -121,10 +121,9 @@ static pbf_status write_obj(const pbf_mesh *m, const char *path, char *err, size
     return st;
 }
 
-pbf_status pbf_mesh_write(const pbf_mesh *mesh, pbf_mesh_format format, const char *path,
-                          char *err, size_t err_size) {
-    if (mesh == NULL || path == NULL ||
-        (mesh->vertex_count > 0 && mesh->positions == NULL) ||
+pbf_status pbf_mesh_write(const pbf_mesh *mesh, pbf_mesh_format format, const char *path, char *err,
+                          size_t err_size) {
+    if (mesh == NULL || path == NULL || (mesh->vertex_count > 0 && mesh->positions == NULL) ||
         (mesh->triangle_count > 0 && mesh->triangles == NULL)) {
         surface_format(err, err_size, "pbf_mesh_write: mesh and path must not be NULL");
         return PBF_ERR_INVALID_ARG;
@@ -198,7 +197,8 @@ pbf_status pbf_mesh_read_ply(const char *path, pbf_mesh *out, char *err, size_t 
     for (int t = 0; t < nt && why == NULL; ++t) {
         if (fread(buf, 1, 13 + (size_t)face_extra, f) != 13 + (size_t)face_extra)
             why = "the faces end early";
-        else if (buf[0] != 3) why = "a face is not a triangle";
+        else if (buf[0] != 3)
+            why = "a face is not a triangle";
         for (int k = 0; k < 3 && why == NULL; ++k) {
             uint32_t i = get_u32(buf + 1 + 4 * k);
             if (i >= (uint32_t)nv) why = "a face names a vertex that does not exist";

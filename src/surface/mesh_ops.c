@@ -134,8 +134,8 @@ pbf_status pbf_mesh_measure(const pbf_mesh *m, pbf_mesh_info *info, char *err, s
     const int nv = m->vertex_count, nt = m->triangle_count;
     for (int64_t k = 0; k < 3 * (int64_t)nt; ++k)
         if (m->triangles[k] < 0 || m->triangles[k] >= nv) {
-            surface_format(err, err_size, "triangle %lld names vertex %d of %d",
-                           (long long)(k / 3), (int)m->triangles[k], nv);
+            surface_format(err, err_size, "triangle %lld names vertex %d of %d", (long long)(k / 3),
+                           (int)m->triangles[k], nv);
             return PBF_ERR_INVALID_ARG;
         }
     for (int t = 0; t < nt; ++t) {
@@ -150,7 +150,8 @@ pbf_status pbf_mesh_measure(const pbf_mesh *m, pbf_mesh_info *info, char *err, s
         /* signed volume of the tetrahedron (0, a, b, c) */
         info->volume += ((double)a[0] * ((double)b[1] * c[2] - (double)b[2] * c[1]) -
                          (double)a[1] * ((double)b[0] * c[2] - (double)b[2] * c[0]) +
-                         (double)a[2] * ((double)b[0] * c[1] - (double)b[1] * c[0])) / 6.0;
+                         (double)a[2] * ((double)b[0] * c[1] - (double)b[1] * c[0])) /
+                        6.0;
         if (f[0] == f[1] || f[1] == f[2] || f[0] == f[2]) ++info->degenerate_triangles;
     }
     size_t ne = 3 * (size_t)nt, cap = ne > 0 ? ne : 1;
@@ -184,8 +185,10 @@ pbf_status pbf_mesh_measure(const pbf_mesh *m, pbf_mesh_info *info, char *err, s
         while (j < ne && keys[j] == keys[i]) forward += dir[j++];
         size_t n = j - i;
         ++info->edges;
-        if (n == 1) ++info->boundary_edges;
-        else if (n != 2 || forward != 1) ++info->nonmanifold_edges;
+        if (n == 1)
+            ++info->boundary_edges;
+        else if (n != 2 || forward != 1)
+            ++info->nonmanifold_edges;
         i = j;
     }
     long long used_count = 0;

@@ -40,11 +40,11 @@ pbf_status pbf_surface_check_def(const pbf_surface_def *d, char *err, size_t err
         surface_format(err, err_size, "surface: no definition (NULL)");
         return PBF_ERR_INVALID_ARG;
     }
-#define RANGE(field, lo, hi, lo_open, hi_open, text)                                              \
-    if (out_of_range((double)d->field, lo, hi, lo_open, hi_open)) {                               \
-        surface_format(err, err_size, "surface: %s = %g is out of range; expected %s", #field,    \
-                       (double)d->field, text);                                                   \
-        return PBF_ERR_INVALID_ARG;                                                               \
+#define RANGE(field, lo, hi, lo_open, hi_open, text)                                               \
+    if (out_of_range((double)d->field, lo, hi, lo_open, hi_open)) {                                \
+        surface_format(err, err_size, "surface: %s = %g is out of range; expected %s", #field,     \
+                       (double)d->field, text);                                                    \
+        return PBF_ERR_INVALID_ARG;                                                                \
     }
     RANGE(particle_radius, 0.0, 1e6, 1, 0, "a radius > 0 in m (the scene's world.particle_radius)")
     RANGE(kernel_radius, 2.0, 12.0, 0, 0, "[2, 12] particle radii")
@@ -208,7 +208,7 @@ pbf_status pbf_surface_reconstruct(const pbf_surface_def *def, const float *posi
             memcpy(out->positions + 3 * blocks[b].vert_offset, blocks[b].verts,
                    3 * (size_t)blocks[b].edge_count * sizeof(float));
 
-    /* Pass 2: triangles. */
+            /* Pass 2: triangles. */
 #pragma omp parallel num_threads(threads) reduction(| : failed)
     {
         int32_t *map = malloc(3 * SURFACE_BLOCK * SURFACE_BLOCK * SURFACE_BLOCK * sizeof *map);
@@ -216,8 +216,8 @@ pbf_status pbf_surface_reconstruct(const pbf_surface_def *def, const float *posi
 #pragma omp for schedule(dynamic, 1)
         for (int b = 0; b < nb; ++b) {
             if (map == NULL) continue;
-            int bad = mc_block_triangles(&grid, table, blocks, b, map, out->positions,
-                                         out->triangles);
+            int bad =
+                mc_block_triangles(&grid, table, blocks, b, map, out->positions, out->triangles);
             if (bad != 0) failed = 2;
         }
         free(map);

@@ -24,18 +24,18 @@
 typedef struct surface_kernels {
     int count;
     float *center; /* 3 per particle, relative to the grid origin, m */
-    float *g;      /* 9 per particle: G = A⁻¹, row-major; the support is |G (x − c)| < 1 */
+    float *g; /* 9 per particle: G = A⁻¹, row-major; the support is |G (x − c)| < 1 */
     float *weight; /* V · poly6 normalisation · det G */
     float *extent; /* 3 per particle: half size of the support's bounding box, m */
 } surface_kernels;
 
 typedef struct surface_grid {
     double origin[3];
-    float cell;           /* m */
+    float cell; /* m */
     float iso;
     const surface_kernels *kernels;
     cell_index particles; /* particles by the block of their centre */
-    int reach;            /* blocks a kernel reaches beyond its own */
+    int reach; /* blocks a kernel reaches beyond its own */
     int block_count;
     uint64_t *block_keys; /* sorted; keys as in `particles` */
     int32_t (*block_coord)[3];
@@ -50,20 +50,19 @@ void surface_grid_origin(const pbf_surface_def *def, const float *centers, const
                          int count, double origin[3]);
 /* Blocks near the particles. Reorders the kernels into the order of the blocks (memory
  * order = the order every block reads them in). */
-pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def,
-                              surface_kernels *k, const double origin[3], char *err,
-                              size_t err_size);
+pbf_status surface_grid_build(surface_grid *g, const pbf_surface_def *def, surface_kernels *k,
+                              const double origin[3], char *err, size_t err_size);
 void surface_grid_free(surface_grid *g);
 /* The field at the (SURFACE_BLOCK + 1)³ points of block b, x fastest. */
 void surface_grid_sample(const surface_grid *g, int b, float *values);
 
 /* Marching cubes (marching_cubes.c). The result of one block after the first pass. */
 typedef struct mc_block {
-    int edge_count;    /* crossing edges the block owns = its vertices */
+    int edge_count; /* crossing edges the block owns = its vertices */
     int32_t *edge_ids; /* sorted local ids: ((z * B + y) * B + x) * 3 + axis */
-    float *verts;      /* 3 per owned edge, m */
-    int cell_count;    /* cells the surface crosses */
-    int32_t *cells;    /* local cell ids (z * B + y) * B + x */
+    float *verts; /* 3 per owned edge, m */
+    int cell_count; /* cells the surface crosses */
+    int32_t *cells; /* local cell ids (z * B + y) * B + x */
     uint16_t *entries; /* their table entries */
     int tri_count, extra_count;
     int64_t vert_offset, tri_offset;

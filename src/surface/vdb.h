@@ -15,12 +15,12 @@ extern "C" {
 
 /* What a .vdb file holds about one float grid, for tests and checks. */
 typedef struct pbf_vdb_grid_info {
-    int grid_count;          /* grids in the file */
-    int level_set;           /* 1 when the grid's class is level set */
-    double voxel_size[3];    /* m, along x, y and z (the transform's scale) */
-    double background;       /* the value of inactive voxels outside */
+    int grid_count; /* grids in the file */
+    int level_set; /* 1 when the grid's class is level set */
+    double voxel_size[3]; /* m, along x, y and z (the transform's scale) */
+    double background; /* the value of inactive voxels outside */
     long long active_voxels; /* voxels that hold a value of their own */
-    double active_min[3];    /* the active voxels' bounding box: centres of its corner voxels, m */
+    double active_min[3]; /* the active voxels' bounding box: centres of its corner voxels, m */
     double active_max[3];
 } pbf_vdb_grid_info;
 
@@ -31,9 +31,9 @@ typedef struct pbf_vdb_grid_info {
 #if defined(__GNUC__) /* its file is compiled with default visibility: keep it out of libpbf.so */
 __attribute__((visibility("hidden")))
 #endif
-pbf_status pbf__vdb_read_grid(const char *path, const char *grid_name, pbf_vdb_grid_info *info,
-                              const double *points, int count, float *values, char *err,
-                              size_t err_size);
+pbf_status
+pbf__vdb_read_grid(const char *path, const char *grid_name, pbf_vdb_grid_info *info,
+                   const double *points, int count, float *values, char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -27,8 +27,8 @@ void set_error(char *err, size_t size, const char *fmt, ...) {
 } // namespace
 
 extern "C" pbf_status pbf__vdb_read_grid(const char *path, const char *grid_name,
-                                         pbf_vdb_grid_info *info, const double *points,
-                                         int count, float *values, char *err, size_t err_size) {
+                                         pbf_vdb_grid_info *info, const double *points, int count,
+                                         float *values, char *err, size_t err_size) {
     if (path == nullptr || grid_name == nullptr || info == nullptr || count < 0 ||
         (count > 0 && (points == nullptr || values == nullptr))) {
         set_error(err, err_size, "OpenVDB read: path, grid name and info must be given");

@@ -20,7 +20,8 @@ int main(int argc, char **argv) {
     }
     int ok = 1;
     if (w != atoi(argv[2]) || h != atoi(argv[3])) {
-        fprintf(stderr, "png_check: %s is %dx%d, expected %sx%s\n", argv[1], w, h, argv[2], argv[3]);
+        fprintf(stderr, "png_check: %s is %dx%d, expected %sx%s\n", argv[1], w, h, argv[2],
+                argv[3]);
         ok = 0;
     }
     /* Distinct colours (coarsely binned) and white HUD pixels. */

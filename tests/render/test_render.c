@@ -349,7 +349,8 @@ static int test_ellipsoid_splats(void) {
         M[8] = (A[0] * A[4] - A[1] * A[3]) / det;
         float rmax = 0.0f;
         for (int k = 0; k < 3; ++k)
-            rmax = fmaxf(rmax, (float)sqrt(A[k] * A[k] + A[3 + k] * A[3 + k] + A[6 + k] * A[6 + k]));
+            rmax =
+                fmaxf(rmax, (float)sqrt(A[k] * A[k] + A[3 + k] * A[3 + k] + A[6 + k] * A[6 + k]));
         float rel[3];
         sub3(c + 3 * p, eye, rel);
         float z = dot3(rel, f);
@@ -358,16 +359,20 @@ static int test_ellipsoid_splats(void) {
         float py = (dot3(rel, up) / (z * th) * 0.5f + 0.5f) * H;
         float pr = 1.5f * rmax / (z * th) * 0.5f * H + 2.0f;
         double o[3];
-        for (int r = 0; r < 3; ++r) o[r] = -(M[3 * r] * rel[0] + M[3 * r + 1] * rel[1] + M[3 * r + 2] * rel[2]);
+        for (int r = 0; r < 3; ++r)
+            o[r] = -(M[3 * r] * rel[0] + M[3 * r + 1] * rel[1] + M[3 * r + 2] * rel[2]);
         for (int y = (int)floorf(py - pr); y <= (int)ceilf(py + pr); ++y)
             for (int x = (int)floorf(px - pr); x <= (int)ceilf(px + pr); ++x) {
                 if (x < 0 || y < 0 || x >= W || y >= H) continue;
-                float nx = ((float)x + 0.5f) / W * 2.0f - 1.0f, ny = ((float)y + 0.5f) / H * 2.0f - 1.0f;
+                float nx = ((float)x + 0.5f) / W * 2.0f - 1.0f,
+                      ny = ((float)y + 0.5f) / H * 2.0f - 1.0f;
                 float d[3];
-                for (int k = 0; k < 3; ++k) d[k] = f[k] + right[k] * nx * th * aspect + up[k] * ny * th;
+                for (int k = 0; k < 3; ++k)
+                    d[k] = f[k] + right[k] * nx * th * aspect + up[k] * ny * th;
                 norm3(d);
                 double e[3];
-                for (int r = 0; r < 3; ++r) e[r] = M[3 * r] * d[0] + M[3 * r + 1] * d[1] + M[3 * r + 2] * d[2];
+                for (int r = 0; r < 3; ++r)
+                    e[r] = M[3 * r] * d[0] + M[3 * r + 1] * d[1] + M[3 * r + 2] * d[2];
                 double qa = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
                 double qb = o[0] * e[0] + o[1] * e[1] + o[2] * e[2];
                 double qc = o[0] * o[0] + o[1] * o[1] + o[2] * o[2] - 1.0;
@@ -495,8 +500,7 @@ static int test_gl_buffers(void) {
     ENSURE(centers && axes && speed);
     pbf_surface_def sd = pbf_default_surface_def();
     sd.particle_radius = fx.radius;
-    ENSURE(pbf_surface_anisotropy(&sd, fx.positions, n, centers, axes, err, sizeof err) ==
-           PBF_OK);
+    ENSURE(pbf_surface_anisotropy(&sd, fx.positions, n, centers, axes, err, sizeof err) == PBF_OK);
     float top = 0.0f;
     for (int i = 0; i < n; ++i) {
         const float *v = fx.velocities + 3 * (size_t)i;
@@ -776,8 +780,10 @@ static int test_timings_and_errors(void) {
     ENSURE(pbf_renderer_draw(r, &s, err, sizeof err) == PBF_OK);
     pbf_render_timings t = pbf_renderer_timings(r);
     ENSURE(t.depth_ms > 0.0 && t.smooth_ms > 0.0 && t.shade_ms > 0.0);
-    ENSURE_NEAR(t.total_ms, t.background_ms + t.depth_ms + t.thickness_ms + t.smooth_ms +
-                                t.normal_ms + t.shade_ms, 1e-9);
+    ENSURE_NEAR(t.total_ms,
+                t.background_ms + t.depth_ms + t.thickness_ms + t.smooth_ms + t.normal_ms +
+                    t.shade_ms,
+                1e-9);
     /* Bad input is an error with a message, not a crash. */
     s.particle_radius = 0.0f;
     ENSURE(pbf_renderer_draw(r, &s, err, sizeof err) == PBF_ERR_INVALID_ARG);

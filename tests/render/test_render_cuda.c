@@ -124,8 +124,10 @@ int main(void) {
         compare(a, b, &bytes, &pixels);
         printf("  %-22s host against interop: %d bytes differ, %d pixels by > 8 levels\n",
                cases[c].name, bytes, pixels);
-        if (cases[c].exact) ENSURE(bytes == 0);
-        else ENSURE(pixels <= W * H / 1000);
+        if (cases[c].exact)
+            ENSURE(bytes == 0);
+        else
+            ENSURE(pixels <= W * H / 1000);
     }
 
     /* The viewer's way: a snapshot, then the world steps on; the snapshot draws the old state. */

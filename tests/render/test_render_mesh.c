@@ -104,7 +104,8 @@ static void cpu_mesh_mask(const pbf_render_scene *s, const pbf_render_mesh *m,
     for (int v = 0; v < m->vertex_count; ++v) {
         const float *p = m->vertices + 3 * v;
         for (int k = 0; k < 3; ++k)
-            world[v][k] = a[4 * k] * p[0] + a[4 * k + 1] * p[1] + a[4 * k + 2] * p[2] + a[4 * k + 3];
+            world[v][k] =
+                a[4 * k] * p[0] + a[4 * k + 1] * p[1] + a[4 * k + 2] * p[2] + a[4 * k + 3];
     }
     for (int y = 0; y < H; ++y) {
         for (int x = 0; x < W; ++x) {
@@ -169,10 +170,11 @@ static int test_coverage_and_pose(void) {
     ENSURE(empty && img && got && want);
     pbf_render_scene s = base_scene();
     ENSURE(draw(r, &s, empty) == 0);
-    const float poses[2][5] = {{0.35f, 0.52f, 0.5f, 0.25f, 0.25f}, {-0.2f, 1.1f, 0.68f, 0.3f, 0.2f}};
+    const float poses[2][5] = {{0.35f, 0.52f, 0.5f, 0.25f, 0.25f},
+                               {-0.2f, 1.1f, 0.68f, 0.3f, 0.2f}};
     for (int k = 0; k < 2; ++k) {
-        pbf_render_mesh m = cube_mesh(poses[k][0], poses[k][1], poses[k][2], poses[k][3],
-                                      poses[k][4]);
+        pbf_render_mesh m =
+            cube_mesh(poses[k][0], poses[k][1], poses[k][2], poses[k][3], poses[k][4]);
         s.mesh_count = 1;
         s.meshes = &m;
         ENSURE(draw(r, &s, img) == 0);
@@ -221,7 +223,8 @@ static float *sheet(float z0, int *count) {
 /* The fluid's raw depth buffer (rows from the bottom) flipped to image rows. */
 static int fluid_depth(pbf_renderer *r, float *out) {
     float *tmp = malloc(W * H * sizeof *tmp);
-    if (tmp == NULL || pbf_renderer_read_buffer(r, PBF_BUFFER_DEPTH, tmp, err, sizeof err) != PBF_OK) {
+    if (tmp == NULL ||
+        pbf_renderer_read_buffer(r, PBF_BUFFER_DEPTH, tmp, err, sizeof err) != PBF_OK) {
         free(tmp);
         return 1;
     }
@@ -257,8 +260,8 @@ static int test_fluid_and_mesh(void) {
     ENSURE(draw(r, &s, NULL) == 0);
     ENSURE(fluid_depth(r, depth) == 0);
     for (int i = 0; i < W * H; ++i) seen_with += mask[i] && depth[i] > 0.0f;
-    printf("  fluid behind the cube: on %d of its %d pixels without it, %d with it\n",
-           seen_without, covered, seen_with);
+    printf("  fluid behind the cube: on %d of its %d pixels without it, %d with it\n", seen_without,
+           covered, seen_with);
     ENSURE(seen_without > 0.8 * covered);
     ENSURE(seen_with < 0.01 * covered);
 
@@ -276,11 +279,13 @@ static int test_fluid_and_mesh(void) {
         if (!mask[i] || depth[i] <= 0.0f) continue;
         ++fluid_px;
         /* the red cube through the fluid: redder than what is there without it */
-        red += ((double)with[4 * i] - with[4 * i + 1]) - ((double)without[4 * i] - without[4 * i + 1]);
+        red +=
+            ((double)with[4 * i] - with[4 * i + 1]) - ((double)without[4 * i] - without[4 * i + 1]);
     }
     red /= fluid_px > 0 ? fluid_px : 1;
     printf("  fluid in front of the cube: %d of its %d pixels, red minus green "
-           "+%.1f levels through the fluid\n", fluid_px, covered, red);
+           "+%.1f levels through the fluid\n",
+           fluid_px, covered, red);
     ENSURE(fluid_px > 0.8 * covered);
     ENSURE(red > 20.0);
     pbf_renderer_destroy(r);

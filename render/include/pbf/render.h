@@ -64,8 +64,7 @@ typedef struct pbf_gl_context pbf_gl_context;
  * order: the EGL device platform (EGL_EXT_platform_device: NVIDIA without X, Mesa's software
  * device), Mesa's surfaceless platform, the default display. Renders into framebuffer objects,
  * so it has no window surface. */
-PBF_API pbf_status pbf_gl_context_create_headless(pbf_gl_context **out, char *err,
-                                                  size_t err_size);
+PBF_API pbf_status pbf_gl_context_create_headless(pbf_gl_context **out, char *err, size_t err_size);
 PBF_API void pbf_gl_context_destroy(pbf_gl_context *ctx);
 /* "EGL device: llvmpipe (LLVM 15.0.6, 256 bits), OpenGL 4.5 (Core Profile) Mesa 22.3.6". */
 PBF_API const char *pbf_gl_context_description(const pbf_gl_context *ctx);
@@ -74,8 +73,8 @@ PBF_API const char *pbf_gl_context_description(const pbf_gl_context *ctx);
  * Definitions */
 
 typedef enum pbf_render_look {
-    PBF_LOOK_FLUID = 0,   /* screen-space fluid surface (default) */
-    PBF_LOOK_SPHERES = 1  /* ray-cast spheres, Blinn-Phong */
+    PBF_LOOK_FLUID = 0, /* screen-space fluid surface (default) */
+    PBF_LOOK_SPHERES = 1 /* ray-cast spheres, Blinn-Phong */
 } pbf_render_look;
 
 /* What the fluid look's depth pass draws for a particle. */
@@ -83,28 +82,28 @@ typedef enum pbf_render_splat {
     PBF_SPLAT_ELLIPSOID = 0, /* the particle's anisotropic kernel (pbf_surface_anisotropy, Yu &
                               * Turk 2013, the same ellipsoids as the mesher): flat on calm
                               * surfaces, thin along sheets (default) */
-    PBF_SPLAT_SPHERE = 1     /* a sphere of fluid_radius_scale particle radii */
+    PBF_SPLAT_SPHERE = 1 /* a sphere of fluid_radius_scale particle radii */
 } pbf_render_splat;
 
 /* What colours the spheres look. */
 typedef enum pbf_render_color {
     PBF_COLOR_UNIFORM = 0, /* one colour, def.sphere_color */
-    PBF_COLOR_SPEED,       /* |v| in m/s mapped through a colour ramp */
-    PBF_COLOR_DENSITY      /* ρ/ρ0 mapped through a colour ramp */
+    PBF_COLOR_SPEED, /* |v| in m/s mapped through a colour ramp */
+    PBF_COLOR_DENSITY /* ρ/ρ0 mapped through a colour ramp */
 } pbf_render_color;
 
 /* Passes of the fluid look, a bit set; switching one off is for debugging and for the tests
  * that prove each pass matters. */
 typedef enum pbf_render_pass {
-    PBF_PASS_SMOOTH = 1 << 0,    /* bilateral smoothing of the depth texture */
+    PBF_PASS_SMOOTH = 1 << 0, /* bilateral smoothing of the depth texture */
     PBF_PASS_THICKNESS = 1 << 1, /* additive thickness (off: a constant thickness of 8 radii) */
-    PBF_PASS_SHADING = 1 << 2,   /* Fresnel/refraction/absorption shading (off: normals as colour) */
+    PBF_PASS_SHADING = 1 << 2, /* Fresnel/refraction/absorption shading (off: normals as colour) */
     PBF_PASS_ALL = 7
 } pbf_render_pass;
 
 typedef enum pbf_render_sky {
     PBF_SKY_GRADIENT = 0, /* analytic sky: horizon to zenith gradient with a sun */
-    PBF_SKY_CUBEMAP = 1   /* six PNG faces from def.sky_dir */
+    PBF_SKY_CUBEMAP = 1 /* six PNG faces from def.sky_dir */
 } pbf_render_sky;
 
 typedef struct pbf_render_def {
@@ -181,12 +180,12 @@ PBF_API pbf_render_def pbf_default_render_def(void);
  * place, or freed and allocated again (the same address may come back), need a new version. */
 #define PBF_RENDER_MAX_MESHES 64
 typedef struct pbf_render_mesh {
-    const float *vertices;     /* 3*vertex_count, xyz in the mesh's local frame, m */
+    const float *vertices; /* 3*vertex_count, xyz in the mesh's local frame, m */
     int vertex_count;
-    const int32_t *triangles;  /* 3*triangle_count indices into vertices */
+    const int32_t *triangles; /* 3*triangle_count indices into vertices */
     int triangle_count;
-    float transform[12];       /* local to world, row-major 3x4 [R | t] */
-    float color[3];            /* linear RGB; (0, 0, 0): the colliders' grey */
+    float transform[12]; /* local to world, row-major 3x4 [R | t] */
+    float color[3]; /* linear RGB; (0, 0, 0): the colliders' grey */
     /* 1: the fluid is inside this closed mesh (PBF_MESH_CONTAINER): only its far walls are
      * drawn, so the fluid inside stays visible. Needs outward-facing triangles (counter-
      * clockwise seen from outside), as pbf_world_mesh_triangles gives a closed mesh. */
@@ -197,11 +196,11 @@ typedef struct pbf_render_mesh {
 /* What one frame shows. The renderer reads the arrays during pbf_renderer_draw only. */
 typedef struct pbf_render_scene {
     int particle_count;
-    const float *positions;   /* 3*count, xyz, m */
-    const float *velocities;  /* 3*count or NULL; needed for PBF_COLOR_SPEED */
-    const float *densities;   /* count or NULL; needed for PBF_COLOR_DENSITY */
-    float particle_radius;    /* m, > 0 */
-    float rest_density;       /* kg/m³; default 1000 */
+    const float *positions; /* 3*count, xyz, m */
+    const float *velocities; /* 3*count or NULL; needed for PBF_COLOR_SPEED */
+    const float *densities; /* count or NULL; needed for PBF_COLOR_DENSITY */
+    float particle_radius; /* m, > 0 */
+    float rest_density; /* kg/m³; default 1000 */
     pbf_vec3 domain_min, domain_max; /* the domain box; the floor lies at domain_min.y */
     int collider_count;
     const pbf_collider_def *colliders;
@@ -218,7 +217,7 @@ typedef struct pbf_render_scene {
      * fluid is tinted by the absorption of the fluid along each ray, and def.absorption is
      * unused; NULL (default): one fluid, def.absorption. */
     const uint8_t *phases;
-    int phase_count;                 /* [1, PBF_MAX_PHASES] with phases */
+    int phase_count; /* [1, PBF_MAX_PHASES] with phases */
     float phase_absorption[PBF_MAX_PHASES][3];
     /* Diffuse particles (include/pbf/diffuse.h), drawn as small white points over the fluid:
      * foam brightest, spray a little fainter, bubbles faint and hidden by the fluid in front
@@ -277,10 +276,10 @@ PBF_API void pbf_renderer_present(const pbf_renderer *r, int fb_width, int fb_he
 
 /* Intermediate images of the fluid look, for tests and debugging. Rows bottom first. */
 typedef enum pbf_render_buffer {
-    PBF_BUFFER_DEPTH = 0,      /* eye-space depth before smoothing, m; 0 where no fluid (1 float) */
-    PBF_BUFFER_DEPTH_SMOOTH,   /* after smoothing (1 float) */
-    PBF_BUFFER_THICKNESS,      /* m (1 float) */
-    PBF_BUFFER_NORMAL          /* eye-space normal xyz (3 floats); 0 where no fluid */
+    PBF_BUFFER_DEPTH = 0, /* eye-space depth before smoothing, m; 0 where no fluid (1 float) */
+    PBF_BUFFER_DEPTH_SMOOTH, /* after smoothing (1 float) */
+    PBF_BUFFER_THICKNESS, /* m (1 float) */
+    PBF_BUFFER_NORMAL /* eye-space normal xyz (3 floats); 0 where no fluid */
 } pbf_render_buffer;
 
 /* out holds width*height floats (PBF_BUFFER_NORMAL: 3 per pixel). Valid after a draw with
@@ -291,12 +290,12 @@ PBF_API pbf_status pbf_renderer_read_buffer(const pbf_renderer *r, pbf_render_bu
 /* GPU time of each pass of the last frame, ms (GL timer queries; 0 for passes not run). */
 typedef struct pbf_render_timings {
     double background_ms; /* sky, floor, domain edges, colliders, meshes */
-    double depth_ms;      /* sphere depth (fluid) or shaded spheres (spheres look) */
+    double depth_ms; /* sphere depth (fluid) or shaded spheres (spheres look) */
     double thickness_ms;
     double smooth_ms;
     double normal_ms;
-    double shade_ms;      /* final composite */
-    double total_ms;      /* sum of the above */
+    double shade_ms; /* final composite */
+    double total_ms; /* sum of the above */
 } pbf_render_timings;
 
 /* Timings of the last frame; waits for that frame's queries. */

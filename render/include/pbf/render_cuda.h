@@ -54,8 +54,8 @@ PBF_API pbf_status pbf_render_cuda_snapshot(pbf_render_cuda *rc, const pbf_devic
  * default pbf_surface_def and s->particle_radius) for the fluid look's ellipsoid splats.
  * s->particle_radius must be set. */
 PBF_API pbf_status pbf_render_cuda_fill(pbf_render_cuda *rc, const pbf_renderer *r,
-                                        const pbf_device_view *view, pbf_render_scene *s,
-                                        char *err, size_t err_size);
+                                        const pbf_device_view *view, pbf_render_scene *s, char *err,
+                                        size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -11,5 +11,6 @@ int main(void) {
     pbf_camera_def cam = pbf_render_default_camera(lo, hi, 16.0f / 9.0f);
     printf("render: %dx%d, camera at (%.2f, %.2f, %.2f)\n", def.width, def.height,
            (double)cam.position.x, (double)cam.position.y, (double)cam.position.z);
-    return def.width > 0 && def.height > 0 && cam.position.z > 1.0f && cam.position.y > 0.5f ? 0 : 1;
+    return def.width > 0 && def.height > 0 && cam.position.z > 1.0f && cam.position.y > 0.5f ? 0
+                                                                                             : 1;
 }

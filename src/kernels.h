@@ -289,7 +289,7 @@ PBF_KERNEL_INLINE float pbf_scorr_weight(float rho, const pbf_params *p) {
  * particles closer than the rest lattice puts them, and a surface on the lattice feels none. The
  * paper's shape pushes every pair apart, the lattice's too; where no density constraint holds
  * the surface in (below rest density the unilateral constraint is off) it pushed every free
- * surface apart: a block without gravity grew 2.6x in a second (docs/physics.md, "s_corr").
+ * surface apart: a block without gravity grew 2.6x in half a second (docs/physics.md, "s_corr").
  * Below y = 1e-3 the term (< 1e-12 k) is set to zero: its powers would be denormal numbers, which
  * cost a hundred cycles each on x86. n is p->scorr_n; a loop may pass it as a constant so that
  * pbf_ipow folds to its products (src/cpu_passes.h). */

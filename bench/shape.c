@@ -6,7 +6,8 @@
  *     mean, smallest, and the share closer than 0.7 (pairs: what s_corr exists to prevent),
  *     for all particles and for those with fewer than 20 neighbours within h (about 32 inside
  *     the rest lattice at h = 4r: the surface and the spray);
- *   - the kinetic energy per kilogram and the solver's passes per substep.
+ *   - the kinetic energy per kilogram, the fastest particle's speed and the solver's passes per
+ *     substep.
  * docs/physics.md ("s_corr: where it acts, and why") quotes its figures.
  *
  * usage: pbf_shape SCENE FRAME[,FRAME...] [key=value ...]   (key=value: as pbf run --set)
@@ -81,13 +82,14 @@ static void report(pbf_world *w, int frame, const double *ext0, double *ext, dou
     pbf_world_get_velocities(w, v);
     pbf_world_get_densities(w, rho);
     const double s = 2.0 * pbf_world_get_def(w)->particle_radius;
-    double rho_sum = 0.0, ke = 0.0, nn_sum = 0.0, nn_min = 1e30, surf_sum = 0.0;
-    int close = 0, surf = 0, surf_close = 0;
+    double rho_sum = 0.0, ke = 0.0, nn_sum = 0.0, nn_min = 1e30, surf_sum = 0.0, vmax2 = 0.0;
+    int close = 0, surf = 0, surf_close = 0, fastest = 0;
     nearest(x, n, pbf_world_kernel_radius(w), nn, nc);
     for (int i = 0; i < n; ++i) {
         rho_sum += rho[i];
-        ke += 0.5 * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] +
-                     v[3 * i + 2] * v[3 * i + 2]);
+        double v2 = v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2];
+        ke += 0.5 * v2;
+        if (v2 > vmax2) vmax2 = v2, fastest = i;
         double q = nn[i] / s;
         nn_sum += q;
         if (q < nn_min) nn_min = q;
@@ -101,8 +103,10 @@ static void report(pbf_world *w, int frame, const double *ext0, double *ext, dou
         printf(" %c %.3f–%.3f (%.3f)", "xyz"[k], lo, hi, ext0 ? ext[k] / ext0[k] : 1.0);
     }
     printf("\n          mean density %.1f kg/m3, nearest neighbour mean %.3f s, min %.3f s, "
-           "%.2f %% below 0.7 s, kinetic %.3e J/kg, %.1f passes/substep\n",
-           rho_sum / n, nn_sum / n, nn_min, 100.0 * close / n, ke / n, iters);
+           "%.2f %% below 0.7 s, kinetic %.3e J/kg, fastest %.4f m/s, %.1f passes/substep\n",
+           rho_sum / n, nn_sum / n, nn_min, 100.0 * close / n, ke / n, sqrt(vmax2), iters);
+    printf("          fastest at (%.3f, %.3f, %.3f), %d neighbours\n", x[3 * fastest],
+           x[3 * fastest + 1], x[3 * fastest + 2], nc[fastest]);
     if (surf > 0)
         printf("          %d particles with fewer than 20 neighbours (surface, spray): nearest "
                "neighbour mean %.3f s, %.2f %% below 0.7 s\n",

@@ -792,14 +792,27 @@ PBF_KERNEL_INLINE pbf_v3 pbf_solid_sweep(const pbf_solid *s, pbf_v3 a, pbf_v3 b,
     return b;
 }
 
+/* 1 when x lies inside an analytic solid (sphere, box, capsule: its distance below 0). */
+PBF_KERNEL_INLINE int pbf_inside_analytic_solid(pbf_v3 x, const pbf_params *p,
+                                                const pbf_solid *solids) {
+    for (int s = 0; s < p->solid_count; ++s) {
+        pbf_v3 n;
+        if (solids[s].type != PBF_SOLID_MESH && pbf_solid_sdf(&solids[s], x, &n) < 0.0f) return 1;
+    }
+    return 0;
+}
+
 /* A diffuse particle's move from a to b against the solids and the domain walls: each solid's
  * walk (pbf_solid_sweep) shortens the path, then pbf_collide projects the end out of every solid
- * and into the domain, like a fluid particle. *contact is set when anything changed the end. */
+ * and into the domain, like a fluid particle. Where a solid reaches a domain wall, projecting out
+ * of it through the face on the wall and then into the domain puts the point back inside; such
+ * a move is not made (the particle stays at a). *contact is set when anything changed the end. */
 PBF_KERNEL_INLINE pbf_v3 pbf_diffuse_collide(pbf_v3 a, pbf_v3 b, const pbf_params *p,
                                              const pbf_solid *solids, int *contact) {
     pbf_v3 x = b;
     for (int s = 0; s < p->solid_count; ++s) x = pbf_solid_sweep(&solids[s], a, x, p->radius);
     x = pbf_collide(x, p, solids);
+    if (pbf_inside_analytic_solid(x, p, solids)) x = a;
     *contact = x.x != b.x || x.y != b.y || x.z != b.z;
     return x;
 }

@@ -8,7 +8,7 @@ pbf_solver_def pbf_default_solver_def(void) {
     d.unilateral = 1;
     d.scorr_k = 0.1f;
     d.scorr_ratio = 0.0f;
-    d.scorr_n = 4;
+    d.scorr_n = 1;
     d.scorr_dq = 0.2f;
     d.scorr_deficit = 0.05f;
     d.scorr_iterations = 4;

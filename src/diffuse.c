@@ -376,6 +376,7 @@ static void place(pbf_world *w, pbf_diffuse *D, int first, int nt) {
             x = v3_madd(x, e2, rr * sinf(th));
             x = v3_madd(x, axis, along);
             x = pbf_collide(x, P, w->solids); /* born outside the solids, inside the walls */
+            if (pbf_inside_analytic_solid(x, P, w->solids)) x = xi; /* pbf_diffuse_collide */
             int slot = first + k;
             v3_store(D->x, slot, x);
             v3_store(D->v, slot, vi);

@@ -121,6 +121,8 @@ typedef struct pbf_params {
     int unilateral;
     float scorr_scale;  /* k / S0: s_corr in the units of λ */
     float scorr_inv_q;  /* 1 / (h² − Δq²): W(r)/W(Δq) = ((h² − r²) · this)³ */
+    float scorr_gain;   /* 1 / (1 − W(s)/W(Δq)), s = 2r the rest spacing (pbf_delta_coef) */
+    float scorr_shift;  /* W(s)/W(Δq) · scorr_gain: s_corr's shape is zero from r = s on */
     int scorr_n;
     float scorr_inv_deficit; /* 1/δ: s_corr's weight grows from 0 at ρ0 to 1 at (1 − δ) ρ0; 0:
                                 weight 1 everywhere (pbf_scorr_weight) */
@@ -279,17 +281,24 @@ PBF_KERNEL_INLINE float pbf_scorr_weight(float rho, const pbf_params *p) {
 }
 
 /* The Δp coefficient of a pair (Algorithm 1 line 13): λ_i + λ_j + s_corr, with
- * s_corr = −k w_ij (W_ij / W(Δq))^n in the units of λ, W(r)/W(Δq) = ((h² − r²)/(h² − Δq²))³ for
- * poly6, and w_ij = (w_i + w_j)/2 the pair's mean pbf_scorr_weight (symmetric, so the pair's
- * corrections stay equal and opposite). Below x = 1e-3 the term (< 1e-36 k) is set to zero: its
- * powers would be denormal numbers, which cost a hundred cycles each on x86 and occur for every
- * pair near h (in the rest lattice, every pair at r = 2s = h). n is p->scorr_n; a loop may pass
- * it as a constant so that pbf_ipow folds to its products (src/cpu_passes.h). */
+ * s_corr = −k w_ij y^n in the units of λ, where
+ *   y = max(0, (W(r) − W(s)) / (W(Δq) − W(s))),  s = 2r the rest spacing,
+ * the poly6 shape W(r)/W(Δq) = ((h² − r²)/(h² − Δq²))³, and w_ij = (w_i + w_j)/2 the pair's mean
+ * pbf_scorr_weight (symmetric, so the pair's corrections stay equal and opposite). y is 1 at Δq,
+ * as the paper's W(r)/W(Δq) is, but 0 from the rest spacing on: s_corr is a repulsion between
+ * particles closer than the rest lattice puts them, and a surface on the lattice feels none. The
+ * paper's shape pushes every pair apart, the lattice's too; where no density constraint holds
+ * the surface in (below rest density the unilateral constraint is off) it pushed every free
+ * surface apart: a block without gravity grew 2.6x in half a second (docs/physics.md, "s_corr").
+ * Below y = 1e-3 the term (< 1e-12 k) is set to zero: its powers would be denormal numbers, which
+ * cost a hundred cycles each on x86. n is p->scorr_n; a loop may pass it as a constant so that
+ * pbf_ipow folds to its products (src/cpu_passes.h). */
 PBF_KERNEL_INLINE float pbf_delta_coef(float r2, float lambda_i, float lambda_j, float weight_ij,
                                        int n, const pbf_params *p) {
     float x = pbf_pos(p->h2 - r2) * p->scorr_inv_q;
-    x = x > 1e-3f ? x : 0.0f;
-    return lambda_i + lambda_j - p->scorr_scale * weight_ij * pbf_ipow(x * x * x, n);
+    float y = x * x * x * p->scorr_gain - p->scorr_shift;
+    y = y > 1e-3f ? y : 0.0f;
+    return lambda_i + lambda_j - p->scorr_scale * weight_ij * pbf_ipow(y, n);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -783,14 +792,27 @@ PBF_KERNEL_INLINE pbf_v3 pbf_solid_sweep(const pbf_solid *s, pbf_v3 a, pbf_v3 b,
     return b;
 }
 
+/* 1 when x lies inside an analytic solid (sphere, box, capsule: its distance below 0). */
+PBF_KERNEL_INLINE int pbf_inside_analytic_solid(pbf_v3 x, const pbf_params *p,
+                                                const pbf_solid *solids) {
+    for (int s = 0; s < p->solid_count; ++s) {
+        pbf_v3 n;
+        if (solids[s].type != PBF_SOLID_MESH && pbf_solid_sdf(&solids[s], x, &n) < 0.0f) return 1;
+    }
+    return 0;
+}
+
 /* A diffuse particle's move from a to b against the solids and the domain walls: each solid's
  * walk (pbf_solid_sweep) shortens the path, then pbf_collide projects the end out of every solid
- * and into the domain, like a fluid particle. *contact is set when anything changed the end. */
+ * and into the domain, like a fluid particle. Where a solid reaches a domain wall, projecting out
+ * of it through the face on the wall and then into the domain puts the point back inside; such
+ * a move is not made (the particle stays at a). *contact is set when anything changed the end. */
 PBF_KERNEL_INLINE pbf_v3 pbf_diffuse_collide(pbf_v3 a, pbf_v3 b, const pbf_params *p,
                                              const pbf_solid *solids, int *contact) {
     pbf_v3 x = b;
     for (int s = 0; s < p->solid_count; ++s) x = pbf_solid_sweep(&solids[s], a, x, p->radius);
     x = pbf_collide(x, p, solids);
+    if (pbf_inside_analytic_solid(x, p, solids)) x = a;
     *contact = x.x != b.x || x.y != b.y || x.z != b.z;
     return x;
 }

@@ -85,6 +85,14 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
     CHECK_RANGE(s->scorr_n >= 1 && s->scorr_n <= 8, "solver.scorr_n", "in [1, 8]", s->scorr_n);
     CHECK_RANGE(s->scorr_dq >= 0.0f && s->scorr_dq < 1.0f, "solver.scorr_dq", "in [0, 1)",
                 s->scorr_dq);
+    /* s_corr acts between pairs closer than the rest spacing 2r and is k at Δq (pbf_delta_coef) */
+    if (!(s->scorr_dq * d->kernel_scale < 2.0f)) {
+        pbf__format(err, err_size,
+                    "world def: solver.scorr_dq must be below the rest spacing 2r = %g h (s_corr "
+                    "acts only between particles closer than that), got %g h",
+                    2.0 / d->kernel_scale, (double)s->scorr_dq);
+        return PBF_ERR_INVALID_ARG;
+    }
     CHECK_RANGE(s->scorr_deficit >= 0.0f && s->scorr_deficit <= 1.0f, "solver.scorr_deficit",
                 "in [0, 1]", s->scorr_deficit);
     CHECK_RANGE(s->scorr_iterations >= 0 && s->scorr_iterations <= 1000,

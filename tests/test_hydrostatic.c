@@ -4,16 +4,18 @@
  *  - The side wall carries the hydrostatic load ½ ρ0 g H² per unit width.
  *  - The height probes find the free surface where the mass at rest density puts it (the
  *    initial rest-lattice height H0) within the mean density error the solver leaves, which is
- *    itself under the 1 % that docs/physics.md states for the defaults. The surface is the mean
+ *    itself under the 1 % that docs/physics.md states for the defaults, plus half a radius for
+ *    the top layer, which sinks until its half neighbourhood sums to ρ0. The surface is the mean
  *    of 9 height probes over the middle of the tank: one probe reads the highest of a few
  *    particles in the unconstrained top layer, whose jitter is about a quarter radius (a single
  *    central probe read −0.98 % to +0.23 % in builds whose sums differed in the last bits).
  *  - The column settles (the solver's resting-column check): the mean density error of the
  *    last second under 1 %, and its kinetic energy under a tenth of the start-up peak and under
  *    3e-4 mgh (m the fluid's mass, h = H0/2 the height of its centre of mass). The column keeps
- *    a jitter of the 4-iteration solve (2.0e-4 mgh, 0.03 m/s rms) since s_corr acts only below
- *    rest density (it stiffened the bulk: 0.75e-4 mgh with s_corr everywhere, and it held shear,
- *    docs/physics.md); without s_corr at all the jitter is 8.7e-4 mgh.
+ *    a jitter of the 4-iteration solve (1.4e-4 mgh) since s_corr acts only below rest density
+ *    and between particles closer than the rest spacing (it stiffened the bulk: 0.75e-4 mgh
+ *    with the paper's s_corr everywhere, and it held shear, docs/physics.md); without s_corr
+ *    at all the jitter is 8.7e-4 mgh.
  * Averages are over the last second of 3 s, after the start-up oscillation has settled. Under
  * the sanitizers (test_sanitized()) the same world and probes run 0.5 s, averaged over the last
  * 1/6 s: the loads, the surface and the density error are within their bounds by then (floor
@@ -125,9 +127,14 @@ static int resting_column_floor_carries_its_weight(void) {
            height, HEIGHTS, h0, 100.0 * (height / h0 - 1.0), 100.0 * err);
     ENSURE(fabs(floor_f / weight - 1.0) < 0.02); /* within 2 % */
     /* The stated density error (docs/physics.md: < 1 % with the defaults), and the surface
-     * within that error of where the mass at rest density puts it. */
+     * within that error, plus half a particle radius, of where the mass at rest density puts
+     * it. The half radius is the top layer's: it has half a neighbourhood, so under gravity it
+     * sinks until its kernel sum reaches ρ0 (measured: 1.33 % low with a density error of
+     * 0.83 %, r/2 is 1.25 % of H0). s_corr's old shape held it up by pushing every surface pair
+     * apart, lattice neighbours included, and the same push tore free surfaces apart
+     * (docs/physics.md, "s_corr"). */
     ENSURE(err < 0.01);
-    ENSURE(fabs(height / h0 - 1.0) <= err);
+    ENSURE(fabs(height / h0 - 1.0) <= err + 0.5 * r / h0);
     ENSURE(fabs(middle_p / (rho0 * g * height) - 1.0) < 0.05);
     ENSURE(fabs(wall_f / wall_expected - 1.0) < 0.10);
     if (full) {

@@ -159,9 +159,10 @@ static double rayleigh_period(double sigma, double rho, double radius) {
 /* A cube of water in zero gravity becomes a sphere with surface tension (the 99th-percentile
  * distance from the centre within 8% of the radius of the equal-volume sphere; the particle
  * centres of the outer layer sit r inside the surface, so a round drop reads about 0.94), and
- * does not without (the cube's corners read 1.21 at the start; nothing holds the particles
- * together in zero gravity, s_corr pushes the surface ones apart and it scatters to 2.5). Under
- * the sanitizers (test.h) 10 frames each: the same bounds hold there already (0.96 and 1.73). */
+ * does not without (the cube reads 1.17 at the start and still 1.17 after 60 frames: in zero
+ * gravity nothing else acts on it; the paper's shape of s_corr used to scatter it to 2.5,
+ * docs/physics.md "s_corr"). Under the sanitizers (test.h) 10 frames each: the same bounds hold
+ * there already. */
 static int droplet_becomes_sphere(void) {
     double ratio[2];
     const int full = !test_sanitized(), frames = full ? 60 : 10;

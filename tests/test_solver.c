@@ -183,6 +183,15 @@ static int bad_defs_name_the_field(void) {
     ENSURE(strstr(err, "wall_clearance"));
     d.wall_clearance = 1.5f;
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG);
+    /* s_corr's Δq must be closer than the rest spacing 2r (0.5 h at h = 4r), where it ends */
+    d = pbf_default_world_def();
+    d.solver.scorr_dq = 0.5f;
+    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG && !w);
+    ENSURE(strstr(err, "solver.scorr_dq") && strstr(err, "rest spacing"));
+    d.kernel_scale = 5.0f; /* 2r = 0.4 h */
+    d.solver.scorr_dq = 0.39f;
+    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_OK);
+    pbf_world_destroy(w);
     d = pbf_default_world_def();
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_OK);
     ENSURE(pbf_world_step(w, -1.0f) == PBF_ERR_INVALID_ARG);

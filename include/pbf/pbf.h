@@ -105,8 +105,11 @@ typedef struct pbf_solver_def {
     /* Only push particles apart (C = max(ρ/ρ0 − 1, 0)): no clustering at the free surface.
      * Default 1. With 0 the constraint is bilateral as in the paper. */
     int unilateral;
-    /* Tensile instability correction s_corr = −k (W(r)/W(Δq))^n, expressed as an equivalent
-     * relative compression so it is independent of particle size. k default 0.1, range [0, 1]. */
+    /* Tensile instability correction s_corr = −k y^n with y = (W(r) − W(s)) / (W(Δq) − W(s)),
+     * s = 2r the rest spacing, and 0 from r = s on: a repulsion between particles closer than
+     * the rest lattice, which the lattice itself does not feel (the paper's (W(r)/W(Δq))^n pushed
+     * every free surface apart; docs/physics.md, "s_corr"). k is expressed as an equivalent
+     * relative compression so it is independent of particle size. Default 0.1, range [0, 1]. */
     float scorr_k;
     /* When > 0, s_corr follows the time step: each substep uses k = scorr_ratio · |g| · dt² / r
      * in place of scorr_k. s_corr moves a surface particle by an amount proportional to k·r in
@@ -115,9 +118,10 @@ typedef struct pbf_solver_def {
      * gravity at any substep count and particle size (docs/physics.md, "s_corr and the time
      * step"). No gravity: no s_corr. Default 0 (scorr_k as given), range [0, 1000]. */
     float scorr_ratio;
-    /* s_corr exponent n. Default 4, range [1, 8]. */
+    /* s_corr exponent n. Default 1, range [1, 8]. */
     int scorr_n;
-    /* s_corr reference distance Δq as a fraction of h. Default 0.2, range [0, 1). */
+    /* s_corr reference distance Δq as a fraction of h, where y = 1. Default 0.2, range [0, 1),
+     * and below the rest spacing 2r (0.5 at h = 4r). */
     float scorr_dq;
     /* Where s_corr acts: on particles below rest density, with a weight rising from 0 at ρ0 to 1
      * at (1 − scorr_deficit) ρ0 (the free surface, splashes), and not in fluid at rest density,

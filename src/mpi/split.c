@@ -161,8 +161,10 @@ PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *w, MPI_Comm comm, const dou
     int ranks = 1;
     MPI_Comm_size(comm, &ranks);
     const double width = (double)PBF_MPI_HALO_FACTOR * w->params.h;
+    /* 1e-6: the balancer spaces its cuts by the halo's width as a float (pbf_halo.width), up
+     * to 4e-8 of it narrower than this double, and a checkpoint's cuts come from it */
     for (int k = 0; k < ranks; ++k)
-        if (!(at[k + 1] - at[k] >= width * (1.0 - 1e-9)))
+        if (!(at[k + 1] - at[k] >= width * (1.0 - 1e-6)))
             return refuse(err, err_size,
                           "cuts %d and %d (%.9g, %.9g m) are less than the halo's %.4g m apart",
                           k, k + 1, at[k], at[k + 1], width);

@@ -21,24 +21,36 @@ static void put_le32(unsigned char *p, float f) {
     p[3] = (unsigned char)(u >> 24);
 }
 
+/* The world's diffuse particles for a writer: n, then in *x 7 floats each (positions, then
+ * velocities, then lifetimes, as blocks of n) and in *kind their kinds; the caller frees both. */
+static pbf_status read_diffuse(const pbf_world *world, const char *path, int *n, float **x,
+                               uint8_t **kind, char *err, size_t err_size) {
+    *n = pbf_world_diffuse_count(world);
+    *x = malloc(((size_t)*n * 7 + 1) * sizeof **x);
+    *kind = malloc((size_t)*n + 1);
+    if (*x == NULL || *kind == NULL) {
+        free(*x), free(*kind);
+        if (err && err_size)
+            snprintf(err, err_size, "cannot write '%s': out of memory for %d diffuse particles",
+                     path, *n);
+        return PBF_ERR_OUT_OF_MEMORY;
+    }
+    pbf_world_get_diffuse(world, *x, *x + 3 * (size_t)*n, *kind, *x + 6 * (size_t)*n);
+    return PBF_OK;
+}
+
 pbf_status pbf_export_diffuse_write(const pbf_world *world, const char *path, char *err,
                                     size_t err_size) {
     if (world == NULL || path == NULL) {
         if (err && err_size) snprintf(err, err_size, "pbf_export_diffuse_write: NULL argument");
         return PBF_ERR_INVALID_ARG;
     }
-    const int n = pbf_world_diffuse_count(world);
-    float *x = malloc(((size_t)n * 7 + 1) * sizeof *x);
-    uint8_t *kind = malloc((size_t)n + 1);
-    if (x == NULL || kind == NULL) {
-        free(x), free(kind);
-        if (err && err_size)
-            snprintf(err, err_size, "cannot write '%s': out of memory for %d diffuse particles",
-                     path, n);
-        return PBF_ERR_OUT_OF_MEMORY;
-    }
+    int n = 0;
+    float *x = NULL;
+    uint8_t *kind = NULL;
+    pbf_status got = read_diffuse(world, path, &n, &x, &kind, err, err_size);
+    if (got != PBF_OK) return got;
     float *v = x + 3 * (size_t)n, *life = x + 6 * (size_t)n;
-    pbf_world_get_diffuse(world, x, v, kind, life);
     atomic_file af;
     pbf_status st = pbf__atomic_open(&af, path, err, err_size);
     if (st == PBF_OK) {
@@ -80,18 +92,12 @@ pbf_status pbf_export_diffuse_write_vtu(const pbf_world *world, const char *path
         if (err && err_size) snprintf(err, err_size, "pbf_export_diffuse_write_vtu: NULL argument");
         return PBF_ERR_INVALID_ARG;
     }
-    const int n = pbf_world_diffuse_count(world);
-    float *x = malloc(((size_t)n * 7 + 1) * sizeof *x);
-    uint8_t *kind = malloc((size_t)n + 1);
-    if (x == NULL || kind == NULL) {
-        free(x), free(kind);
-        if (err && err_size)
-            snprintf(err, err_size, "cannot write '%s': out of memory for %d diffuse particles",
-                     path, n);
-        return PBF_ERR_OUT_OF_MEMORY;
-    }
+    int n = 0;
+    float *x = NULL;
+    uint8_t *kind = NULL;
+    pbf_status got = read_diffuse(world, path, &n, &x, &kind, err, err_size);
+    if (got != PBF_OK) return got;
     float *v = x + 3 * (size_t)n, *life = x + 6 * (size_t)n;
-    pbf_world_get_diffuse(world, x, v, kind, life);
     const vtu_array arrays[] = {{"velocity", VTU_FLOAT32, 3, v, 0},
                                 {"kind", VTU_UINT8, 1, kind, 0},
                                 {"lifetime", VTU_FLOAT32, 1, life, 0}};

@@ -160,7 +160,7 @@ static const char *const RES_NAMES[2] = {"coarse", "fine"};
 
 /* The lifting gate (--gate): the coarse scene with a thin plate keyframed upwards from the
  * water's front face, lifted by `lift` metres (clear of the water) at GATE_SPEED unless
- * --gate-speed says otherwise (docs/validation.md, "The lifting gate"). */
+ * --gate-speed says otherwise (docs/notes/validation_log.md, "The lifting gate"). */
 #define GATE_SPEED 1.5
 static const struct {
     const char *name, *scene;

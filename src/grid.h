@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels.h"
+#include "params.h" /* pbf_v3 */
 
 typedef struct pbf_grid {
     pbf_v3 origin;

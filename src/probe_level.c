@@ -21,6 +21,8 @@
  * in rank order (the same bits on every process; not those of an unsplit world). */
 #include "probe_level.h"
 
+#include "kernels.h" /* the density kernel of the level's fluid fraction */
+
 #include <math.h>
 #include <stdlib.h>
 

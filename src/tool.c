@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels.h" /* the tool's per-particle boundary and coupling */
+
 #define PI_D 3.14159265358979323846
 
 pbf_tool_def pbf_default_tool_def(void) {

@@ -8,7 +8,7 @@
 
 #include "fields.h"
 #include "grid.h"
-#include "kernels.h"
+#include "params.h" /* pbf_params, pbf_v3 and pbf_solid; the math itself is kernels.h */
 #include "pbf/pbf.h"
 
 /* Points of a substep where a world split over processes (src/mpi/, docs/mpi.md) exchanges data

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "pbf/scene.h"
+#include "kernels.h" /* pbf_solid_sdf: a collider's distance */
 #include "world_state.h"
 
 /* Lattice points visited per overlap count at most; bigger overlaps are sampled. */

@@ -19,6 +19,8 @@ typedef enum pbf_halo_event {
                          * particles within reach) is appended */
     PBF_HALO_SORTED, /* after the grid sort: the halo follows the new slot order */
     PBF_HALO_LAMBDA, /* after a λ pass: the halo's λ and density */
+    PBF_HALO_NORMALS, /* after surface tension's normals pass: the halo's normals (w->omega) for
+                       * its tension pass */
     PBF_HALO_POSITIONS, /* after a Δp pass: the halo's corrected positions p */
     PBF_HALO_OMEGA, /* after the vorticity pass: the halo's |ω| for the confinement pass */
     PBF_HALO_END, /* before the watchdog: the halo is dropped */

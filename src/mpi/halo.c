@@ -6,6 +6,8 @@
  *              particles within `width` of each cut are appended as ghosts (PBF_FIELD_HALO)
  *   SORTED     the send and receive slots follow the grid sort's permutation
  *   LAMBDA     ghosts get their owners' λ and density (the Δp pass reads both)
+ *   NORMALS    ghosts get their owners' colour-field normals (surface tension's second pass
+ *              reads them; solver.c keeps them in w->omega)
  *   POSITIONS  ghosts get their owners' corrected positions p
  *   OMEGA      ghosts get their owners' |ω| (the confinement pass reads it)
  *   END        ghosts are dropped; the owned particles keep the sorted order
@@ -247,6 +249,7 @@ pbf_status pbf__halo_hook(pbf_world *w, pbf_halo_event event, pbf_status status)
     }
     case PBF_HALO_SORTED: return follow_sort(w, h);
     case PBF_HALO_LAMBDA: exchange(h, w->lambda, w->density, 1); return PBF_OK;
+    case PBF_HALO_NORMALS: exchange(h, w->omega, NULL, 3); return PBF_OK;
     case PBF_HALO_POSITIONS: exchange(h, w->p, NULL, 3); return PBF_OK;
     case PBF_HALO_OMEGA: exchange(h, w->omega_len, NULL, 1); return PBF_OK;
     case PBF_HALO_END: drop_halo(w, h); return PBF_OK;

@@ -224,10 +224,13 @@ static int frame_fail(run_output *o, const char *fmt, ...) {
     return 1;
 }
 
-/* Reads the world into the reused buffer (allocating only when the count changes). */
+/* Reads the world into the reused buffer (allocating only when the count changes, and every
+ * frame with several fluids: the phases are read with the rest, and the particles can change
+ * with the count the same, under MPI or with emitters and sinks). */
 static int read_back(run_output *o, const pbf_world *world) {
     int count = pbf_world_particle_count(world);
-    if (o->particles.positions != NULL && o->particles.count == count) {
+    if (o->particles.positions != NULL && o->particles.count == count &&
+        o->particles.phases == NULL) {
         pbf_world_get_positions(world, o->particles.positions);
         pbf_world_get_velocities(world, o->particles.velocities);
         pbf_world_get_densities(world, o->particles.densities);

@@ -339,31 +339,20 @@ static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
     const pbf_geometry *g = w->geometry;
     for (int k = 0; g != NULL && k < g->count; ++k)
         if (g->body[k]->def.sink) pbf__mesh_body_solid(g->body[k], &mesh[meshes++]);
-    int kept = 0;
+    uint8_t *gone = w->gone; /* fields.h: the compaction's flags */
     for (int i = 0; i < n; ++i) {
         pbf_v3 x = v3_load(w->x, i);
-        int gone = 0;
-        for (int k = 0; k < f->sink_count && !gone; ++k) gone = in_sink(&f->sinks[k], x);
-        for (int k = 0; k < meshes && !gone; ++k) {
+        int in = 0;
+        for (int k = 0; k < f->sink_count && !in; ++k) in = in_sink(&f->sinks[k], x);
+        for (int k = 0; k < meshes && !in; ++k) {
             pbf_v3 xl = pbf_mesh_local(&mesh[k], x);
             if (pbf_field_far(mesh[k].field, xl)) continue;
             pbf_field_cell c = pbf_field_locate(mesh[k].field, xl);
-            gone = pbf_field_phi(mesh[k].field, &c) < 0.0f;
+            in = pbf_field_phi(mesh[k].field, &c) < 0.0f;
         }
-        if (gone) continue;
-        if (kept != i) {
-            v3_store(w->x, kept, x);
-            v3_store(w->v, kept, v3_load(w->v, i));
-            w->density[kept] = w->density[i];
-            w->lambda[kept] = w->lambda[i];
-            w->ids[kept] = w->ids[i];
-            w->phase[kept] = w->phase[i];
-            w->neighbor_counts[kept] = w->neighbor_counts[i];
-        }
-        ++kept;
+        gone[i] = (uint8_t)in;
     }
-    f->removed += n - kept;
-    w->count = kept;
+    f->removed += pbf__particles_compact(w, gone); /* particles.c: every kept array follows */
 }
 
 /* The fluid within one spacing of the nozzle plane, inside the outline (plus r), moves at the

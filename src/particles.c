@@ -1,10 +1,12 @@
 /* The particle arrays of a world: growing them (once, to a fixed capacity, when the world has
- * one), the memory check before that, and appending a particle with the next id; the capacity
- * itself (pbf_world_set_capacity) and the flow state it lives in. Below world.c, emitter.c,
- * geometry/meshes.c and checkpoint.c, which all add particles or need the flow state; it calls
- * nothing above it. */
+ * one), the memory check before that, appending a particle with the next id, dropping particles
+ * (sinks, MPI migration and halo) and packing one for another rank, all from the list of arrays
+ * in fields.h; the capacity itself (pbf_world_set_capacity) and the flow state it lives in.
+ * Below world.c, emitter.c, geometry/meshes.c, checkpoint.c and mpi/halo.c, which all add or
+ * remove particles or need the flow state; it calls nothing above it. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "caps.h" /* what runs where: a capacity is the emitters' */
 #include "resources.h" /* memory checks before allocating */
@@ -86,20 +88,75 @@ pbf_status pbf__world_reserve(pbf_world *w, int n) {
     return pbf__world_grow(w, n);
 }
 
+/* Every per-particle array's entry of slot i is 0, except those of the arrays with `keep` among
+ * their flags. */
+static void zero_slot(pbf_world *w, int i, int keep) {
+#define PBF_FIELD_ZERO(name, type, components, flags, scratch)                                     \
+    if (!((flags)&keep))                                                                           \
+        memset(w->name + (size_t)(components) * (size_t)i, 0, (components) * sizeof(type));
+    PBF_PARTICLE_FIELDS(PBF_FIELD_ZERO) /* fields.h */
+#undef PBF_FIELD_ZERO
+}
+
 /* Appends one particle with the next id; the caller has reserved room. */
 void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v, int phase) {
     int i = w->count++;
+    zero_slot(w, i, 0);
     v3_store(w->x, i, x);
     v3_store(w->p, i, x);
     v3_store(w->v, i, v);
-    v3_store(w->omega, i, v3(0.0f, 0.0f, 0.0f));
-    v3_store(w->dv, i, v3(0.0f, 0.0f, 0.0f));
-    w->lambda[i] = 0.0f;
-    w->density[i] = 0.0f;
-    w->omega_len[i] = 0.0f;
-    w->neighbor_counts[i] = 0;
     w->ids[i] = w->next_id++;
     w->phase[i] = (uint8_t)phase;
+}
+
+int pbf__particles_compact(pbf_world *w, const uint8_t *gone) {
+    const int n = w->count;
+    int first = 0;
+    while (first < n && !gone[first]) ++first;
+    int kept = first;
+    /* array by array: each loop streams one array (the same copies in any order) */
+#define PBF_FIELD_COMPACT(name, type, components, flags, scratch)                                  \
+    if ((flags)&PBF_FIELD_KEPT) {                                                                  \
+        const size_t c_ = (components);                                                            \
+        kept = first;                                                                              \
+        for (int i = first; i < n; ++i)                                                            \
+            if (!gone[i]) {                                                                        \
+                memcpy(w->name + c_ * (size_t)kept, w->name + c_ * (size_t)i, c_ * sizeof(type));  \
+                ++kept;                                                                            \
+            }                                                                                      \
+    }
+    PBF_PARTICLE_FIELDS(PBF_FIELD_COMPACT) /* fields.h */
+#undef PBF_FIELD_COMPACT
+    w->count = kept;
+    return n - kept;
+}
+
+size_t pbf__particle_bytes(int flag) {
+#define PBF_FIELD_SENT(name, type, components, flags, scratch)                                     \
+    +(((flags)&flag) ? (components) * sizeof(type) : 0)
+    return 0 PBF_PARTICLE_FIELDS(PBF_FIELD_SENT); /* fields.h */
+#undef PBF_FIELD_SENT
+}
+
+void pbf__particle_pack(const pbf_world *w, int flag, int i, unsigned char *dst) {
+#define PBF_FIELD_PACK(name, type, components, flags, scratch)                                     \
+    if ((flags)&flag) {                                                                            \
+        memcpy(dst, w->name + (size_t)(components) * (size_t)i, (components) * sizeof(type));      \
+        dst += (components) * sizeof(type);                                                        \
+    }
+    PBF_PARTICLE_FIELDS(PBF_FIELD_PACK) /* fields.h */
+#undef PBF_FIELD_PACK
+}
+
+void pbf__particle_unpack(pbf_world *w, int flag, int i, const unsigned char *src) {
+    zero_slot(w, i, flag);
+#define PBF_FIELD_UNPACK(name, type, components, flags, scratch)                                   \
+    if ((flags)&flag) {                                                                            \
+        memcpy(w->name + (size_t)(components) * (size_t)i, src, (components) * sizeof(type));      \
+        src += (components) * sizeof(type);                                                        \
+    }
+    PBF_PARTICLE_FIELDS(PBF_FIELD_UNPACK) /* fields.h */
+#undef PBF_FIELD_UNPACK
 }
 
 size_t pbf_world_memory_estimate(const pbf_world_def *def, int64_t particles) {

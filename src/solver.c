@@ -311,6 +311,7 @@ static void stage_material(pbf_world *w, int nt) {
                                              pair_g)
                           : pbf__normal_cells(P, &w->grid, p, density, i, xi));
         }
+        halo(w, PBF_HALO_NORMALS); /* split over processes: the neighbours' normals */
     }
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {

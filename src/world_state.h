@@ -15,9 +15,12 @@
  * with its neighbours. The solver calls w->halo_hook at each, and knows nothing else of MPI. */
 typedef enum pbf_halo_event {
     PBF_HALO_BEGIN, /* after predict: particles that left the slab migrate, then the halo
-                         * (x, p, v, ids of neighbours' particles within reach) is appended */
+                         * (the arrays of fields.h marked PBF_FIELD_HALO of neighbours'
+                         * particles within reach) is appended */
     PBF_HALO_SORTED, /* after the grid sort: the halo follows the new slot order */
     PBF_HALO_LAMBDA, /* after a λ pass: the halo's λ and density */
+    PBF_HALO_NORMALS, /* after surface tension's normals pass: the halo's normals (w->omega) for
+                       * its tension pass */
     PBF_HALO_POSITIONS, /* after a Δp pass: the halo's corrected positions p */
     PBF_HALO_OMEGA, /* after the vorticity pass: the halo's |ω| for the confinement pass */
     PBF_HALO_END, /* before the watchdog: the halo is dropped */
@@ -159,6 +162,17 @@ pbf_status pbf__world_grow(pbf_world *w, int n);
 pbf_status pbf__check_particle_memory(pbf_world *w, int64_t total);
 /* Appends one particle of fluid `phase` with the next id; the caller has reserved room. */
 void pbf__push_particle(pbf_world *w, pbf_v3 x, pbf_v3 v, int phase);
+/* Drops the slots i < count with gone[i] != 0 (fields.h's `gone`, or the caller's flags),
+ * keeping the others in their order with every PBF_FIELD_KEPT array; returns how many went.
+ * The one compaction of sinks, the MPI split, migration, balancing and the halo's end. */
+int pbf__particles_compact(pbf_world *w, const uint8_t *gone);
+/* Bytes of one particle's arrays that have `flag` (fields.h: PBF_FIELD_MIGRATE, _HALO). */
+size_t pbf__particle_bytes(int flag);
+/* Slot i's arrays with `flag`, in fields.h's order, packed into pbf__particle_bytes(flag)
+ * bytes (the machine's own byte order: for the ranks of one run), and back into slot i; the
+ * unpacked slot's other arrays are 0. */
+void pbf__particle_pack(const pbf_world *w, int flag, int i, unsigned char *dst);
+void pbf__particle_unpack(pbf_world *w, int flag, int i, const unsigned char *src);
 /* Bytes per particle of the per-particle arrays. */
 size_t pbf__bytes_per_particle(void);
 /* The slots in increasing id order (count entries), in the world's scratch (world.c). */

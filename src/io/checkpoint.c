@@ -97,6 +97,44 @@ _Static_assert(sizeof(pbf_diffuse_def) == DIFFUSE_DEF_BYTES,
 _Static_assert(sizeof(pbf_sink_def) == SINK_BYTES,
                "pbf_sink_def changed: update put_flow/get_flow in checkpoint.c");
 
+/* The PARTICLE section: the count, then a column of count values for every array of fields.h
+ * marked PBF_FIELD_CHECKPOINT(v) with v <= the file's version, in fields.h's order, each value
+ * little-endian: x (3 f32), v (3 f32), density (f32), ids (i32) since version 1, phase (u8)
+ * since version 5. The other arrays restore as 0, p as x (the step's end). */
+#define PBF_FIELD_INDEX(name, type, components, flags, scratch) COLUMN_##name,
+enum column_index { PBF_PARTICLE_FIELDS(PBF_FIELD_INDEX) COLUMN_COUNT }; /* one per array */
+#undef PBF_FIELD_INDEX
+typedef struct column {
+    size_t size; /* bytes per value */
+    size_t components; /* values per particle */
+    unsigned since; /* the first version that has it; 0: not saved */
+} column;
+static const column columns[COLUMN_COUNT] = {
+#define PBF_FIELD_COLUMN(name, type, components, flags, scratch)                                   \
+    {sizeof(type), (components), PBF_FIELD_CHECKPOINT_SINCE(flags)},
+    PBF_PARTICLE_FIELDS(PBF_FIELD_COLUMN)
+#undef PBF_FIELD_COLUMN
+};
+/* A saved array newer than the format would be written into files older readers misread. */
+#define PBF_FIELD_VERSION_CHECK(name, type, components, flags, scratch)                            \
+    _Static_assert(PBF_FIELD_CHECKPOINT_SINCE(flags) <= PBF_CHECKPOINT_VERSION,                    \
+                   "fields.h: " #name " is saved since a version above PBF_CHECKPOINT_VERSION");
+PBF_PARTICLE_FIELDS(PBF_FIELD_VERSION_CHECK)
+#undef PBF_FIELD_VERSION_CHECK
+
+static int column_in(int k, uint32_t version) {
+    return columns[k].since != 0 && columns[k].since <= version;
+}
+
+/* Where column k starts in a PARTICLE section of n particles of a file of `version` (after the
+ * count); k = COLUMN_COUNT gives the columns' total size. */
+static uint64_t column_offset(int k, uint32_t version, uint64_t n) {
+    uint64_t at = 0;
+    for (int c = 0; c < k; ++c)
+        if (column_in(c, version)) at += (uint64_t)columns[c].size * columns[c].components * n;
+    return at;
+}
+
 /* =============================================================================================
  * Messages */
 
@@ -191,9 +229,29 @@ static void put_floats(out_buf *b, const float *f, size_t n) {
     }
 }
 
-static void put_ints(out_buf *b, const int32_t *v, size_t n) {
-    unsigned char *p = reserve_bytes(b, 4 * n);
-    for (size_t i = 0; p != NULL && i < n; ++i) le32(p + 4 * i, (uint32_t)v[i]);
+/* 1 on a little-endian machine: its values are the file's bytes as they are. */
+static int little_endian(void) {
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* Copies n values of `size` bytes, reversing each one's bytes on a big-endian machine (the file
+ * is little-endian). */
+static void copy_le(unsigned char *dst, const unsigned char *src, size_t n, size_t size) {
+    if (little_endian() || size == 1) {
+        if (n > 0) memcpy(dst, src, n * size);
+        return;
+    }
+    for (size_t i = 0; i < n; ++i)
+        for (size_t k = 0; k < size; ++k) dst[i * size + k] = src[i * size + size - 1 - k];
+}
+
+/* A column of the PARTICLE section: n values of `size` bytes. */
+static void put_column(out_buf *b, const void *values, size_t n, size_t size) {
+    unsigned char *p = reserve_bytes(b, n * size);
+    if (p != NULL) copy_le(p, values, n, size);
 }
 
 static void begin_section(out_buf *b, const char *tag, uint32_t flags) {
@@ -452,7 +510,8 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
     const size_t n = (size_t)w->count;
     char why[PBF_ERROR_SIZE];
     const double diffuse = w->diffuse ? 29.0 * (double)w->diffuse->count : 0.0;
-    if (pbf__check_memory(1024.0 + 36.0 * (double)n + diffuse + (double)app_size,
+    const double per = (double)column_offset(COLUMN_COUNT, PBF_CHECKPOINT_VERSION, 1);
+    if (pbf__check_memory(1024.0 + per * (double)n + diffuse + (double)app_size,
                           "the checkpoint's buffer", why, sizeof why) != 0) {
         set_error(err, err_size, "cannot write '%s': the checkpoint %s", path, why);
         return PBF_ERR_OUT_OF_MEMORY;
@@ -494,12 +553,11 @@ pbf_status pbf_checkpoint_save(const pbf_world *w, const char *path, const void 
     /* slot order: the order of the neighbour sums is part of the state */
     begin_section(&b, TAG_PARTICLE, PBF_CHECKPOINT_REQUIRED);
     put_u32(&b, (uint32_t)n);
-    put_floats(&b, w->x, 3 * n);
-    put_floats(&b, w->v, 3 * n);
-    put_floats(&b, w->density, n);
-    put_ints(&b, w->ids, n);
-    unsigned char *ph = reserve_bytes(&b, (size_t)n); /* the phases, one byte each */
-    if (ph != NULL && n > 0) memcpy(ph, w->phase, (size_t)n);
+#define PBF_FIELD_PUT(name, type, components, flags, scratch)                                      \
+    if (PBF_FIELD_CHECKPOINT_SINCE(flags) != 0)                                                    \
+        put_column(&b, w->name, (components)*n, sizeof(type));
+    PBF_PARTICLE_FIELDS(PBF_FIELD_PUT) /* fields.h: the saved arrays, in its order */
+#undef PBF_FIELD_PUT
     end_section(&b);
 
     if (w->tool != NULL) {
@@ -945,7 +1003,7 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
             return PBF_ERR_PARSE;
         }
         if (!payload_size_ok(path, ck->version, tag, size,
-                             4 + (ck->version >= 5 ? 33 : 32) * (uint64_t)n, err, err_size))
+                             4 + column_offset(COLUMN_COUNT, ck->version, n), err, err_size))
             return PBF_ERR_PARSE;
         ck->particles = p + 4;
         /* The count must agree with STATE's (checked after all sections are read). */
@@ -1142,7 +1200,10 @@ static int by_value(const void *a, const void *b) {
  * read-back. */
 static pbf_status check_particles(const pbf_checkpoint *ck, char *err, size_t err_size) {
     const size_t n = (size_t)ck->count;
-    const unsigned char *x = ck->particles, *v = x + 12 * n, *ids = v + 16 * n;
+    const uint32_t version = ck->version;
+    const unsigned char *x = ck->particles + column_offset(COLUMN_x, version, n),
+                        *v = ck->particles + column_offset(COLUMN_v, version, n),
+                        *ids = ck->particles + column_offset(COLUMN_ids, version, n);
     for (size_t i = 0; i < 3 * n; ++i) {
         if (!isfinite(f32_at(x, i)) || !isfinite(f32_at(v, i))) {
             set_error(err, err_size, "%s: particle in slot %zu has a non-finite %s", ck->path,
@@ -1150,8 +1211,8 @@ static pbf_status check_particles(const pbf_checkpoint *ck, char *err, size_t er
             return PBF_ERR_PARSE;
         }
     }
-    if (ck->version >= 5) { /* each phase names one of the def's fluids */
-        const unsigned char *ph = ids + 4 * n;
+    if (column_in(COLUMN_phase, version)) { /* each phase names one of the def's fluids */
+        const unsigned char *ph = ck->particles + column_offset(COLUMN_phase, version, n);
         const int phases = ck->def.phase_count > 0 ? ck->def.phase_count : 1;
         for (size_t i = 0; i < n; ++i)
             if (ph[i] >= phases) {
@@ -1417,20 +1478,18 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
     }
     if (st == PBF_OK) {
         const size_t n = (size_t)ck->count;
-        const unsigned char *x = ck->particles, *v = x + 12 * n, *rho = v + 12 * n,
-                            *ids = rho + 4 * n;
-        for (size_t i = 0; i < 3 * n; ++i) {
-            w->x[i] = w->p[i] = f32_at(x, i);
-            w->v[i] = f32_at(v, i);
-            w->omega[i] = w->dv[i] = 0.0f;
-        }
-        for (size_t i = 0; i < n; ++i) {
-            w->density[i] = f32_at(rho, i);
-            w->ids[i] = (int32_t)rd32(ids + 4 * i);
-            w->lambda[i] = w->omega_len[i] = 0.0f;
-            w->neighbor_counts[i] = 0;
-            w->phase[i] = ck->version >= 5 ? ids[4 * n + i] : 0;
-        }
+        /* fields.h: the saved arrays from their columns, the others (and those the file's
+         * version does not have) 0 */
+#define PBF_FIELD_GET(name, type, components, flags, scratch)                                      \
+    if (column_in(COLUMN_##name, ck->version))                                                     \
+        copy_le((unsigned char *)w->name,                                                          \
+                ck->particles + column_offset(COLUMN_##name, ck->version, n), (components)*n,      \
+                sizeof(type));                                                                     \
+    else if (n > 0)                                                                                \
+        memset(w->name, 0, (components)*n * sizeof(type));
+        PBF_PARTICLE_FIELDS(PBF_FIELD_GET)
+#undef PBF_FIELD_GET
+        if (n > 0) memcpy(w->p, w->x, 3 * n * sizeof *w->p); /* predicted = current between steps */
         w->next_id = ck->has_flow ? ck->next_id : ck->has_piece ? ck->piece_next_id : ck->count;
         w->time = ck->time;
         w->profile.steps = ck->steps;

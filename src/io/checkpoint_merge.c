@@ -20,22 +20,20 @@ static pbf_status fail(char *err, size_t err_size, pbf_status st, const char *fm
     return st;
 }
 
-/* Appends the particles of `part` to w. */
+/* Appends the particles of `part` to w: every array that outlives a substep (fields.h,
+ * PBF_FIELD_KEPT) copied, the others 0. */
 static pbf_status append(pbf_world *w, const pbf_world *part) {
     pbf_status st = pbf__world_grow(w, w->count + part->count);
     if (st != PBF_OK) return st;
     const size_t at = (size_t)w->count, n = (size_t)part->count;
-    memcpy(w->x + 3 * at, part->x, 3 * n * sizeof *w->x);
-    memcpy(w->p + 3 * at, part->p, 3 * n * sizeof *w->p);
-    memcpy(w->v + 3 * at, part->v, 3 * n * sizeof *w->v);
-    memcpy(w->density + at, part->density, n * sizeof *w->density);
-    memcpy(w->ids + at, part->ids, n * sizeof *w->ids);
-    for (size_t i = at; i < at + n; ++i) {
-        w->omega[3 * i] = w->omega[3 * i + 1] = w->omega[3 * i + 2] = 0.0f;
-        w->dv[3 * i] = w->dv[3 * i + 1] = w->dv[3 * i + 2] = 0.0f;
-        w->lambda[i] = w->omega_len[i] = 0.0f;
-        w->neighbor_counts[i] = 0;
-    }
+    if (n == 0) return PBF_OK;
+#define PBF_FIELD_APPEND(name, type, components, flags, scratch)                                   \
+    if ((flags)&PBF_FIELD_KEPT)                                                                    \
+        memcpy(w->name + (components)*at, part->name, (components)*n * sizeof(type));              \
+    else                                                                                           \
+        memset(w->name + (components)*at, 0, (components)*n * sizeof(type));
+    PBF_PARTICLE_FIELDS(PBF_FIELD_APPEND) /* fields.h */
+#undef PBF_FIELD_APPEND
     w->count += part->count;
     return PBF_OK;
 }

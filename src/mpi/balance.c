@@ -15,27 +15,6 @@
 
 /* Bins of the histogram of x: the cuts land within (extent / BINS) of the true quantiles. */
 #define BINS 4096
-/* A particle's state between steps: x, p, v, the id's bits, density and λ. */
-#define STATE_FLOATS 12
-
-static void pack(const pbf_world *w, int i, float *dst) {
-    memcpy(dst, w->x + 3 * i, 3 * sizeof(float));
-    memcpy(dst + 3, w->p + 3 * i, 3 * sizeof(float));
-    memcpy(dst + 6, w->v + 3 * i, 3 * sizeof(float));
-    memcpy(dst + 9, w->ids + i, sizeof(int32_t));
-    dst[10] = w->density[i];
-    dst[11] = w->lambda[i];
-}
-
-static void unpack(pbf_world *w, int i, const float *src) {
-    memcpy(w->x + 3 * i, src, 3 * sizeof(float));
-    memcpy(w->p + 3 * i, src + 3, 3 * sizeof(float));
-    memcpy(w->v + 3 * i, src + 6, 3 * sizeof(float));
-    memcpy(w->ids + i, src + 9, sizeof(int32_t));
-    w->density[i] = src[10];
-    w->lambda[i] = src[11];
-}
-
 /* The rank whose slab [cuts[r], cuts[r + 1]) holds x (the ends are open). */
 static int owner(const double *cuts, int ranks, double x) {
     int lo = 0, hi = ranks - 1;
@@ -101,7 +80,9 @@ static pbf_status redistribute(pbf_world *w, pbf_halo *h, const double *cuts, in
     int *scount = calloc((size_t)ranks, sizeof *scount), *rcount = malloc(ranks * sizeof *rcount);
     int *sdispl = malloc(ranks * sizeof *sdispl), *rdispl = malloc(ranks * sizeof *rdispl);
     int *dest = malloc((size_t)(w->count > 0 ? w->count : 1) * sizeof *dest);
-    float *sbuf = NULL, *rbuf = NULL;
+    /* a particle's state between steps: the arrays that outlive a substep (fields.h) */
+    const size_t per = pbf__particle_bytes(PBF_FIELD_KEPT);
+    unsigned char *sbuf = NULL, *rbuf = NULL;
     int failed =
         scount == NULL || rcount == NULL || sdispl == NULL || rdispl == NULL || dest == NULL;
     int nsend = 0, nrecv = 0;
@@ -110,7 +91,7 @@ static pbf_status redistribute(pbf_world *w, pbf_halo *h, const double *cuts, in
             dest[i] = owner(cuts, ranks, w->x[3 * i]);
             if (dest[i] != h->rank) ++scount[dest[i]], ++nsend;
         }
-        sbuf = malloc((size_t)(nsend > 0 ? nsend : 1) * STATE_FLOATS * sizeof *sbuf);
+        sbuf = malloc((size_t)(nsend > 0 ? nsend : 1) * per);
         failed = sbuf == NULL;
     }
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, h->comm);
@@ -121,36 +102,30 @@ static pbf_status redistribute(pbf_world *w, pbf_halo *h, const double *cuts, in
             rdispl[r] = r > 0 ? rdispl[r - 1] + rcount[r - 1] : 0;
         }
         nrecv = rdispl[ranks - 1] + rcount[ranks - 1];
-        rbuf = malloc((size_t)(nrecv > 0 ? nrecv : 1) * STATE_FLOATS * sizeof *rbuf);
+        rbuf = malloc((size_t)(nrecv > 0 ? nrecv : 1) * per);
         failed = rbuf == NULL ||
                  pbf__world_grow(w, w->count - nsend + nrecv) != PBF_OK; /* grow never shrinks */
         MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, h->comm);
     }
     if (!failed) {
-        int *fill = rcount; /* reused: the next slot per destination, in floats */
-        for (int r = 0; r < ranks; ++r) fill[r] = sdispl[r] * STATE_FLOATS;
-        int kept = 0;
+        int *fill = rcount; /* reused: the next slot per destination */
+        for (int r = 0; r < ranks; ++r) fill[r] = sdispl[r];
         for (int i = 0; i < w->count; ++i) {
-            if (dest[i] != h->rank) {
-                pack(w, i, sbuf + fill[dest[i]]);
-                fill[dest[i]] += STATE_FLOATS;
-                continue;
-            }
-            if (kept != i) {
-                float tmp[STATE_FLOATS];
-                pack(w, i, tmp);
-                unpack(w, kept, tmp);
-            }
-            ++kept;
+            w->gone[i] = dest[i] != h->rank;
+            if (w->gone[i])
+                pbf__particle_pack(w, PBF_FIELD_KEPT, i, sbuf + per * (size_t)fill[dest[i]]++);
         }
-        for (int r = 0; r < ranks; ++r) { /* counts and offsets in floats */
-            scount[r] *= STATE_FLOATS;
-            sdispl[r] *= STATE_FLOATS;
-            rdispl[r] *= STATE_FLOATS;
+        pbf__particles_compact(w, w->gone); /* the ones kept stay first, in their order */
+        const int kept = w->count;
+        for (int r = 0; r < ranks; ++r) { /* counts and offsets in bytes */
+            scount[r] *= (int)per;
+            sdispl[r] *= (int)per;
+            rdispl[r] *= (int)per;
         }
         MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, h->comm);
-        MPI_Alltoallv(sbuf, scount, sdispl, MPI_FLOAT, rbuf, rcount, rdispl, MPI_FLOAT, h->comm);
-        for (int k = 0; k < nrecv; ++k) unpack(w, kept + k, rbuf + (size_t)k * STATE_FLOATS);
+        MPI_Alltoallv(sbuf, scount, sdispl, MPI_BYTE, rbuf, rcount, rdispl, MPI_BYTE, h->comm);
+        for (int k = 0; k < nrecv; ++k)
+            pbf__particle_unpack(w, PBF_FIELD_KEPT, kept + k, rbuf + per * (size_t)k);
         w->count = kept + nrecv;
         h->lo = h->rank > 0 ? cuts[h->rank] : -INFINITY;
         h->hi = h->rank < ranks - 1 ? cuts[h->rank + 1] : INFINITY;

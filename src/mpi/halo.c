@@ -1,10 +1,13 @@
 /* Halo exchange and migration for a world split into slabs along x (include/pbf/mpi.h).
  *
  * Per substep (the solver calls pbf__halo_hook at each point, src/solver.c):
- *   BEGIN      particles whose predicted x left the slab go to the neighbour (x, p, v, id);
- *              then copies of the particles within `width` of each cut are appended as ghosts
+ *   BEGIN      particles whose predicted x left the slab go to the neighbour with the arrays
+ *              marked PBF_FIELD_MIGRATE (fields.h: x, p, v, id, phase); then copies of the
+ *              particles within `width` of each cut are appended as ghosts (PBF_FIELD_HALO)
  *   SORTED     the send and receive slots follow the grid sort's permutation
  *   LAMBDA     ghosts get their owners' λ and density (the Δp pass reads both)
+ *   NORMALS    ghosts get their owners' colour-field normals (surface tension's second pass
+ *              reads them; solver.c keeps them in w->omega)
  *   POSITIONS  ghosts get their owners' corrected positions p
  *   OMEGA      ghosts get their owners' |ω| (the confinement pass reads it)
  *   END        ghosts are dropped; the owned particles keep the sorted order
@@ -33,26 +36,27 @@ static int grow_list(pbf_halo *h, int s, int k, int n) {
     return 0;
 }
 
-static int grow_buf(pbf_halo *h, int s, int k, size_t floats) {
-    float **buf = k ? &h->rbuf[s] : &h->sbuf[s];
-    if (floats <= h->buf_capacity[s][k]) return 0;
-    size_t cap = floats < 4096 ? 4096 : 2 * floats;
-    float *q = realloc(*buf, cap * sizeof *q);
+/* Makes buffer k (0 send, 1 receive) of side s hold `bytes`. */
+static int grow_buf(pbf_halo *h, int s, int k, size_t bytes) {
+    unsigned char **buf = k ? &h->rbuf[s] : &h->sbuf[s];
+    if (bytes <= h->buf_capacity[s][k]) return 0;
+    size_t cap = bytes < 16384 ? 16384 : 2 * bytes;
+    unsigned char *q = realloc(*buf, cap);
     if (q == NULL) return 1;
     *buf = q;
     h->buf_capacity[s][k] = cap;
     return 0;
 }
 
-/* Sends nsend[s] items of `stride` floats from sbuf[s] to each side and receives into rbuf[s]
+/* Sends nsend[s] items of `stride` bytes from sbuf[s] to each side and receives into rbuf[s]
  * the counts given in nrecv[s]. */
 static void swap_buffers(pbf_halo *h, const int *nsend, const int *nrecv, int stride) {
-    h->bytes += (int64_t)(nrecv[0] + nrecv[1]) * stride * (int64_t)sizeof(float);
+    h->bytes += (int64_t)(nrecv[0] + nrecv[1]) * stride;
     const double start = MPI_Wtime();
     for (int s = 0; s < 2; ++s) { /* s: the side sent to; its opposite is received from */
         int o = 1 - s;
-        MPI_Sendrecv(h->sbuf[s], nsend[s] * stride, MPI_FLOAT, h->neighbor[s], TAG_DATA, h->rbuf[o],
-                     nrecv[o] * stride, MPI_FLOAT, h->neighbor[o], TAG_DATA, h->comm,
+        MPI_Sendrecv(h->sbuf[s], nsend[s] * stride, MPI_BYTE, h->neighbor[s], TAG_DATA, h->rbuf[o],
+                     nrecv[o] * stride, MPI_BYTE, h->neighbor[o], TAG_DATA, h->comm,
                      MPI_STATUS_IGNORE);
     }
     h->wait_ms += 1e3 * (MPI_Wtime() - start);
@@ -70,34 +74,15 @@ static void swap_counts(pbf_halo *h, const int *nsend, int *nrecv) {
     h->wait_ms += 1e3 * (MPI_Wtime() - start);
 }
 
-/* A particle's state for migration and the halo: x, p, v and the id's bits. */
-#define PARTICLE_FLOATS 10
-
-static void pack_particle(const pbf_world *w, int i, float *dst) {
-    memcpy(dst, w->x + 3 * i, 3 * sizeof(float));
-    memcpy(dst + 3, w->p + 3 * i, 3 * sizeof(float));
-    memcpy(dst + 6, w->v + 3 * i, 3 * sizeof(float));
-    memcpy(dst + 9, w->ids + i, sizeof(int32_t));
-}
-
-static void unpack_particle(pbf_world *w, int i, const float *src) {
-    memcpy(w->x + 3 * i, src, 3 * sizeof(float));
-    memcpy(w->p + 3 * i, src + 3, 3 * sizeof(float));
-    memcpy(w->v + 3 * i, src + 6, 3 * sizeof(float));
-    memcpy(w->ids + i, src + 9, sizeof(int32_t));
-    w->lambda[i] = 0.0f;
-    w->density[i] = 0.0f;
-    w->omega_len[i] = 0.0f;
-    w->neighbor_counts[i] = 0;
-}
-
-/* Appends the particles received from both sides (left's first) at the end of the arrays. */
-static pbf_status append_received(pbf_world *w, pbf_halo *h, const int *nrecv) {
+/* Appends the particles received from both sides (left's first) at the end of the arrays: the
+ * arrays with `flag` (fields.h) from the messages, the others 0. */
+static pbf_status append_received(pbf_world *w, pbf_halo *h, const int *nrecv, int flag) {
     pbf_status st = pbf__world_grow(w, w->count + nrecv[LEFT] + nrecv[RIGHT]);
     if (st != PBF_OK) return st;
+    const size_t per = pbf__particle_bytes(flag);
     for (int s = 0; s < 2; ++s)
         for (int k = 0; k < nrecv[s]; ++k)
-            unpack_particle(w, w->count++, h->rbuf[s] + PARTICLE_FLOATS * k);
+            pbf__particle_unpack(w, flag, w->count++, h->rbuf[s] + per * (size_t)k);
     return PBF_OK;
 }
 
@@ -105,6 +90,7 @@ static pbf_status append_received(pbf_world *w, pbf_halo *h, const int *nrecv) {
  * slabs are at least a halo wide and a particle moves less than that per substep, so the
  * neighbour is the right owner). The rest keep their order. */
 static pbf_status migrate(pbf_world *w, pbf_halo *h) {
+    const size_t per = pbf__particle_bytes(PBF_FIELD_MIGRATE);
     int nsend[2] = {0, 0}, nrecv[2];
     for (int i = 0; i < w->count; ++i) {
         float x = w->p[3 * i];
@@ -112,36 +98,30 @@ static pbf_status migrate(pbf_world *w, pbf_halo *h) {
         if (s >= 0) ++nsend[s];
     }
     for (int s = 0; s < 2; ++s)
-        if (grow_buf(h, s, 0, (size_t)nsend[s] * PARTICLE_FLOATS))
+        if (grow_buf(h, s, 0, (size_t)nsend[s] * per))
             return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory migrating particles");
-    int fill[2] = {0, 0}, kept = 0;
+    int fill[2] = {0, 0};
     for (int i = 0; i < w->count; ++i) {
         float x = w->p[3 * i];
         int s = x < h->lo ? LEFT : x >= h->hi ? RIGHT : -1;
-        if (s >= 0) {
-            pack_particle(w, i, h->sbuf[s] + PARTICLE_FLOATS * fill[s]++);
-        } else {
-            if (kept != i) {
-                memcpy(w->x + 3 * kept, w->x + 3 * i, 3 * sizeof(float));
-                memcpy(w->p + 3 * kept, w->p + 3 * i, 3 * sizeof(float));
-                memcpy(w->v + 3 * kept, w->v + 3 * i, 3 * sizeof(float));
-                w->ids[kept] = w->ids[i];
-            }
-            ++kept;
-        }
+        if (s >= 0) pbf__particle_pack(w, PBF_FIELD_MIGRATE, i, h->sbuf[s] + per * fill[s]++);
+        w->gone[i] = s >= 0;
     }
-    w->count = kept;
+    pbf__particles_compact(w, w->gone); /* particles.c: the rest keep their order */
     swap_counts(h, nsend, nrecv);
     for (int s = 0; s < 2; ++s)
-        if (grow_buf(h, s, 1, (size_t)nrecv[s] * PARTICLE_FLOATS))
+        if (grow_buf(h, s, 1, (size_t)nrecv[s] * per))
             return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory migrating particles");
-    swap_buffers(h, nsend, nrecv, PARTICLE_FLOATS);
-    return append_received(w, h, nrecv);
+    swap_buffers(h, nsend, nrecv, (int)per);
+    return append_received(w, h, nrecv, PBF_FIELD_MIGRATE);
 }
 
 /* Copies of the owned particles within `width` of each cut go to that neighbour, and its copies
  * are appended as ghosts: slots [owned, count). */
 static pbf_status build_halo(pbf_world *w, pbf_halo *h) {
+    const size_t per = pbf__particle_bytes(PBF_FIELD_HALO);
+    /* the buffers also carry the substep's exchanges: at most 3 floats per ghost (p) */
+    const size_t room = per > 3 * sizeof(float) ? per : 3 * sizeof(float);
     h->owned = w->count;
     int n[2] = {0, 0};
     for (int pass = 0; pass < 2; ++pass) { /* count, then fill */
@@ -159,22 +139,21 @@ static pbf_status build_halo(pbf_world *w, pbf_halo *h) {
         }
         if (pass == 0)
             for (int s = 0; s < 2; ++s)
-                if (grow_list(h, s, 0, n[s]) || grow_buf(h, s, 0, (size_t)n[s] * PARTICLE_FLOATS))
+                if (grow_list(h, s, 0, n[s]) || grow_buf(h, s, 0, (size_t)n[s] * room))
                     return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory building the halo");
     }
     for (int s = 0; s < 2; ++s) {
         h->nsend[s] = n[s];
         for (int k = 0; k < n[s]; ++k)
-            pack_particle(w, h->send[s][k], h->sbuf[s] + PARTICLE_FLOATS * k);
+            pbf__particle_pack(w, PBF_FIELD_HALO, h->send[s][k], h->sbuf[s] + per * (size_t)k);
     }
     swap_counts(h, h->nsend, h->nrecv);
     for (int s = 0; s < 2; ++s)
-        if (grow_list(h, s, 1, h->nrecv[s]) ||
-            grow_buf(h, s, 1, (size_t)h->nrecv[s] * PARTICLE_FLOATS))
+        if (grow_list(h, s, 1, h->nrecv[s]) || grow_buf(h, s, 1, (size_t)h->nrecv[s] * room))
             return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory building the halo");
-    swap_buffers(h, h->nsend, h->nrecv, PARTICLE_FLOATS);
+    swap_buffers(h, h->nsend, h->nrecv, (int)per);
     int first = w->count;
-    pbf_status st = append_received(w, h, h->nrecv);
+    pbf_status st = append_received(w, h, h->nrecv, PBF_FIELD_HALO);
     if (st != PBF_OK) return st;
     for (int s = 0; s < 2; ++s)
         for (int k = 0; k < h->nrecv[s]; ++k) h->recv[s][k] = first++;
@@ -212,24 +191,23 @@ static pbf_status follow_sort(pbf_world *w, pbf_halo *h) {
 /* Ghost values from their owners: `stride` floats per particle from each of the arrays a and b
  * (b may be NULL; then only a). */
 static void exchange(pbf_halo *h, float *a, float *b, int stride) {
-    int per = b ? 2 * stride : stride;
+    const size_t bytes = (size_t)stride * sizeof(float);
+    const int per = (int)(b ? 2 * bytes : bytes);
     for (int s = 0; s < 2; ++s) {
-        float *dst = h->sbuf[s];
-        for (int k = 0; k < h->nsend[s]; ++k) {
-            int i = h->send[s][k];
-            for (int c = 0; c < stride; ++c) *dst++ = a[stride * i + c];
-            if (b)
-                for (int c = 0; c < stride; ++c) *dst++ = b[stride * i + c];
+        unsigned char *dst = h->sbuf[s];
+        for (int k = 0; k < h->nsend[s]; ++k, dst += per) {
+            size_t i = (size_t)h->send[s][k];
+            memcpy(dst, a + stride * i, bytes);
+            if (b) memcpy(dst + bytes, b + stride * i, bytes);
         }
     }
     swap_buffers(h, h->nsend, h->nrecv, per);
     for (int s = 0; s < 2; ++s) {
-        const float *src = h->rbuf[s];
-        for (int k = 0; k < h->nrecv[s]; ++k) {
-            int i = h->recv[s][k];
-            for (int c = 0; c < stride; ++c) a[stride * i + c] = *src++;
-            if (b)
-                for (int c = 0; c < stride; ++c) b[stride * i + c] = *src++;
+        const unsigned char *src = h->rbuf[s];
+        for (int k = 0; k < h->nrecv[s]; ++k, src += per) {
+            size_t i = (size_t)h->recv[s][k];
+            memcpy(a + stride * i, src, bytes);
+            if (b) memcpy(b + stride * i, src + bytes, bytes);
         }
     }
 }
@@ -243,25 +221,7 @@ static void drop_halo(pbf_world *w, pbf_halo *h) {
     h->nsend[LEFT] = h->nsend[RIGHT] = 0;
     w->halo_ghost = NULL;
     if (h->nrecv[LEFT] + h->nrecv[RIGHT] == 0) return;
-    int *ghost = h->inverse; /* free until the next sort */
-    for (int i = 0; i < w->count; ++i) ghost[i] = 0;
-    for (int s = 0; s < 2; ++s)
-        for (int k = 0; k < h->nrecv[s]; ++k) ghost[h->recv[s][k]] = 1;
-    int kept = 0;
-    for (int i = 0; i < w->count; ++i) {
-        if (ghost[i]) continue;
-        if (kept != i) {
-            memcpy(w->x + 3 * kept, w->x + 3 * i, 3 * sizeof(float));
-            memcpy(w->p + 3 * kept, w->p + 3 * i, 3 * sizeof(float));
-            memcpy(w->v + 3 * kept, w->v + 3 * i, 3 * sizeof(float));
-            w->ids[kept] = w->ids[i];
-            w->lambda[kept] = w->lambda[i];
-            w->density[kept] = w->density[i];
-            w->neighbor_counts[kept] = w->neighbor_counts[i];
-        }
-        ++kept;
-    }
-    w->count = kept;
+    pbf__particles_compact(w, h->ghost); /* particles.c: the owned keep their order */
     h->nrecv[LEFT] = h->nrecv[RIGHT] = h->nsend[LEFT] = h->nsend[RIGHT] = 0;
 }
 
@@ -289,6 +249,7 @@ pbf_status pbf__halo_hook(pbf_world *w, pbf_halo_event event, pbf_status status)
     }
     case PBF_HALO_SORTED: return follow_sort(w, h);
     case PBF_HALO_LAMBDA: exchange(h, w->lambda, w->density, 1); return PBF_OK;
+    case PBF_HALO_NORMALS: exchange(h, w->omega, NULL, 3); return PBF_OK;
     case PBF_HALO_POSITIONS: exchange(h, w->p, NULL, 3); return PBF_OK;
     case PBF_HALO_OMEGA: exchange(h, w->omega_len, NULL, 1); return PBF_OK;
     case PBF_HALO_END: drop_halo(w, h); return PBF_OK;

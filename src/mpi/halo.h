@@ -29,10 +29,10 @@ typedef struct pbf_halo {
     double wait_ms; /* time in the halo's messages and agreements since the
                                    * balancer last looked (balance.c: a rank's step time less
                                    * this is its own work) */
-    int *inverse; /* grid order inverted (slot before the sort -> after); also a flag array */
+    int *inverse; /* grid order inverted (slot before the sort -> after) */
     int inverse_capacity;
-    float *sbuf[2], *rbuf[2]; /* packed values, per side */
-    size_t buf_capacity[2][2];
+    unsigned char *sbuf[2], *rbuf[2]; /* packed values, per side */
+    size_t buf_capacity[2][2]; /* bytes */
     uint8_t *ghost; /* per slot, 1 for a ghost: w->halo_ghost during a substep */
     int ghost_capacity;
     double *sum_buf; /* ranks · PBF_HALO_SUM_MAX: every rank's values in pbf__halo_sum */

@@ -129,21 +129,11 @@ static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, d
     h->domain_hi = hi;
     h->cuts = cuts; /* the halo's from now on */
     /* keep this rank's particles, in their order */
-    int kept = 0;
     for (int i = 0; i < w->count; ++i) {
         double x = w->x[3 * i];
-        if (!(x >= h->lo && x < h->hi)) continue;
-        if (kept != i) {
-            memcpy(w->x + 3 * kept, w->x + 3 * i, 3 * sizeof(float));
-            memcpy(w->p + 3 * kept, w->p + 3 * i, 3 * sizeof(float));
-            memcpy(w->v + 3 * kept, w->v + 3 * i, 3 * sizeof(float));
-            w->ids[kept] = w->ids[i];
-            w->density[kept] = w->density[i];
-            w->lambda[kept] = w->lambda[i];
-        }
-        ++kept;
+        w->gone[i] = !(x >= h->lo && x < h->hi);
     }
-    w->count = kept;
+    pbf__particles_compact(w, w->gone); /* particles.c: every kept array (fields.h) follows */
     w->halo = h;
     w->halo_hook = pbf__halo_hook;
     w->halo_free = pbf__halo_free;

@@ -36,6 +36,16 @@
 #   wendland1, wendland2, friction1, friction2  rows of the table of what runs where
 #            (`pbf features`: yes under MPI) beyond the plain fluid: the Wendland kernel pair and
 #            wall friction; one rank writes one process's bits, two ranks the physics of np2
+#   fluids1, fluids2  several fluids (scenes/oil_water.json at a particle radius of 0.02 m, the
+#            blocks moved so that water and oil meet at the cut): one rank one process's bits,
+#            phases included;
+#            two ranks the physics of np2, every particle keeping its fluid and each fluid's
+#            centre of mass within 5 mm of one process's (check_mpi.py phases)
+#   tension1, tension2, adhesion1, adhesion2, drag1, drag2  surface tension (the colour-field
+#            normals exchanged between its two passes), wall adhesion and surface drag on the dam
+#            break (σ = 5 N/m, wall adhesion 5 N/m, drag 20 1/s: each moves the front by 0.5 % or
+#            more): one rank one process's bits; two ranks the physics of np2 and every particle
+#            within 1e-5 m of one process's at frames 1 and 2 (check_mpi.py early)
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
@@ -64,6 +74,13 @@ serial() { "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/serial" || fail "pbf run
 case "$CASE" in error*) ARGS+=(--set solver.target_error=0.1) ;; esac
 case "$CASE" in wendland*) ARGS+=(--set 'fluid.kernel="wendland"') ;; esac
 case "$CASE" in friction*) ARGS+=(--set domain.friction=0.5) ;; esac
+case "$CASE" in fluids*) SCENE="$SRC/scenes/oil_water.json" ;; esac
+case "$CASE" in tension*) ARGS+=(--set fluid.surface_tension=5) ;; esac
+case "$CASE" in adhesion*) ARGS+=(--set domain.adhesion=5) ;; esac
+case "$CASE" in drag*) ARGS+=(--set fluid.surface_drag=20) ;; esac
+# the water and the oil meet at the cut within the 15 frames
+case "$CASE" in fluids*) ARGS+=(--set 'fluid.blocks[0].max=[0.4,0.4,0.3]'
+    --set 'fluid.blocks[1].min=[0.6,0,0]') ;; esac
 [ "$CASE" = empty ] && ARGS+=(--set 'fluid.blocks[0].max=[0.12,0.6,0.4]')
 split() { # ranks, folder, more options
     local n=$1 dir=$2; shift 2
@@ -91,10 +108,20 @@ np2 | np4 | wendland2 | friction2)
     split "${CASE: -1}" "$TMP/split"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
     ;;
-error1 | wendland1 | friction1)
+error1 | wendland1 | friction1 | fluids1 | tension1 | adhesion1 | drag1)
     serial
     split 1 "$TMP/split"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"
+    ;;
+tension2 | adhesion2 | drag2)
+    serial
+    split 2 "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" early || fail "check_mpi.py"
+    ;;
+fluids2)
+    serial
+    split 2 "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" phases || fail "check_mpi.py"
     ;;
 error2 | error4)
     serial
@@ -220,8 +247,8 @@ refused)
         --set 'domain.max=[0.3,0.8,0.4]' --set 'fluid.blocks[0].max=[0.2,0.6,0.4]' --out "$TMP/a"
     expect_refusal "writes vtu and ply only" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" --format vtk \
         --out "$TMP/b"
-    expect_refusal "surface tension (scene key 'fluid.surface_tension'): not available in a world split over MPI processes" -np 2 "$PBF" run \
-        "$SCENE" "${ARGS[@]}" --set fluid.surface_tension=0.07 --out "$TMP/c"
+    expect_refusal "the implicit viscosity (scene keys 'fluid.viscosity', 'domain.no_slip'): not available in a world split over MPI processes" -np 2 "$PBF" run \
+        "$SCENE" "${ARGS[@]}" --set fluid.viscosity=0.01 --out "$TMP/c"
     expect_refusal "(scene key 'diffuse'): not available in a world split over MPI processes" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \
         --set diffuse.enabled=true --out "$TMP/d"
     expect_refusal "only 'pbf run' and 'pbf resume' run split" -np 2 "$PBF" info "$SCENE"

@@ -153,10 +153,15 @@ def read_frame(path):
     """A .vtu, or a .pvtu's pieces joined and sorted by id."""
     if not path.endswith(".pvtu"):
         return read_vtu(path)
-    rows = []
+    rows, phases = [], False
     for piece in read_pvtu(path):
         p = read_vtu(piece)
-        rows += zip(p["id"], p["Points"], p["velocity"], p["density"])
+        phases = "phase" in p  # several fluids: every piece has it
+        rows += zip(p["id"], p["Points"], p["velocity"], p["density"],
+                    p["phase"] if phases else [0] * len(p["id"]))
     rows.sort()
-    return {"id": [r[0] for r in rows], "Points": [r[1] for r in rows],
-            "velocity": [r[2] for r in rows], "density": [r[3] for r in rows]}
+    out = {"id": [r[0] for r in rows], "Points": [r[1] for r in rows],
+           "velocity": [r[2] for r in rows], "density": [r[3] for r in rows]}
+    if phases:
+        out["phase"] = [r[4] for r in rows]
+    return out

@@ -237,7 +237,8 @@ refused)
 #            bounding box within 1 mm (measured: 0.05 %, 2.3e-5 m), and are the surfaces that
 #            `pbf mesh` makes afterwards from the run's gathered .vtk frames, byte for byte
 #            A hook that fails on rank 0 at frame 1 stops every rank (exit 1, said once)
-#   png      --png: two ranks' pictures decode to the size asked for and differ from one
+#   png      --png, --video: two ranks' video has every frame (where ffmpeg is installed), their
+#            pictures decode to the size asked for and differ from one
 #            process's by at most 0.05 of 255 on average (measured: 0.002 over 6 frames, 0.003
 #            over 10; drawing rank 0's slab alone instead of the gathered world: up to 2.5). A
 #            hook that fails on rank 0 before frame 0 stops every rank
@@ -281,9 +282,16 @@ png)
         --resolution 160x120)
     "$PBF" run "$SCENE" "${ARGS[@]}" --png "$TMP/serial" --out "$TMP/serial_run" ||
         fail "pbf run exited $?"
-    split 2 "$TMP/split_run" --png "$TMP/split"
+    video=()
+    command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null && video=(--video "$TMP/split.mp4")
+    split 2 "$TMP/split_run" --png "$TMP/split" "${video[@]}"
     python3 "$SRC/tests/cli/check_mpi_outputs.py" png "$TMP/serial" "$TMP/split" 160 120 0.05 ||
         fail "check_mpi_outputs.py png"
+    if [ ${#video[@]} -gt 0 ]; then # frames 0..6 in the video too
+        n=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries \
+            stream=nb_read_frames -of csv=p=0 "$TMP/split.mp4")
+        [ "$n" = 7 ] || fail "the video of two ranks has $n frames, not 7"
+    fi
     # a hook failing on rank 0 before frame 0 stops every rank, said once
     touch "$TMP/file"
     expect_refusal "--png $TMP/file/png: Not a directory" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \

@@ -265,15 +265,23 @@ static int run_on_start(const pbf_world *world, const pbf_scene *scene, void *us
 }
 
 /* What the renderer needs from a world, straight from its read-only view (no copy); with
- * particles 0, all but the particles (CUDA interop fills them). */
+ * particles 0, all but the particles (CUDA interop fills them). gathered: the particles to draw
+ * instead of the world's (a run split over MPI ranks: the whole world's on rank 0), or NULL. */
 static pbf_render_scene world_scene_of(const pbf_world *world, const pbf_scene *scene,
                                        const pbf_collider_def *colliders, int collider_count,
                                        pbf_collider_def *tool, pbf_render_mesh *meshes,
-                                       int particles) {
+                                       int particles, const pbf_particles *gathered) {
     pbf_render_scene s = pbf_default_render_scene();
     pbf_particle_view v;
     memset(&v, 0, sizeof v);
-    if (particles) v = pbf_world_view(world);
+    if (particles && gathered != NULL) {
+        v.count = gathered->count;
+        v.positions = gathered->positions;
+        v.velocities = gathered->velocities;
+        v.densities = gathered->densities;
+    } else if (particles) {
+        v = pbf_world_view(world);
+    }
     const pbf_world_def *def = pbf_world_get_def(world);
     s.particle_count = v.count;
     s.positions = v.positions;
@@ -302,15 +310,21 @@ static pbf_render_scene world_scene_of(const pbf_world *world, const pbf_scene *
 
 static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *scene,
                                     const pbf_collider_def *colliders, int collider_count,
-                                    pbf_collider_def *tool, pbf_render_mesh *meshes) {
-    return world_scene_of(world, scene, colliders, collider_count, tool, meshes, 1);
+                                    pbf_collider_def *tool, pbf_render_mesh *meshes,
+                                    const pbf_particles *gathered) {
+    return world_scene_of(world, scene, colliders, collider_count, tool, meshes, 1, gathered);
 }
 
-static int run_on_frame(const pbf_world *world, int frame, void *user) {
+/* particles: split over MPI ranks, the whole world's gathered to rank 0 (run.h); the rest of
+ * what is drawn (colliders, the tool, the domain) is the same on every rank. NULL: the world's.
+ * (Several fluids, mesh solids and diffuse particles are refused split, include/pbf/mpi.h: no
+ * phase tints, meshes or spray to gather.) */
+static int run_on_frame(const pbf_world *world, const pbf_particles *particles, int frame,
+                        void *user) {
     render_run *rr = user;
     char err[PBF_ERROR_SIZE];
-    pbf_render_scene s =
-        world_scene(world, rr->scene, rr->colliders, rr->collider_count, &rr->tool, rr->meshes);
+    pbf_render_scene s = world_scene(world, rr->scene, rr->colliders, rr->collider_count, &rr->tool,
+                                     rr->meshes, particles);
     if (render_diffuse_from_world(&rr->diffuse, world, &s) != 0)
         return cli_error("frame %d: out of memory for the diffuse particles", frame);
     if (sink_frame(&rr->sink, &s, frame, err, sizeof err) != 0)
@@ -372,7 +386,7 @@ int render_bench_world(const pbf_world *world, const pbf_scene *scene, int width
     pbf_collider_def tool;
     pbf_render_mesh meshes[PBF_MAX_MESHES];
     pbf_render_scene s =
-        world_scene_of(world, scene, colliders, nc, &tool, meshes, interop == NULL);
+        world_scene_of(world, scene, colliders, nc, &tool, meshes, interop == NULL, NULL);
     double t0 = 0.0;
     for (int f = -1; !rc && f < frames; ++f) {
         if (f == 0) t0 = cli_now(); /* frame -1 warms up (shader compilation, allocations) */

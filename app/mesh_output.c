@@ -196,22 +196,28 @@ static int mesh_on_start(const pbf_world *world, const pbf_scene *scene, void *u
     return mr->inner.on_start ? mr->inner.on_start(world, scene, mr->inner.user) : 0;
 }
 
-static int mesh_on_frame(const pbf_world *world, int frame, void *user) {
+/* particles: split over MPI ranks, the whole world's gathered to rank 0 (run.h); NULL: read
+ * from the world */
+static int mesh_on_frame(const pbf_world *world, const pbf_particles *particles, int frame,
+                         void *user) {
     mesh_run *mr = user;
     char err[PBF_ERROR_SIZE];
-    pbf_particles_free(&mr->particles);
-    if (pbf_particles_from_world(world, &mr->particles, err, sizeof err) != PBF_OK)
-        return cli_error("frame %d: --mesh: %s", frame, err);
+    if (particles == NULL) {
+        pbf_particles_free(&mr->particles);
+        if (pbf_particles_from_world(world, &mr->particles, err, sizeof err) != PBF_OK)
+            return cli_error("frame %d: --mesh: %s", frame, err);
+    }
+    const pbf_particles *p = particles != NULL ? particles : &mr->particles;
     pbf_surface_stats st;
     int triangles = 0;
     double files_ms = 0.0;
-    if (mesh_frame(&mr->settings, mr->particles.positions, mr->particles.count, mr->dir, frame, &st,
-                   &triangles, &files_ms, err, sizeof err) != 0)
+    if (mesh_frame(&mr->settings, p->positions, p->count, mr->dir, frame, &st, &triangles,
+                   &files_ms, err, sizeof err) != 0)
         return cli_error("frame %d: --mesh: %s", frame, err);
     mr->ms += st.total_ms + files_ms;
     mr->triangles += triangles;
     ++mr->frames;
-    return mr->inner.on_frame ? mr->inner.on_frame(world, frame, mr->inner.user) : 0;
+    return mr->inner.on_frame ? mr->inner.on_frame(world, particles, frame, mr->inner.user) : 0;
 }
 
 static void mesh_on_finish(const pbf_world *world, int frames_done, void *user) {

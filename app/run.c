@@ -107,20 +107,6 @@ static int apply_options(const run_options *o, pbf_scene *scene) {
     return 0;
 }
 
-/* What a run split over MPI ranks cannot do yet (docs/mpi.md); the library refuses the
- * features of the world itself (include/pbf/mpi.h). The same answer on every rank, said once. */
-static int mpi_refuse(const run_options *o, const pbf_scene *scene, const run_hooks *hooks) {
-    const char *why = NULL;
-    if (scene->formats & PBF_FORMAT_VTK)
-        why = "writes vtu and ply only (vtu: each rank a piece, rank 0 a .pvtu per frame and "
-              "frames.pvd; ply: one file per frame through MPI-IO): use --format vtu, ply or none";
-    else if (hooks != NULL && (hooks->on_start || hooks->on_frame || hooks->on_finish))
-        why = "does not make surface meshes or pictures yet (--mesh, --png, --video)";
-    if (why == NULL) return 0;
-    if (o->comm->rank == 0) cli_error("a run split over %d MPI ranks %s", o->comm->ranks, why);
-    return CLI_EXIT_ERROR;
-}
-
 static const char *signal_name(int sig) {
     return sig == SIGINT ? "Ctrl-C (SIGINT)" : sig == SIGTERM ? "SIGTERM" : "a signal";
 }
@@ -137,11 +123,6 @@ int run_simulation(const run_options *o, const run_hooks *hooks) {
     if (rc == 0) rc = apply_options(o, scene);
     cli_unmute_stderr(muted);
     if (rc != 0) {
-        free(scene);
-        return rc;
-    }
-
-    if (o->comm != NULL && (rc = mpi_refuse(o, scene, hooks)) != 0) {
         free(scene);
         return rc;
     }
@@ -235,14 +216,19 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
     rc = resume_frame < 0
              ? run_output_open(&out, scene->output_dir, scene->formats, scene)
              : run_output_resume(&out, scene->output_dir, scene->formats, scene, resume_frame);
-    if (rc == 0 && !(o->comm != NULL && o->comm->rank != 0)) {
+    const int rank0 = o->comm == NULL || o->comm->rank == 0;
+    if (rc == 0 && rank0) {
         /* resources (docs/robustness.md): warn when the run's files will not fit on the disk */
-        double bytes = run_output_estimate(pbf_world_particle_count(world), scene->formats,
-                                           frames - first + 1, o->checkpoint_every > 0);
+        double bytes = run_output_estimate(start_count, scene->formats, frames - first + 1,
+                                           o->checkpoint_every > 0);
         cli_warn_disk_space(scene->output_dir, bytes, frames - first + 1);
     }
-    if (rc == 0 && hooks->on_start != NULL && hooks->on_start(world, scene, hooks->user) != 0)
+    /* split over MPI ranks: the hooks run on rank 0, with the particles gathered to it (run.h) */
+    out.gather = o->comm != NULL && hooks->on_frame != NULL;
+    if (rc == 0 && rank0 && hooks->on_start != NULL &&
+        hooks->on_start(world, scene, hooks->user) != 0)
         rc = CLI_EXIT_ERROR;
+    if (o->comm != NULL && hooks->on_start != NULL) rc = o->comm->max(rc); /* all stop */
 
     run_summary summary;
     memset(&summary, 0, sizeof summary);
@@ -299,9 +285,14 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                 }
                 last_checkpoint = frame;
             }
-            if (hooks->on_frame != NULL && hooks->on_frame(world, frame, hooks->user) != 0) {
-                rc = CLI_EXIT_ERROR; /* the hook printed why */
-                break;
+            if (hooks->on_frame != NULL) {
+                int failed = rank0 && hooks->on_frame(world, o->comm ? &out.gathered : NULL, frame,
+                                                      hooks->user) != 0;
+                if (o->comm != NULL) failed = o->comm->max(failed); /* all stop */
+                if (failed) {
+                    rc = CLI_EXIT_ERROR; /* the hook printed why (rank 0) */
+                    break;
+                }
             }
             /* the series name the frame's files once all are written, the hooks' too */
             if (run_output_series(&out, world, frame) != 0) {
@@ -361,7 +352,8 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                 "substeps: pbf resume %s --set time.substeps=%d\n",
                 last_checkpoint, scene->output_dir, scene->output_dir,
                 2 * pbf_world_get_def(world)->substeps);
-    if (hooks->on_finish != NULL) hooks->on_finish(world, summary.frames_done, hooks->user);
+    if (rank0 && hooks->on_finish != NULL)
+        hooks->on_finish(world, summary.frames_done, hooks->user);
     run_output_close(&out);
     pbf_world_destroy(world);
     free(scene);

@@ -4,17 +4,25 @@
 #ifndef PBF_APP_RUN_H
 #define PBF_APP_RUN_H
 
+#include "pbf/export.h" /* pbf_particles */
 #include "pbf/scene.h"
 
 /* Per-frame callbacks. Every pointer may be NULL. A renderer adds `--png DIR` / `--video FILE`
- * by filling these in cmd_run (see make_hooks in cmd_run.c): nothing else in the loop changes. */
+ * by filling these in cmd_run (see make_hooks in cmd_run.c): nothing else in the loop changes.
+ *
+ * A run split over MPI ranks (docs/mpi.md) calls the hooks on rank 0 only, and `world` is then
+ * rank 0's slab: its particles are not the whole world's. What is the same on every rank (the
+ * def, the domain, the colliders, the tool) may be read from it; the particles come gathered to
+ * rank 0 in `particles` (on_frame). The ranks agree on a hook's failure. */
 typedef struct run_hooks {
     /* After the world is built, before frame 0. Non-zero aborts the run (exit 1); the hook
      * prints its own message. */
     int (*on_start)(const pbf_world *world, const pbf_scene *scene, void *user);
     /* After frame `frame` is simulated and its files are written (frame 0 = initial state).
+     * particles: split over MPI ranks, the whole world's, gathered to rank 0 in id order (read
+     * them there, not from the world); NULL in one process (read them from the world).
      * Non-zero stops the run as an error (exit 1) after this frame. */
-    int (*on_frame)(const pbf_world *world, int frame, void *user);
+    int (*on_frame)(const pbf_world *world, const pbf_particles *particles, int frame, void *user);
     /* Once at the end, also after an error or Ctrl-C; frames_done counts frame 0. */
     void (*on_finish)(const pbf_world *world, int frames_done, void *user);
     void *user;

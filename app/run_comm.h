@@ -36,6 +36,11 @@ typedef struct run_comm {
     /* Writes one PLY file of every rank's particles (p NULL: this rank's none) with MPI-IO
      * (collective). Non-zero on failure, the message in err; every rank gets the same answer. */
     int (*write_ply)(const pbf_particles *p, const char *path, char *err, size_t size);
+    /* Every rank's particles gathered to rank 0 in id order (collective; include/pbf/mpi.h,
+     * pbf_mpi_world_gather): the whole world's on rank 0, none on the others; out's earlier
+     * arrays are freed first. Non-zero on failure, the message in err; every rank gets the same
+     * answer. */
+    int (*gather)(const pbf_world *world, pbf_particles *out, char *err, size_t size);
     /* The world's cuts (ranks + 1 values) into cuts; returns the rank count. */
     int (*cuts)(const pbf_world *world, double *cuts);
     /* Like split, at the given cuts (a resumed run on its checkpoint's rank count). */

@@ -59,6 +59,10 @@ static int write_ply(const pbf_particles *p, const char *path, char *err, size_t
     return pbf_mpi_export_ply(p, MPI_COMM_WORLD, path, err, size) != PBF_OK;
 }
 
+static int gather(const pbf_world *world, pbf_particles *out, char *err, size_t size) {
+    return pbf_mpi_world_gather(world, out, err, size) != PBF_OK;
+}
+
 int run_comm_start(int *argc, char ***argv) {
     if (getenv("OMPI_COMM_WORLD_SIZE") == NULL && getenv("PMIX_RANK") == NULL) return 0;
     int provided = 0;
@@ -74,6 +78,7 @@ int run_comm_start(int *argc, char ***argv) {
     world_comm.halo = halo;
     world_comm.balance = balance;
     world_comm.write_ply = write_ply;
+    world_comm.gather = gather;
     world_comm.cuts = cuts;
     world_comm.split_at = split_at;
     return 0;

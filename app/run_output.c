@@ -284,10 +284,11 @@ static void remove_frame_files(run_output *o, char *const *paths) {
         if (paths[f] != NULL) unlink(paths[f]);
 }
 
-/* One frame split over MPI ranks (vtu and ply): every rank writes its vtu piece, then rank 0 the
- * .pvtu naming them, frames.pvd and the stats row of the whole world; the frame's PLY is one
- * file that every rank writes its part of (MPI-IO). Any failure stops all ranks, and the
- * frame's files go again. */
+/* One frame split over MPI ranks: every rank writes its vtu piece, then rank 0 the .pvtu naming
+ * them, frames.pvd and the stats row of the whole world; the frame's PLY is one file that every
+ * rank writes its part of (MPI-IO); the legacy VTK file rank 0 writes from the particles gathered
+ * to it (kept in o->gathered for the run's hooks). Any failure stops all ranks, and the frame's
+ * files go again. */
 static int frame_split(run_output *o, const pbf_world *world, int frame) {
     const int ranks = o->comm->ranks;
     char name[64];
@@ -322,6 +323,26 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
         if (ply_rc != 0) {
             free(ply);
             ply = NULL;
+        }
+    }
+    /* the whole world gathered to rank 0 (collective): the legacy VTK file and the hooks */
+    char *vtk = NULL;
+    if ((o->formats & PBF_FORMAT_VTK) || o->gather) {
+        char err[sizeof o->error];
+        int gather_rc = o->comm->gather(world, &o->gathered, err, sizeof err);
+        if (gather_rc != 0 && rc == 0) rc = frame_fail(o, "%s", err);
+        if (rc == 0 && is_rank0(o) && (o->formats & PBF_FORMAT_VTK)) {
+            vtk = join(o->dir, run_output_frame_name(frame, PBF_FORMAT_VTK, name, sizeof name));
+            if (vtk == NULL) {
+                rc = frame_fail(o, "out of memory");
+            } else if (pbf_export_write(&o->gathered, PBF_FORMAT_VTK, vtk, o->error,
+                                        sizeof o->error) != PBF_OK) {
+                rc = 1;
+                free(vtk);
+                vtk = NULL;
+            } else {
+                ++o->files_written;
+            }
         }
     }
     /* probes: every rank samples (collective: the whole world's values), rank 0 writes below */
@@ -365,9 +386,11 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
         if (header != NULL) unlink(header);
         if (ply != NULL && is_rank0(o)) unlink(ply);
         if (ply != NULL) --o->files_written;
+        if (vtk != NULL) unlink(vtk), --o->files_written;
         if (rc == 0) rc = frame_fail(o, "another MPI rank failed to write frame %d", frame);
     }
     free(ply);
+    free(vtk);
     free(piece);
     free(header);
     return rc;
@@ -530,6 +553,7 @@ double run_output_estimate(int particles, unsigned formats, int frames, int chec
 void run_output_close(run_output *o) {
     csv_file_close(&o->stats);
     pbf_particles_free(&o->particles);
+    pbf_particles_free(&o->gathered);
     series_output_free(&o->series);
     tool_output_close(o->tool); /* draws forces.png */
     o->tool = NULL;

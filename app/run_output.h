@@ -1,7 +1,9 @@
 /* The output folder of `pbf run`:
  *
  *   frame_00000.ply ...   one file per frame and format (frame 0 is the initial state)
- *   frame_00000_0001.vtu  under MPI: rank 1's piece of frame 0 (frame_00000.pvtu names them)
+ *   frame_00000_0001.vtu  under MPI: rank 1's piece of frame 0 (frame_00000.pvtu names them);
+ *                         under MPI frame_00000.ply is written by every rank (MPI-IO) and
+ *                         frame_00000.vtk by rank 0 from the particles gathered to it
  *   solids_00000.vtu ...  the mesh solids at their pose, in each particle format
  *   diffuse_00000.ply     spray, foam and bubbles (and diffuse_00000.vtu with vtu)
  *   frames.pvd            with vtu: the time series of every part (ParaView), and
@@ -45,6 +47,10 @@ typedef struct run_output {
                                   * piece frame_NNNNN_RRRR.vtu, rank 0 frame_NNNNN.pvtu, the
                                   * series and the CSV files; NULL: one process */
     run_balance balance; /* split over MPI ranks: this frame's balance, for stats.csv */
+    int gather; /* split over MPI ranks: gather the whole world's particles to rank 0 every
+                 * frame (for the run's hooks: --mesh, --png, --video); legacy VTK output
+                 * gathers them too */
+    pbf_particles gathered; /* ... the last frame's, in id order, on rank 0 (none elsewhere) */
     int split_stats; /* stats.csv has the balance columns (a run split over MPI ranks wrote
                           * it; a resumed run keeps its columns) */
     int flow; /* the scene has emitters or sinks: stats.csv has emitted and removed columns */

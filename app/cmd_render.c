@@ -232,6 +232,8 @@ struct render_run {
     pbf_collider_def tool; /* the tool's sphere of the frame being drawn */
     pbf_render_mesh meshes[PBF_MAX_MESHES]; /* the mesh solids, posed for the frame drawn */
     render_diffuse diffuse; /* spray, foam and bubbles of the frame drawn */
+    uint8_t *phases;        /* split over MPI ranks: the gathered particles' fluids, as drawn */
+    int phase_capacity;
     int closed;
     int quiet;
 };
@@ -246,6 +248,7 @@ void render_run_destroy(render_run *rr) {
     if (rr == NULL) return;
     free(rr->colliders);
     render_diffuse_free(&rr->diffuse);
+    free(rr->phases);
     free(rr);
 }
 
@@ -315,16 +318,34 @@ static pbf_render_scene world_scene(const pbf_world *world, const pbf_scene *sce
     return world_scene_of(world, scene, colliders, collider_count, tool, meshes, 1, gathered);
 }
 
-/* particles: split over MPI ranks, the whole world's gathered to rank 0 (run.h); the rest of
- * what is drawn (colliders, the tool, the domain) is the same on every rank. NULL: the world's.
- * (Several fluids, mesh solids and diffuse particles are refused split, include/pbf/mpi.h: no
- * phase tints, meshes or spray to gather.) */
+/* The gathered particles' fluids (int32 per particle) as the renderer reads them (one byte per
+ * particle), into rr's buffer; s keeps no tints when the world has one fluid. 0, or 1 when out
+ * of memory. */
+static int gathered_phases(render_run *rr, const pbf_particles *particles, pbf_render_scene *s) {
+    if (s->phase_count == 0 || particles->phases == NULL) return 0;
+    if (particles->count > rr->phase_capacity) {
+        uint8_t *grown = realloc(rr->phases, (size_t)particles->count);
+        if (grown == NULL) return 1;
+        rr->phases = grown;
+        rr->phase_capacity = particles->count;
+    }
+    for (int i = 0; i < particles->count; ++i) rr->phases[i] = (uint8_t)particles->phases[i];
+    s->phases = rr->phases;
+    return 0;
+}
+
+/* particles: split over MPI ranks, the whole world's gathered to rank 0 (run.h), their fluids
+ * with them; the rest of what is drawn (colliders, the tool, the domain, the mesh solids' poses)
+ * is the same on every rank. NULL: the world's. (Diffuse particles are refused split,
+ * include/pbf/mpi.h: no spray to gather.) */
 static int run_on_frame(const pbf_world *world, const pbf_particles *particles, int frame,
                         void *user) {
     render_run *rr = user;
     char err[PBF_ERROR_SIZE];
     pbf_render_scene s = world_scene(world, rr->scene, rr->colliders, rr->collider_count, &rr->tool,
                                      rr->meshes, particles);
+    if (particles != NULL && gathered_phases(rr, particles, &s) != 0)
+        return cli_error("frame %d: out of memory for the particles' fluids", frame);
     if (render_diffuse_from_world(&rr->diffuse, world, &s) != 0)
         return cli_error("frame %d: out of memory for the diffuse particles", frame);
     if (sink_frame(&rr->sink, &s, frame, err, sizeof err) != 0)

@@ -319,6 +319,16 @@ png)
             stream=nb_read_frames -of csv=p=0 "$TMP/split.mp4")
         [ "$n" = 7 ] || fail "the video of two ranks has $n frames, not 7"
     fi
+    # two fluids: the gathered particles keep their fluids' tints
+    FLUIDS=(--set fluid.particle_radius=0.02 --frames 2 --quiet --threads 1 --format none
+        --resolution 160x120)
+    "$PBF" run "$SRC/scenes/oil_water.json" "${FLUIDS[@]}" --png "$TMP/serial2" \
+        --out "$TMP/serial2_run" || fail "pbf run oil_water exited $?"
+    timeout 90 "${MPIRUN[@]}" -np 2 "$PBF" run "$SRC/scenes/oil_water.json" "${FLUIDS[@]}" \
+        --png "$TMP/split2" --out "$TMP/split2_run" >"$TMP/out" 2>&1 ||
+        { cat "$TMP/out" >&2; fail "mpirun -np 2 oil_water exited $?"; }
+    python3 "$SRC/tests/cli/check_mpi_outputs.py" png "$TMP/serial2" "$TMP/split2" 160 120 0.05 ||
+        fail "check_mpi_outputs.py png, two fluids"
     # a hook failing on rank 0 before frame 0 stops every rank, said once
     touch "$TMP/file"
     expect_refusal "--png $TMP/file/png: Not a directory" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \

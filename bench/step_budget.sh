@@ -23,6 +23,7 @@ rows=(
     "wendland_4x4|$WEND"
     "wendland_4x4_e05|$WEND --relaxation 0.5"
     "wendland_4x4_e1|$WEND --relaxation 1"
+    "wendland_6x2_e1|$WEND --substeps 6 --iterations 2 --relaxation 1"
     "wendland_8x2|$WEND --substeps 8 --iterations 2"
     "wendland_8x2_e1|$WEND --substeps 8 --iterations 2 --relaxation 1"
 )

@@ -8,13 +8,15 @@
  *                  [--target-error PERCENT] [--artificial on|off] [--threads T]
  *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--length L]
  *                  [--depth H] [--layers N] [--mode N] [--kernel-scale H] [--chebyshev on|off]
- *                  [--clearance C] [--kernel paper|wendland]
+ *                  [--clearance C] [--kernel paper|wendland] [--relaxation E]
  * (--amplitude, --length, --depth and --layers: the wave's starting amplitude in m, default
  * 0.02, the tank's length and the water's depth at rest in m, defaults 0.4 and 0.2, and the
  * tank's thickness in particles, default 4; --mode: the sloshing mode n, k = nπ/L, default 1;
  * --kernel-scale: h in particle radii, default 4;
  * --chebyshev off: plain Jacobi iterations; --clearance: the domain walls' collision distance
- * in particle radii, default 1; --kernel: the density kernel pair, default paper)
+ * in particle radii, default 1; --kernel: the density kernel pair, default paper;
+ * --relaxation: the constraint relaxation ε as a fraction of the rest lattice's Σ|∇C|²,
+ * default 0.05)
  * bench/flows.sh runs the table of docs/physics.md. */
 #include <string.h>
 
@@ -25,7 +27,8 @@ static int usage(void) {
                     "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
                     "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
                     "[--length L] [--depth H] [--layers N] [--mode N] [--kernel-scale H] "
-                    "[--chebyshev on|off] [--clearance C] [--kernel paper|wendland]\n");
+                    "[--chebyshev on|off] [--clearance C] [--kernel paper|wendland] "
+                    "[--relaxation E]\n");
     return 2;
 }
 
@@ -172,6 +175,8 @@ int main(int argc, char **argv) {
             seconds = atof(v);
         else if (strcmp(k, "--iterations") == 0)
             d.solver.iterations = atoi(v);
+        else if (strcmp(k, "--relaxation") == 0)
+            d.solver.relaxation = (float)atof(v);
         else if (strcmp(k, "--target-error") == 0)
             d.solver.target_error = (float)atof(v);
         else if (strcmp(k, "--amplitude") == 0)

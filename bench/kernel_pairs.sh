@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Wendland C2 rows of docs/physics.md, "The walls' collision projection": the consistent
+# The Wendland C2 rows of docs/notes/physics_log.md, "The walls' collision projection": the consistent
 # kernel pair (world def kernel PBF_KERNEL_WENDLAND) in the standing wave, the same tank at rest
 # and the joined vessels, all with h = 5r, plain Jacobi iterations and the artificial terms off,
 # with the domain walls' collision distance r (clearance 1, the default) and 0.1 r. Each run's

@@ -74,7 +74,7 @@ static int wall_sums_match_lattice(void) {
 }
 
 /* The solver for the flows: h = 5r, plain Jacobi to `target` %, no artificial terms, the domain
- * walls' collision distance 0.1 r (docs/physics.md, "The walls' collision projection"). */
+ * walls' collision distance 0.1 r (docs/notes/physics_log.md, "The walls' collision projection"). */
 static pbf_world_def consistent_def(int threads, int substeps, float target) {
     pbf_world_def d = pbf_default_world_def();
     d.kernel = PBF_KERNEL_WENDLAND;

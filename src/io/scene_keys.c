@@ -81,7 +81,7 @@ static const scene_key DOMAIN_KEYS[] = {
     KEY_FLOAT("clearance", pbf_scene, world.wall_clearance, ABOVE_UP_TO(0.0, 1.0), "r",
               "the closest a particle centre comes to a wall, in particle radii; below 1 for a "
               "solve converged to the constraint, whose walls then hold the fluid through its "
-              "density alone (docs/physics.md, \"The walls' collision projection\")"),
+              "density alone (docs/notes/physics_log.md, \"The walls' collision projection\")"),
 };
 static const scene_table DOMAIN_TABLE = {TABLE(DOMAIN_KEYS), .check = scene_domain_check,
                                          .own_doc_table = 1};

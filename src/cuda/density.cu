@@ -48,13 +48,14 @@ __global__ void __launch_bounds__(FINAL)
     if (threadIdx.x == 0) *dst = (float)(a.sum / n);
 }
 
-/* stage_delta: one Jacobi Δp pass into out; omega != 1 is the Chebyshev step */
+/* stage_delta: one Jacobi Δp pass into out; omega != 1 is the Chebyshev step. x0: the
+ * substep's start, from which wall friction shortens the slide (P.friction_on). */
 template <int TPP>
 __global__ void __launch_bounds__(BLOCK)
     k_delta(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
             const float *__restrict__ lambda, const float *__restrict__ density,
-            const float *__restrict__ p_prev, float *__restrict__ out, float omega, float gamma,
-            int scorr, float *__restrict__ tool_dx, ErrFinish fin) {
+            const float *__restrict__ p_prev, const float *__restrict__ x0, float *__restrict__ out,
+            float omega, float gamma, int scorr, float *__restrict__ tool_dx, ErrFinish fin) {
     if (finish_error(fin)) return; /* the λ pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     pbf_params P = S->params;
@@ -76,7 +77,8 @@ __global__ void __launch_bounds__(BLOCK)
     gather_lanes<TPP>(L);
     if (i >= n || sub != 0) return;
     pbf_delta_acc a = pbf_delta_lanes_end(&L);
-    pbf_v3 xn = pbf_delta_end(&a, xi, li, &P, c_solids);
+    pbf_v3 xn = P.friction_on ? pbf_delta_end_friction(&a, xi, v3_load(x0, i), li, &P, c_solids)
+                              : pbf_delta_end(&a, xi, li, &P, c_solids);
     if (omega != 1.0f)
         xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), &P, c_solids);
     if (S->tool.active) { /* the tool: its boundary term and projection; the move its reaction */
@@ -138,17 +140,18 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     const Nb nbs = neighbors(c, in->neighbor_mode);
     const float gamma = in->chebyshev_gamma;
     float *p = buf(c, R_P), *prev = buf(c, R_P_PREV), *out_p = buf(c, R_P_TMP);
+    const float *x0 = buf(c, R_X); /* the substep's start (wall friction) */
     const ErrFinish fin = take_pending(c);
     const int blocks = blocks_for(n * c->tpp) + (fin.dst != nullptr);
     c->stage = "position (Δp) pass";
     if (c->tpp == 1)
         k_delta<1><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                    c->density, prev, out_p, omega, gamma, scorr,
-                                                    c->tool_dx, fin);
+                                                    c->density, prev, x0, out_p, omega, gamma,
+                                                    scorr, c->tool_dx, fin);
     else
         k_delta<PBF_LANES><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                            c->density, prev, out_p, omega, gamma,
-                                                            scorr, c->tool_dx, fin);
+                                                            c->density, prev, x0, out_p, omega,
+                                                            gamma, scorr, c->tool_dx, fin);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];
     c->role[R_P_TMP] = c->role[R_P_PREV];

@@ -69,8 +69,12 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                                      {"", ON_CPU, NOT_SPLIT}},
     [PBF_FEATURE_ADHESION] = {"adhesion",
                               "adhesion (scene keys 'domain.adhesion', 'colliders[].adhesion')",
-                              {Y, N, N},
-                              {"", ON_CPU, NOT_SPLIT}},
+                              {Y, U, N},
+                              {"",
+                               "its device pass has not run on a GPU (docs/cuda.md); run the "
+                               "scene on the CPU (--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 "
+                               "to try it",
+                               NOT_SPLIT}},
     [PBF_FEATURE_FRICTION] = {"wall_friction",
                               "wall friction (scene keys 'domain.friction', "
                               "'colliders[].friction')",

@@ -48,14 +48,28 @@ __global__ void __launch_bounds__(FINAL)
     if (threadIdx.x == 0) *dst = (float)(a.sum / n);
 }
 
+/* stage_material with adhesion alone (surface tension does not run on the device): each
+ * particle's displacement dt Δv towards the solids, which the first Δp pass adds */
+__global__ void __launch_bounds__(BLOCK)
+    k_adhesion(int n, const pbf_cuda_substep *S, const float *__restrict__ p,
+               float *__restrict__ shift) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const pbf_params P = S->params;
+    pbf_v3 dv = v3_add(v3(0.0f, 0.0f, 0.0f), pbf_adhesion_dv(v3_load(p, i), &P, c_solids));
+    v3_store(shift, i, v3_scale(dv, P.dt));
+}
+
 /* stage_delta: one Jacobi Δp pass into out; omega != 1 is the Chebyshev step. x0: the
- * substep's start, from which wall friction shortens the slide (P.friction_on). */
+ * substep's start, from which wall friction shortens the slide (P.friction_on); shift: the
+ * materials' displacement (k_adhesion) in the first pass, else NULL. */
 template <int TPP>
 __global__ void __launch_bounds__(BLOCK)
     k_delta(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
             const float *__restrict__ lambda, const float *__restrict__ density,
-            const float *__restrict__ p_prev, const float *__restrict__ x0, float *__restrict__ out,
-            float omega, float gamma, int scorr, float *__restrict__ tool_dx, ErrFinish fin) {
+            const float *__restrict__ p_prev, const float *__restrict__ x0,
+            const float *__restrict__ shift, float *__restrict__ out, float omega, float gamma,
+            int scorr, float *__restrict__ tool_dx, ErrFinish fin) {
     if (finish_error(fin)) return; /* the λ pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     pbf_params P = S->params;
@@ -77,6 +91,8 @@ __global__ void __launch_bounds__(BLOCK)
     gather_lanes<TPP>(L);
     if (i >= n || sub != 0) return;
     pbf_delta_acc a = pbf_delta_lanes_end(&L);
+    if (shift) /* materials: adhesion, in the first pass */
+        a.dp = v3_madd(a.dp, v3_load(shift, i), 1.0f / P.volume);
     pbf_v3 xn = P.friction_on ? pbf_delta_end_friction(&a, xi, v3_load(x0, i), li, &P, c_solids)
                               : pbf_delta_end(&a, xi, li, &P, c_solids);
     if (omega != 1.0f)
@@ -141,17 +157,26 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     const float gamma = in->chebyshev_gamma;
     float *p = buf(c, R_P), *prev = buf(c, R_P_PREV), *out_p = buf(c, R_P_TMP);
     const float *x0 = buf(c, R_X); /* the substep's start (wall friction) */
+    /* materials (adhesion): their displacement, computed at the λ pass's positions, in the
+     * first pass of the substep only, as solver.c's stage_material */
+    const pbf_params *hp = &in->sub[sub].params;
+    const float *shift = k == 0 && (hp->surface_tension_on || hp->adhesion_on) ? c->dv : nullptr;
+    if (shift) {
+        c->stage = "adhesion";
+        k_adhesion<<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub, p, c->dv);
+        CK(cudaGetLastError());
+    }
     const ErrFinish fin = take_pending(c);
     const int blocks = blocks_for(n * c->tpp) + (fin.dst != nullptr);
     c->stage = "position (Δp) pass";
     if (c->tpp == 1)
         k_delta<1><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                    c->density, prev, x0, out_p, omega, gamma,
-                                                    scorr, c->tool_dx, fin);
+                                                    c->density, prev, x0, shift, out_p, omega,
+                                                    gamma, scorr, c->tool_dx, fin);
     else
         k_delta<PBF_LANES><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                            c->density, prev, x0, out_p, omega,
-                                                            gamma, scorr, c->tool_dx, fin);
+                                                            c->density, prev, x0, shift, out_p,
+                                                            omega, gamma, scorr, c->tool_dx, fin);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];
     c->role[R_P_TMP] = c->role[R_P_PREV];
@@ -177,9 +202,14 @@ cudaError_t enqueue_solve(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
                           int *passes, int *restarts, float *hist, int *hist_count) {
     const int controlled = in->controlled;
     const int max_it = controlled ? in->max_iterations : in->iterations;
+    /* materials act in the first Δp pass: at least one is done (solver.c) */
+    const pbf_params *hp = &in->sub[sub].params;
+    const int min_it = in->min_iterations > 0 || !(hp->surface_tension_on || hp->adhesion_on)
+                           ? in->min_iterations
+                           : 1;
     pbf_solve_control ctl =
-        pbf_solve_control_begin(controlled ? in->target : 0.0f, in->min_iterations, max_it,
-                                in->chebyshev, in->chebyshev_rho, in->chebyshev_delay);
+        pbf_solve_control_begin(controlled ? in->target : 0.0f, min_it, max_it, in->chebyshev,
+                                in->chebyshev_rho, in->chebyshev_delay);
     int k = 0;
     for (;; ++k) {
         if (!controlled && k == max_it) break;

@@ -1,4 +1,5 @@
-/* Domain walls with scripted motion, and colliders in the kernels' form. */
+/* Domain walls with scripted motion, colliders in the kernels' form, and a substep's constants
+ * (dt, s_corr, the CFL limit, the walls at its end) for every backend. */
 #include <string.h>
 
 #include "world_state.h"
@@ -54,4 +55,13 @@ pbf_solid pbf__solid_from_def(const pbf_collider_def *c) {
         break;
     }
     return s;
+}
+
+void pbf__substep_params(pbf_world *w, float dt, double t_end) {
+    pbf_params *P = &w->params;
+    P->dt = dt;
+    P->inv_dt = 1.0f / dt;
+    P->scorr_scale = pbf__scorr_k(&w->def, dt) / w->lattice_grad2;
+    P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt : 0.0f;
+    pbf__walls_at(&w->def, t_end, &P->wall_lo, &P->wall_hi);
 }

@@ -69,12 +69,21 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                                      {"", ON_CPU, ""}},
     [PBF_FEATURE_ADHESION] = {"adhesion",
                               "adhesion (scene keys 'domain.adhesion', 'colliders[].adhesion')",
-                              {Y, N, Y},
-                              {"", ON_CPU, ""}},
+                              {Y, U, Y},
+                              {"",
+                               "its device pass has not run on a GPU (docs/cuda.md); run the "
+                               "scene on the CPU (--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 "
+                               "to try it",
+                               ""}},
     [PBF_FEATURE_FRICTION] = {"wall_friction",
-                              "wall friction (scene key 'domain.friction')",
-                              {Y, N, Y},
-                              {"", ON_CPU, ""}},
+                              "wall friction (scene keys 'domain.friction', "
+                              "'colliders[].friction')",
+                              {Y, U, Y},
+                              {"",
+                               "its device pass has not run on a GPU (docs/cuda.md); run the "
+                               "scene on the CPU (--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 "
+                               "to try it",
+                               ""}},
     [PBF_FEATURE_VISCOSITY] = {"viscosity",
                                "the implicit viscosity (scene keys 'fluid.viscosity', "
                                "'domain.no_slip')",
@@ -167,8 +176,10 @@ uint32_t pbf_world_def_features(const pbf_world_def *d) {
 /* Read from the features' state, not asked of them: the features ask this file (caps.h). */
 uint32_t pbf_world_features(const pbf_world *w) {
     uint32_t m = pbf_world_def_features(&w->def);
-    for (int k = 0; k < w->collider_count; ++k)
+    for (int k = 0; k < w->collider_count; ++k) {
         if (w->colliders[k].adhesion > 0.0f) m |= 1u << PBF_FEATURE_ADHESION;
+        if (w->colliders[k].friction > 0.0f) m |= 1u << PBF_FEATURE_FRICTION;
+    }
     if (w->tool != NULL) m |= 1u << PBF_FEATURE_TOOL;
     for (int k = 0; w->probes != NULL && k < w->probes->count; ++k)
         m |= 1u << (w->probes->defs[k].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES

@@ -830,7 +830,7 @@ PBF_KERNEL_INLINE pbf_v3 pbf_conf_end(const pbf_conf_acc *a, pbf_v3 vi, pbf_v3 d
  * partial sums: entry k of the list (counted from the particle's first entry) goes to lane
  * k mod 4, and the lanes are added as (l0 + l1) + (l2 + l3) at the end (pbf_lanes_sum). The
  * order is part of the method, not left to a compiler: the CPU runs the four lanes as one SSE
- * vector (src/cpu_passes.h), the CUDA kernels as four registers (src/cuda/backend.cu), and both
+ * vector (src/cpu_passes.h), the CUDA kernels as four registers (src/cuda/density.cu, velocity.cu), and both
  * get the same bits for any vector width or thread count. A lane without entries stays +0, and
  * a pair beyond h adds only zeros, so a loop may pad a list with such pairs. The 27-cell walk
  * counts the neighbours it finds the same way: the k-th goes to lane k mod 4. */

@@ -1,7 +1,7 @@
 /* The density solve's decisions between passes: when an error-controlled solve stops, and the
  * ω of each Chebyshev-accelerated pass with its restarts (pbf_solver_def, docs/physics.md).
  * One copy for the CPU (solver.c: solve_density) and the CUDA backend's host code
- * (cuda/backend.cu: enqueue_solve), so that both decide alike from the same errors. Plain C,
+ * (cuda/density.cu: enqueue_solve), so that both decide alike from the same errors. Plain C,
  * no state beyond the struct. */
 #ifndef PBF_SOLVE_CONTROL_H
 #define PBF_SOLVE_CONTROL_H

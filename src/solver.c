@@ -1,4 +1,7 @@
-/* The PBF step (Macklin & Müller 2013, Algorithm 1) on the CPU.
+/* The PBF step (Macklin & Müller 2013, Algorithm 1): pbf_world_step for every world (the
+ * profile, the modules' step hooks, the substeps' count and dt), and the substeps on the CPU.
+ * A CUDA world's substeps run on the device (cuda/world_cuda.h: pbf__cuda_substeps), with the
+ * same per-substep constants (world_state.h: pbf__substep_params).
  *
  * Each stage is a parallel loop over particles that writes only its own particle (Jacobi), with
  * the math from kernels.h. Reductions run serially in slot order after the loops. Together this
@@ -10,7 +13,7 @@
 #include "module.h" /* the features' hooks at fixed points of the step (modules.c) */
 #include "tool.h" /* the tool is a solid of the λ and Δp passes (pbf__tool_kernel) */
 #include "geometry/meshes.h" /* the Δp pass writes the meshes' force targets */
-#include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): one hook marked "cuda" below */
+#include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): its substeps, marked "cuda" */
 #include "world_state.h"
 #include "watchdog.h" /* its limits and report, shared with the CUDA step */
 #include "cpu_passes.h" /* the vectorized list passes */
@@ -588,11 +591,7 @@ static pbf_status substep_final(pbf_world *w, double t_start, int empty) {
 static pbf_status substep(pbf_world *w, float dt, int nt) {
     pbf_params *P = &w->params;
     double *ms = w->profile.stage_ms;
-    P->dt = dt;
-    P->inv_dt = 1.0f / dt;
-    P->scorr_scale = pbf__scorr_k(&w->def, dt) / w->lattice_grad2;
-    P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt : 0.0f;
-    pbf__walls_at(&w->def, w->time + dt, &P->wall_lo, &P->wall_hi);
+    pbf__substep_params(w, dt, w->time + dt); /* dt, s_corr, the CFL limit, the walls */
     const double t_start = w->time;
     if (w->count == 0 && !w->halo) { /* nothing to solve until an emitter adds particles */
         for (int k = 0; k < pbf__module_count; ++k) { /* the bodies still move */
@@ -704,7 +703,6 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     if (!(dt > 0.0f) || !isfinite(dt))
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "step: dt must be positive and finite, got %g",
                          (double)dt);
-    if (w->cuda) return pbf__cuda_step(w, dt); /* cuda: the same step on the GPU */
     double t0 = now_ms();
     memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);
     if (w->energy_audit) pbf__energy_begin_step(w);
@@ -720,13 +718,18 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
                                                     : PBF_OK;
         if (st != PBF_OK) return st;
     }
-    int keep_stepping = 0; /* no fluid: nothing to step but the clock, unless a module moves */
+    int keep_stepping = 0;
     for (int k = 0; k < pbf__module_count; ++k) {
         if (pbf__modules[k]->step_begin) pbf__modules[k]->step_begin(w, dt);
         if (pbf__modules[k]->keeps_stepping) keep_stepping |= pbf__modules[k]->keeps_stepping(w);
     }
-    if (w->count == 0 && !keep_stepping && !w->halo) {
+    /* no fluid: nothing to step but the clock, unless a module moves (a CUDA world has no such
+     * module: caps.c refuses them on the device) */
+    if (w->count == 0 && (w->cuda != NULL || (!keep_stepping && !w->halo))) {
         w->time += dt;
+    } else if (w->cuda != NULL) { /* cuda: the substeps and finish_profile on the GPU */
+        pbf_status st = pbf__cuda_substeps(w, dt_sub, substeps);
+        if (st != PBF_OK) return st;
     } else {
         for (int s = 0; s < substeps; ++s) {
             pbf_status st = substep(w, dt_sub, nt);

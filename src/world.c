@@ -441,6 +441,8 @@ pbf_status pbf_world_add_collider(pbf_world *w, const pbf_collider_def *c) {
     if (!c) return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: NULL");
     if (c->adhesion != 0.0f && pbf__caps_require(w, PBF_FEATURE_ADHESION) != PBF_OK)
         return PBF_ERR_UNSUPPORTED;
+    if (c->friction != 0.0f && pbf__caps_require(w, PBF_FEATURE_FRICTION) != PBF_OK)
+        return PBF_ERR_UNSUPPORTED;
     if (w->collider_count >= PBF_MAX_SOLIDS)
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: at most %d colliders", PBF_MAX_SOLIDS);
     switch (c->type) {

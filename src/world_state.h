@@ -143,6 +143,11 @@ static inline int pbf__all_ok(const pbf_world *w, int ok) {
 
 /* Domain walls at time t (scripted motion applied). */
 void pbf__walls_at(const pbf_world_def *def, double t, pbf_v3 *lo, pbf_v3 *hi);
+
+/* A substep's constants in w->params, for every backend (solver.c's substep, the CUDA glue's
+ * table of substeps): dt and 1/dt, s_corr's scale for this dt, the CFL speed limit (solver.cfl
+ * kernel radii per substep; 0: none) and the walls at the substep's end t_end (boundary.c). */
+void pbf__substep_params(pbf_world *w, float dt, double t_end);
 /* The box every wall stays inside over all time: the grid covers it. */
 void pbf__walls_envelope(const pbf_world_def *def, pbf_v3 *lo, pbf_v3 *hi);
 /* Kernel constants, mass calibration and S0 from the def (solver.c). */

@@ -14,7 +14,8 @@
  *  - the device is deterministic: the same hash on every run and for both sorts;
  *  - the watchdog's report is the CPU's, word for word;
  *  - the tool (kinematic and free) gives the CPU's forces and motion;
- *  - force probes read the CPU's forces (fixed count and error control). */
+ *  - force probes read the CPU's forces (fixed count and error control);
+ *  - wall friction and adhesion: one step of the dam break with each, as one_step compares it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -605,6 +606,42 @@ static int probes_match_cpu(void) {
     return 0;
 }
 
+/* A material setting on the device (`setting`, a scene override of the coarse dam break): one
+ * step within one_step's bounds of the CPU in both neighbour modes and under error control. That
+ * step is one where the setting acts: the CPU's positions differ from a run without it by more
+ * than the bound. */
+static int setting_matches_cpu(const char *setting) {
+    setenv("PBF_ALLOW_UNVERIFIED", "1", 1); /* off by default until this test has passed */
+    const char *sets[] = {"fluid.particle_radius=0.0125", setting};
+    pbf_scene *scene = malloc(sizeof *scene), *plain = malloc(sizeof *plain);
+    ENSURE(scene && plain);
+    ENSURE(load_scene("scenes/dam_break.json", sets, 2, scene) == 0);
+    ENSURE(load_dam_break(plain, 0) == 0);
+    pbf_world *with = make_world(scene, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
+    pbf_world *without = make_world(plain, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
+    ENSURE(with && without);
+    ENSURE(pbf_world_step(with, 1.0f / scene->fps) == PBF_OK);
+    ENSURE(pbf_world_step(without, 1.0f / scene->fps) == PBF_OK);
+    const double acted = max_relative_difference(with, without);
+    printf("  %s: its effect in one step on the CPU %.3g relative\n", setting, acted);
+    ENSURE(acted > 1e-5); /* more than the parity bound below */
+    pbf_world_destroy(with);
+    pbf_world_destroy(without);
+    for (int m = 0; m < 2; ++m)
+        ENSURE(one_step(scene, (pbf_neighbor_mode)m, PBF_CUDA_SORT_COUNTING, 0.0f) == 0);
+    ENSURE(one_step(scene, PBF_NEIGHBOR_LIST, PBF_CUDA_SORT_COUNTING, 0.05f) == 0);
+    free(scene);
+    free(plain);
+    unsetenv("PBF_ALLOW_UNVERIFIED");
+    return 0;
+}
+
+/* Wall friction (k_delta: pbf_delta_end_friction from the substep's start). */
+static int friction_matches_cpu(void) { return setting_matches_cpu("domain.friction=0.5"); }
+
+/* Wall adhesion (k_adhesion's displacement in the first Δp pass). */
+static int adhesion_matches_cpu(void) { return setting_matches_cpu("domain.adhesion=5"); }
+
 TEST_MAIN_BEGIN
 if (!cuda_available()) return 77; /* CTest: skipped */
 RUN_TEST(grid_sort_matches_cpu);
@@ -615,6 +652,8 @@ RUN_TEST(watchdog_reports_like_the_cpu);
 RUN_TEST(tool_matches_cpu);
 RUN_TEST(free_tool_matches_cpu);
 RUN_TEST(probes_match_cpu);
+RUN_TEST(friction_matches_cpu);
+RUN_TEST(adhesion_matches_cpu);
 RUN_TEST(dam_break_50_steps_matches_cpu);
 RUN_TEST(error_control_iterations_match_cpu);
 TEST_MAIN_END

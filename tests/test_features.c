@@ -3,8 +3,9 @@
  * Every feature has a small world that uses it. For each row:
  *   - CPU (every cell yes): the world runs three steps, stays finite, and pbf_world_features
  *     names the feature: the table's detection is what the refusals read.
- *   - CUDA: a `no` cell is refused with the table's exact message, at world creation for a
- *     feature of the def, or when the feature is added; the same world is built with its def's
+ *   - CUDA: a `no` cell, and an `unverified` one unless the user opts in
+ *     (PBF_ALLOW_UNVERIFIED=1), is refused with the table's exact message, at world creation for
+ *     a feature of the def, or when the feature is added; the same world is built with its def's
  *     backend set to CUDA (a CPU world whose def says CUDA: the checks read only the def, so
  *     this runs without a GPU). A `yes` cell needs a GPU: tests/test_cuda.c compares it with
  *     the CPU there.
@@ -149,7 +150,8 @@ static int expected(pbf_feature f, pbf_column c, char *msg, size_t size) {
     return 0;
 }
 
-/* A CUDA `no` cell: refused with the table's message where the feature enters the world. */
+/* A CUDA `no` or `unverified` cell (no opt-in): refused with the table's message where the
+ * feature enters the world. */
 static int cuda_no_cell(pbf_feature f) {
     char want[PBF_ERROR_SIZE];
     ENSURE(expected(f, PBF_COLUMN_CUDA, want, sizeof want) == 0);
@@ -245,6 +247,32 @@ static int test_conflicts(void) {
     return 0;
 }
 
+/* A collider's friction is the wall-friction feature too: a world names it, and a world whose
+ * def says CUDA refuses such a collider with the cell's message (unverified, no opt-in). */
+static int test_collider_friction(void) {
+    unsetenv("PBF_ALLOW_UNVERIFIED");
+    unsetenv("PBF_CUDA_FORCE_PROBES");
+    pbf_world_def d = small_def();
+    pbf_world *w = NULL;
+    char err[PBF_ERROR_SIZE], want[PBF_ERROR_SIZE];
+    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_OK);
+    pbf_collider_def c = pbf_default_collider_def();
+    c.type = PBF_COLLIDER_SPHERE;
+    c.center = (pbf_vec3){0.2f, 0.2f, 0.2f};
+    c.radius = 0.05f;
+    c.friction = 0.5f;
+    w->def.backend = PBF_BACKEND_CUDA;
+    ENSURE(expected(PBF_FEATURE_FRICTION, PBF_COLUMN_CUDA, want, sizeof want) == 0);
+    ENSURE(pbf_world_add_collider(w, &c) == PBF_ERR_UNSUPPORTED);
+    ENSURE(strcmp(pbf_world_error(w), want) == 0);
+    ENSURE(pbf_world_collider_count(w) == 0);
+    w->def.backend = PBF_BACKEND_CPU;
+    ENSURE(pbf_world_add_collider(w, &c) == PBF_OK);
+    ENSURE(pbf_world_features(w) & (1u << PBF_FEATURE_FRICTION));
+    pbf_world_destroy(w);
+    return 0;
+}
+
 int main(void) {
     char dir[256];
     const int meshes = pbf_mesh_import_available();
@@ -256,7 +284,9 @@ int main(void) {
         if (test_mesh_write_obj(mesh_path, &box) != 0) return 1;
         test_mesh_free(&box);
     }
-    int failed = test_table() + test_conflicts();
+    int failed = test_table() + test_conflicts() + test_collider_friction();
+    unsetenv("PBF_ALLOW_UNVERIFIED"); /* the unverified cells are refused below */
+    unsetenv("PBF_CUDA_FORCE_PROBES");
     int cells = 0;
     for (int f = 0; f < PBF_FEATURE_COUNT; ++f) {
         const pbf_feature feature = (pbf_feature)f;
@@ -267,7 +297,7 @@ int main(void) {
         }
         int r = cpu_cell(feature);
         cells++;
-        if (i->support[PBF_COLUMN_CUDA] == PBF_SUPPORT_NO) r += cuda_no_cell(feature), cells++;
+        if (i->support[PBF_COLUMN_CUDA] != PBF_SUPPORT_YES) r += cuda_no_cell(feature), cells++;
         if (i->support[PBF_COLUMN_MPI] == PBF_SUPPORT_NO) r += mpi_no_cell(feature), cells++;
         printf("  %-16s cpu %s, cuda %s, mpi %s%s\n", i->name,
                pbf_support_name(i->support[PBF_COLUMN_CPU]),

@@ -1,9 +1,9 @@
 /* The CUDA backend's plain C ABI (docs/cuda.md).
  *
- * src/cuda/backend.cu implements it: particle data lives in device memory, every stage of the
- * step runs as a thin __global__ wrapper around the PBF_HD functions of src/kernels.h (the same
- * functions the CPU loops of src/solver.c call), and the host only moves parameters in and a
- * few bytes of results out per step. src/cuda/world_cuda.c connects it to pbf_world.
+ * The .cu files of src/cuda/ implement it, by stage (backend_internal.h lists them): particle
+ * data lives in device memory, every stage of the step runs as a thin __global__ wrapper around
+ * the PBF_HD functions of src/kernels.h (the same functions the CPU loops of src/solver.c
+ * call), and the host only moves parameters in and a few bytes of results out per step. src/cuda/world_cuda.c connects it to pbf_world.
  *
  * Every function returns a pbf_status and writes a message into err (may be NULL); nothing
  * prints, nothing exits. */

@@ -1,5 +1,6 @@
 /* CUB primitives of the CUDA backend (see cub_ops.h). In their own translation unit so that
- * the CUB instantiations (the slow part of the nvcc build) compile in parallel with backend.cu
+ * the CUB instantiations (the slow part of the nvcc build) compile in parallel with the backend's
+ * other sources
  * and only when they change. */
 #include "cub_ops.h"
 

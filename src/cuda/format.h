@@ -1,4 +1,4 @@
-/* printf into an error buffer, for the CUDA library's sources (backend.cu, anisotropy.cu). The
+/* printf into an error buffer, for the CUDA library's sources (the backend's .cu files, anisotropy.cu). The
  * library links no other part of the core, so it has its own copy of the core's pbf__format.
  * Writes nothing when buf is NULL or size is 0. */
 #ifndef PBF_CUDA_FORMAT_H

@@ -1,15 +1,20 @@
 /* The world's glue to the CUDA backend (world_cuda.h, docs/cuda.md): creation, the
- * host cache of the particle arrays, and pbf_world_step for a CUDA world. Host-side control
- * only: the step itself is src/cuda/backend.cu, and its math is src/kernels.h.
+ * host cache of the particle arrays, and the substeps of a CUDA world's step. Host-side control
+ * only: the device stages are the .cu files of src/cuda/ (backend.h), and their math is
+ * src/kernels.h.
  *
- * What this file repeats from solver.c (keep in step): the per-substep constants of substep()
- * (dt, the CFL speed limit, the walls at the substep's end) and the profile bookkeeping of
- * pbf_world_step and finish_profile. The watchdog's limits and messages are watchdog.h's, the
- * same for both. Calls go one way: solver.c calls pbf__cuda_step here, never the reverse. */
+ * solver.c's pbf_world_step is the step of every world: the profile, the modules' step hooks
+ * (the tool's step_begin and step_end, the probes' means) and the substeps' count and dt. It
+ * hands the substeps of a CUDA world to pbf__cuda_substeps, which runs them on the device in one
+ * call (one graph launch) and fills what solver.c's substep() and finish_profile would: the
+ * substeps' constants come from pbf__substep_params (world_state.h), the watchdog's limits and
+ * messages from watchdog.h, both shared with solver.c. What the device batch still sequences
+ * itself, because its passes run inside the batch: the tool's motion before each substep and its
+ * forces after it, and the force probes' planes and sums. Calls go one way: solver.c calls
+ * pbf__cuda_substeps here, never the reverse. */
 #include "world_cuda.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,8 +199,8 @@ static pbf_status report_unstable(pbf_world *w, const pbf_cuda_step_out *o, doub
     }
 }
 
-/* Substeps s0 .. s0 + count − 1 of the step on the device: substep()'s constants of each (as the
- * CPU refreshes them), the tool moved to each one's end, one pbf_cuda_step, then its results:
+/* Substeps s0 .. s0 + count − 1 of the step on the device: substep()'s constants of each
+ * (pbf__substep_params), the tool moved to each one's end, one pbf_cuda_step, then its results:
  * the profile, the watchdog's report, the tool's forces substep by substep. */
 static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
     struct pbf_cuda_world *c = w->cuda;
@@ -207,11 +212,7 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
     const int carry = sd->chebyshev && sd->target_error > 0.0f;
     double t = w->time;
     for (int s = 0; s < count; ++s) {
-        P->dt = dt_sub;
-        P->inv_dt = 1.0f / dt_sub;
-        P->scorr_scale = pbf__scorr_k(&w->def, dt_sub) / w->lattice_grad2;
-        P->max_speed = w->def.solver.cfl > 0.0f ? w->def.solver.cfl * P->h / dt_sub : 0.0f;
-        pbf__walls_at(&w->def, t + dt_sub, &P->wall_lo, &P->wall_hi);
+        pbf__substep_params(w, dt_sub, t + dt_sub); /* as solver.c's substep() */
         memset(&c->sub[s], 0, sizeof c->sub[s]);
         c->sub[s].params = *P;
         const float limit = WATCHDOG_CFL_FACTOR * (cfl * P->h * P->inv_dt);
@@ -292,52 +293,34 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
     return PBF_OK;
 }
 
-/* pbf_world_step for a CUDA world: solver.c's pbf_world_step around pbf_cuda_step, the whole
+/* The substeps of a CUDA world's step (solver.c: pbf_world_step has set up the step and ran
+ * the modules' step_begin; it runs their step_end and closes the profile after this): the whole
  * step in one call or, with a free tool, one substep at a time. */
-pbf_status pbf__cuda_step(pbf_world *w, float dt) {
+pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int substeps) {
     struct pbf_cuda_world *c = w->cuda;
     /* what the world uses was checked against the table when it was added (caps.c) */
-    double t0 = omp_get_wtime() * 1000.0;
-    memset(w->profile.stage_ms, 0, sizeof w->profile.stage_ms);
-    w->substep_iterations = 0;
-    w->profile.max_iterations_used = 0;
-    w->profile.chebyshev_restarts = 0;
-    const int substeps = w->def.substeps;
-    const float dt_sub = dt / (float)substeps;
-    pbf__tool_step_begin(w, dt); /* tool */
-    if (w->count == 0) {
-        w->time += dt;
-    } else {
-        char why[PBF_ERROR_SIZE];
-        pbf_status st;
-        if (!c->device_current) {
-            st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, why, sizeof why);
-            if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
-            c->device_current = 1;
-        }
-        if (substeps > c->sub_capacity) {
-            pbf_cuda_substep *s = realloc(c->sub, (size_t)substeps * sizeof *s);
-            pbf_cuda_tool_sums *ts = realloc(c->tool_sums, (size_t)substeps * sizeof *ts);
-            if (s != NULL) c->sub = s;
-            if (ts != NULL) c->tool_sums = ts;
-            if (s == NULL || ts == NULL)
-                return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
-            c->sub_capacity = substeps;
-        }
-        /* A free tool moves by the force of the substep before: the device runs one substep
-         * at a time and the host integrates the body in between. Otherwise the whole step is
-         * one call (one graph launch with a fixed iteration count). */
-        const int chunk = w->tool != NULL && w->tool->def.motion == PBF_TOOL_FREE ? 1 : substeps;
-        for (int s0 = 0; s0 < substeps; s0 += chunk) {
-            st = run_substeps(w, s0, chunk, dt_sub);
-            if (st != PBF_OK) return st;
-        }
+    char why[PBF_ERROR_SIZE];
+    pbf_status st;
+    if (!c->device_current) {
+        st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, why, sizeof why);
+        if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
+        c->device_current = 1;
     }
-    pbf__tool_step_end(w); /* tool: the step's mean forces */
-    pbf__probes_step_end(w); /* probes: the step's mean patch forces */
-    w->profile.iterations = (w->substep_iterations + substeps - 1) / substeps;
-    w->profile.substeps = substeps;
-    w->profile.steps++;
-    w->profile.step_ms = omp_get_wtime() * 1000.0 - t0;
+    if (substeps > c->sub_capacity) {
+        pbf_cuda_substep *s = realloc(c->sub, (size_t)substeps * sizeof *s);
+        pbf_cuda_tool_sums *ts = realloc(c->tool_sums, (size_t)substeps * sizeof *ts);
+        if (s != NULL) c->sub = s;
+        if (ts != NULL) c->tool_sums = ts;
+        if (s == NULL || ts == NULL) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
+        c->sub_capacity = substeps;
+    }
+    /* A free tool moves by the force of the substep before: the device runs one substep
+     * at a time and the host integrates the body in between. Otherwise the whole step is
+     * one call (one graph launch with a fixed iteration count). */
+    const int chunk = w->tool != NULL && w->tool->def.motion == PBF_TOOL_FREE ? 1 : substeps;
+    for (int s0 = 0; s0 < substeps; s0 += chunk) {
+        st = run_substeps(w, s0, chunk, dt_sub);
+        if (st != PBF_OK) return st;
+    }
     return PBF_OK;
 }

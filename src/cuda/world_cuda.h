@@ -21,8 +21,9 @@ struct pbf_cuda_world; /* the world's CUDA state (world_cuda.c) */
  * message where no device can be used. */
 pbf_status pbf__cuda_attach(pbf_world *w, char *err, size_t err_size);
 void pbf__cuda_detach(pbf_world *w);
-/* pbf_world_step of a CUDA world (dt already checked). */
-pbf_status pbf__cuda_step(pbf_world *w, float dt);
+/* The substeps of a CUDA world's step, each of dt_sub, and finish_profile (solver.c's
+ * pbf_world_step runs the rest of the step: the profile, the modules' step hooks). */
+pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int substeps);
 /* Makes the host arrays current (reads the device state back if a step changed it). */
 void pbf__cuda_pull(const pbf_world *w);
 /* The host arrays are about to change: pull, then send them to the device before the next step. */
@@ -45,9 +46,10 @@ static inline pbf_status pbf__cuda_attach(pbf_world *w, char *err, size_t err_si
     return PBF_ERR_UNSUPPORTED;
 }
 static inline void pbf__cuda_detach(pbf_world *w) { (void)w; }
-static inline pbf_status pbf__cuda_step(pbf_world *w, float dt) {
+static inline pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int substeps) {
     (void)w;
-    (void)dt;
+    (void)dt_sub;
+    (void)substeps;
     return PBF_ERR_UNSUPPORTED;
 }
 static inline void pbf__cuda_pull(const pbf_world *w) { (void)w; }

@@ -331,7 +331,9 @@ static int in_sink(const pbf_sink_def *k, pbf_v3 x) {
 }
 
 /* Removes the particles inside a sink box or a sink mesh (φ < 0: inside it, where it is at the
- * end of the substep), keeping the order of the others. */
+ * end of the substep), keeping the order of the others. Split over processes each rank removes
+ * its own (the halo is gone by now) and the count removed is the whole world's on every rank
+ * (collective: every rank has the same sinks). */
 static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
     const int n = w->count;
     pbf_solid mesh[PBF_MAX_MESHES];
@@ -362,8 +364,10 @@ static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
         }
         ++kept;
     }
-    f->removed += n - kept;
+    int removed = n - kept;
     w->count = kept;
+    if (w->halo != NULL) w->halo_reduce(w, &removed, 1, PBF_HALO_SUM_INT);
+    f->removed += removed;
 }
 
 /* The fluid within one spacing of the nozzle plane, inside the outline (plus r), moves at the

@@ -284,6 +284,24 @@ static void remove_frame_files(run_output *o, char *const *paths) {
         if (paths[f] != NULL) unlink(paths[f]);
 }
 
+/* The mesh solids at their pose of the frame, beside the particles: solids_<frame>.<ext>. On
+ * success *written is its path (the caller frees it). */
+static int write_solids(run_output *o, const pbf_world *world, int frame, pbf_format format,
+                        char **written) {
+    char name[64];
+    snprintf(name, sizeof name, "solids_%05d.%s", frame, pbf_format_extension(format));
+    char *path = join(o->dir, name);
+    if (path == NULL) return frame_fail(o, "out of memory");
+    if ((format == PBF_FORMAT_VTU
+             ? pbf_export_solids_write_vtu(world, path, o->error, sizeof o->error)
+             : pbf_export_solids_write(world, format, path, o->error, sizeof o->error)) != PBF_OK) {
+        free(path);
+        return 1;
+    }
+    *written = path;
+    return 0;
+}
+
 /* One frame split over MPI ranks: every rank writes its vtu piece, then rank 0 the .pvtu naming
  * them, frames.pvd and the stats row of the whole world; the frame's PLY is one file that every
  * rank writes its part of (MPI-IO); the legacy VTK file rank 0 writes from the particles gathered
@@ -380,7 +398,19 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
     /* the tool: its state is the same on every rank (its forces summed over them) */
     if (!failed && is_rank0(o) && rc == 0)
         rc = tool_output_row(o->tool, world, frame, o->error, sizeof o->error);
+    /* the mesh solids: their poses are the same on every rank (a floating body's forces summed
+     * over them), so rank 0 writes their files and solids.csv (o->solids: rank 0's only) */
+    char *solids[FORMAT_COUNT] = {NULL};
+    for (size_t f = 0; f < FORMAT_COUNT && !failed && rc == 0 && o->solids != NULL; ++f)
+        if (o->formats & (unsigned)all_formats[f])
+            rc = write_solids(o, world, frame, all_formats[f], &solids[f]);
+    if (!failed && rc == 0)
+        rc = solid_output_row(o->solids, world, frame, o->error, sizeof o->error);
     if (!failed) failed = o->comm->max(rc != 0);
+    for (size_t f = 0; f < FORMAT_COUNT; ++f) {
+        if (failed && solids[f] != NULL) unlink(solids[f]);
+        free(solids[f]);
+    }
     if (failed) { /* nothing of the frame stays */
         if (piece != NULL && rc == 0) unlink(piece), --o->files_written;
         if (header != NULL) unlink(header);
@@ -417,19 +447,7 @@ int run_output_frame(run_output *o, const pbf_world *world, int frame) {
         }
         /* the mesh solids at their pose of the frame, beside the particles */
         if (rc != 0 || o->solids == NULL) continue;
-        snprintf(name, sizeof name, "solids_%05d.%s", frame, pbf_format_extension(all_formats[f]));
-        path = join(o->dir, name);
-        if (path == NULL) {
-            rc = frame_fail(o, "out of memory");
-        } else if ((all_formats[f] == PBF_FORMAT_VTU
-                        ? pbf_export_solids_write_vtu(world, path, o->error, sizeof o->error)
-                        : pbf_export_solids_write(world, all_formats[f], path, o->error,
-                                                  sizeof o->error)) != PBF_OK) {
-            rc = 1;
-            free(path);
-        } else {
-            written[FORMAT_COUNT + f] = path;
-        }
+        rc = write_solids(o, world, frame, all_formats[f], &written[FORMAT_COUNT + f]);
     }
     /* spray, foam and bubbles beside the particles, when the scene has them: always a PLY (what
      * `pbf render` reads), and a .vtu for frames.pvd with vtu */

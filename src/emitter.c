@@ -331,7 +331,9 @@ static int in_sink(const pbf_sink_def *k, pbf_v3 x) {
 }
 
 /* Removes the particles inside a sink box or a sink mesh (φ < 0: inside it, where it is at the
- * end of the substep), keeping the order of the others. */
+ * end of the substep), keeping the order of the others. Split over processes each rank removes
+ * its own (the halo is gone by now) and the count removed is the whole world's on every rank
+ * (collective: every rank has the same sinks). */
 static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
     const int n = w->count;
     pbf_solid mesh[PBF_MAX_MESHES];
@@ -352,7 +354,9 @@ static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
         }
         gone[i] = (uint8_t)in;
     }
-    f->removed += pbf__particles_compact(w, gone); /* particles.c: every kept array follows */
+    int removed = pbf__particles_compact(w, gone); /* particles.c: every kept array follows */
+    if (w->halo != NULL) w->halo_reduce(w, &removed, 1, PBF_HALO_SUM_INT); /* the whole world's */
+    f->removed += removed;
 }
 
 /* The fluid within one spacing of the nozzle plane, inside the outline (plus r), moves at the

@@ -51,7 +51,9 @@ PBF_API pbf_status pbf_mpi_world_split(pbf_world *world, MPI_Comm comm, char *er
 /* Splits a world like pbf_mpi_world_split, but at the given cuts (ranks + 1 values: cuts[r] and
  * cuts[r + 1] bound rank r's slab; the first and last slabs are open beyond cuts[0] and
  * cuts[ranks]), for a run resumed on the rank count its checkpoint was written with (the pieces
- * then go on bit for bit). Every slab must be at least a halo wide. */
+ * then go on bit for bit). Every slab must be at least a halo wide. Each rank's world is the
+ * whole scene (the rank keeps its slab's particles) or its own piece of a checkpoint (it keeps
+ * them all, also those just past a cut); told apart by their counts and ids. Collective. */
 PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *world, MPI_Comm comm, const double *cuts,
                                           char *err, size_t err_size);
 

@@ -558,6 +558,21 @@ pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
     return PBF_OK;
 }
 
+/* Split over processes (docs/mpi.md): each rank's sums over its own particles become the whole
+ * world's, added in rank order (w->halo_sum), so that every rank holds the same bits and moves a
+ * floating body the same; one rank keeps its own bits. Collective: every rank calls it after
+ * the same Δp pass, with the same meshes. */
+static void sum_over_ranks(pbf_world *w, double f[][3], double t[][3], int m) {
+    enum { PER = 6, CHUNK = PBF_HALO_SUM_MAX / PER * PER };
+    double v[PBF_MAX_MESHES * PER];
+    for (int k = 0; k < m; ++k)
+        for (int q = 0; q < 3; ++q) v[PER * k + q] = f[k][q], v[PER * k + 3 + q] = t[k][q];
+    for (int at = 0; at < PER * m; at += CHUNK)
+        w->halo_sum(w, v + at, PER * m - at < CHUNK ? PER * m - at : CHUNK);
+    for (int k = 0; k < m; ++k)
+        for (int q = 0; q < 3; ++q) f[k][q] = v[PER * k + q], t[k][q] = v[PER * k + 3 + q];
+}
+
 /* The force on each mesh: after a Δp pass a particle's displacement beyond its fluid–fluid
  * target (stage_delta wrote it) is what the solids gave it, λ_i ∇C_solid plus the collision
  * clamp: the impulse m Δx / dt of the solids on it. It goes to the nearest solid within h, when
@@ -565,7 +580,8 @@ pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
  * −(m/dt²) Σ Δx; as for the wall probes (src/probes.c) the fluid–fluid terms cancel, so a resting
  * fluid's solids carry exactly its weight. With Chebyshev acceleration (solver.target_error > 0)
  * a pass also carries part of the previous one's displacement: the force is then approximate.
- * Per particle in parallel, summed serially in slot order: the same for any thread count. */
+ * Per particle in parallel, summed serially in slot order: the same for any thread count; split
+ * over processes, each rank sums its own particles and the ranks' sums are added in rank order. */
 void pbf__meshes_after_delta(pbf_world *w, int nt) {
     pbf_geometry *g = w->geometry;
     if (g == NULL) return;
@@ -605,9 +621,10 @@ void pbf__meshes_after_delta(pbf_world *w, int nt) {
     double f[PBF_MAX_MESHES][3], t[PBF_MAX_MESHES][3];
     memset(f, 0, sizeof f);
     memset(t, 0, sizeof t);
+    const uint8_t *ghost = w->halo_ghost; /* split over processes: their owners count them */
     for (int i = 0; i < n; ++i) {
         const int k = share_body[i];
-        if (k < 0) continue;
+        if (k < 0 || (ghost != NULL && ghost[i])) continue;
         const pbf_mesh_body *b = g->body[k];
         const double d[3] = {share[3 * i], share[3 * i + 1], share[3 * i + 2]};
         const double r[3] = {x_old[3 * i] - b->position[0], x_old[3 * i + 1] - b->position[1],
@@ -617,6 +634,7 @@ void pbf__meshes_after_delta(pbf_world *w, int nt) {
         t[k][1] += r[2] * d[0] - r[0] * d[2];
         t[k][2] += r[0] * d[1] - r[1] * d[0];
     }
+    if (w->halo != NULL) sum_over_ranks(w, f, t, m);
     const double scale = -(double)P->mass * (double)P->inv_dt * (double)P->inv_dt;
     for (int k = 0; k < m; ++k) {
         pbf_mesh_body *b = g->body[k];

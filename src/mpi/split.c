@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,7 @@ int pbf__mpi_space_cuts(double *cuts, int ranks, double width) {
 }
 
 static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, double hi,
-                         char *err, size_t err_size);
+                         int keep_all, char *err, size_t err_size);
 
 PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err,
                                        size_t err_size) {
@@ -97,13 +98,13 @@ PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err,
                       (double)PBF_MPI_HALO_FACTOR,
                       (int)floor((wall_hi.x - wall_lo.x) / width * (1.0 + 1e-9)));
     }
-    return attach(w, comm, cuts, wall_lo.x, wall_hi.x, err, err_size);
+    return attach(w, comm, cuts, wall_lo.x, wall_hi.x, 0, err, err_size);
 }
 
 /* Makes w this rank's slab of cuts (ranks + 1 values, taken over: freed on failure too) and keeps
- * the particles inside it, in their order. */
+ * the particles inside it, in their order; keep_all: every particle (w is this rank's piece). */
 static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, double hi,
-                         char *err, size_t err_size) {
+                         int keep_all, char *err, size_t err_size) {
     int rank = 0, ranks = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &ranks);
@@ -131,7 +132,7 @@ static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, d
     /* keep this rank's particles, in their order */
     for (int i = 0; i < w->count; ++i) {
         double x = w->x[3 * i];
-        w->gone[i] = !(x >= h->lo && x < h->hi);
+        w->gone[i] = !keep_all && !(x >= h->lo && x < h->hi);
     }
     pbf__particles_compact(w, w->gone); /* particles.c: every kept array (fields.h) follows */
     w->halo = h;
@@ -140,6 +141,18 @@ static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, d
     w->halo_sum = pbf__halo_sum;
     w->halo_reduce = pbf__halo_reduce;
     return PBF_OK;
+}
+
+/* Whether every rank's world holds the same particles (the whole scene) rather than its own
+ * piece (a checkpoint's): the same count and the same smallest id on every rank, which pieces
+ * cannot have (their ids are disjoint) unless all are empty. Collective. */
+static int whole_on_every_rank(const pbf_world *w, MPI_Comm comm) {
+    int first = INT32_MAX;
+    for (int i = 0; i < w->count; ++i)
+        if (w->ids[i] < first) first = w->ids[i];
+    int mine[4] = {w->count, -w->count, first, -first}, all[4];
+    MPI_Allreduce(mine, all, 4, MPI_INT, MPI_MIN, comm);
+    return all[0] == -all[1] && all[2] == -all[3];
 }
 
 PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *w, MPI_Comm comm, const double *at,
@@ -161,7 +174,9 @@ PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *w, MPI_Comm comm, const dou
     double *cuts = malloc((size_t)(ranks + 1) * sizeof *cuts);
     if (cuts == NULL) return refuse(err, err_size, "out of memory splitting the world");
     memcpy(cuts, at, (size_t)(ranks + 1) * sizeof *cuts);
-    return attach(w, comm, cuts, at[0], at[ranks], err, err_size);
+    /* a piece keeps every particle: one that the last correction of a substep moved just past a
+     * cut migrates at the next substep, as in the run that never stopped */
+    return attach(w, comm, cuts, at[0], at[ranks], !whole_on_every_rank(w, comm), err, err_size);
 }
 
 PBF_API int pbf_mpi_world_cuts(const pbf_world *w, double *cuts) {

@@ -237,7 +237,7 @@ assert [r[0] for r in rows][:3] == ["fluid", "error_control", "wendland_kernel"]
 PY
     expect_rc 2 "$PBF" features --bogus
     expect_rc 0 "$PBF" info "$SRC/scenes/floating.json"
-    expect_in "$TMP/out" "floating_bodies  cpu yes, cuda no, mpi no"
+    expect_in "$TMP/out" "floating_bodies  cpu yes, cuda no, mpi yes"
     expect_rc 0 "$PBF" info "$SRC/scenes/honey.json"
     expect_in "$TMP/out" "viscosity        cpu yes, cuda no, mpi no"
 }

@@ -28,6 +28,26 @@
 #   tool     a free sphere (lighter than water) thrown down into a tank on the first cut: one rank
 #            writes one process's forces.csv byte for byte; on two ranks its path and the mean
 #            force on it close to one process's (check_mpi.py tool), ids and physics as np2
+#   meshes1, meshes2  mesh solids (rows `meshes` of `pbf features`): a small dam break against a
+#            static baffle and a kinematic pier moving and turning into the flow (every rank loads
+#            the whole field of both, from the same cache); one rank writes one process's bits
+#            and solids.csv byte for byte; two ranks the physics of np2, the fluid's centre of
+#            mass within 2 mm, the meshes at the same poses and their mean forces close
+#            (check_mpi.py solids)
+#   floating1, floating2, floating4  floating bodies (row `floating_bodies`): 1 s of
+#            scenes/floating.json (11,250 particles, three bodies); one rank bit for bit and
+#            solids.csv byte for byte; two and four ranks: the same ids every frame, the fluid's
+#            centre of mass within 2 mm and the bodies' poses and forces close (check_mpi.py
+#            solids)
+#   floatckpt  a checkpoint of scenes/floating.json on two ranks at frame 6 of 10 (its first cut
+#            lies on a column of particles, some of which end a step just past it): resumed on
+#            two ranks every frame after it and solids.csv bit for bit those of the run that never
+#            stopped; in one process refused (pieces with meshes are not merged)
+#   sinks1, sinks2, sinks4  sinks (row `sinks`): the dam break at particle_radius 0.015 (3380
+#            particles, 1/2 s) through a sink mesh (the pier) into a sink box at the far end;
+#            one rank writes one process's bits; two and four ranks the particle count within
+#            0.5 %, the count plus the removed column the same (the removed count is the whole
+#            world's) and the centre of mass close (check_mpi.py flow)
 #   lib1, lib2  PBF_BINARY is tests/test_mpi_lib (library calls on a split world: the energy
 #            audit) run on one and two ranks
 #   migrate2, migrate4  PBF_BINARY is tests/test_mpi_migrate: 1000 substeps of a small dam break
@@ -84,7 +104,7 @@ case "$CASE" in fluids*) ARGS+=(--set 'fluid.blocks[0].max=[0.4,0.4,0.3]'
 [ "$CASE" = empty ] && ARGS+=(--set 'fluid.blocks[0].max=[0.12,0.6,0.4]')
 split() { # ranks, folder, more options
     local n=$1 dir=$2; shift 2
-    timeout 90 "${MPIRUN[@]}" -np "$n" "$PBF" run "$SCENE" "${ARGS[@]}" --out "$dir" "$@" \
+    timeout "${SPLIT_LIMIT:-90}" "${MPIRUN[@]}" -np "$n" "$PBF" run "$SCENE" "${ARGS[@]}" --out "$dir" "$@" \
         >"$TMP/out" 2>&1 || { cat "$TMP/out" >&2; fail "mpirun -np $n exited $?"; }
 }
 # expect_refusal TEXT MPIRUN_ARGS...: exit status 1 (not a timeout) and TEXT in the output, once
@@ -232,6 +252,90 @@ JSON
     split 2 "$TMP/split"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" tool || fail "the tool"
+    ;;
+meshes1 | meshes2)
+    SCENE="$TMP/meshes.json"
+    cat >"$SCENE" <<JSON
+{
+  "name": "meshes_split",
+  "domain": {"min": [0, 0, 0], "max": [1.6, 0.8, 0.4]},
+  "fluid": {"particle_radius": 0.02, "blocks": [{"min": [0, 0, 0], "max": [0.4, 0.5, 0.4]}]},
+  "meshes": [
+    {"file": "$SRC/scenes/meshes/baffle.stl", "position": [0.65, 0, 0.125],
+     "rotation": [0, 90, 0]},
+    {"file": "$SRC/scenes/meshes/pier.obj", "motion": "kinematic",
+     "keys": [{"time": 0, "position": [1.1, 0, 0.2]},
+              {"time": 0.5, "position": [0.8, 0, 0.2], "rotation": [0, 45, 0]}]}
+  ],
+  "solver": {"iterations": 4},
+  "time": {"fps": 60, "frames": 30, "substeps": 4}
+}
+JSON
+    export PBF_CACHE_DIR="$TMP/cache" # the serial run bakes the fields, the ranks load them
+    ARGS=(--frames 30 --format vtu --quiet --threads 1)
+    serial
+    if [ "$CASE" = meshes1 ]; then
+        split 1 "$TMP/split"
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"
+        cmp "$TMP/serial/solids.csv" "$TMP/split/solids.csv" || fail "one rank: another solids.csv"
+    else
+        split 2 "$TMP/split"
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" solids || fail "the meshes"
+    fi
+    ;;
+floating1 | floating2 | floating4)
+    SCENE="$SRC/scenes/floating.json"
+    export PBF_CACHE_DIR="$TMP/cache"
+    SPLIT_LIMIT=240 # 1 s of 11,250 particles: about 10 s of CPU per run, more on a busy machine
+    ARGS=(--frames 60 --format vtu --quiet --threads 1)
+    serial
+    split "${CASE#floating}" "$TMP/split"
+    if [ "$CASE" = floating1 ]; then
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"
+        cmp "$TMP/serial/solids.csv" "$TMP/split/solids.csv" || fail "one rank: another solids.csv"
+    else
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" solids || fail "the bodies"
+    fi
+    ;;
+sinks1 | sinks2 | sinks4)
+    SCENE="$TMP/sinks.json"
+    cat >"$SCENE" <<JSON
+{
+  "name": "sinks_split",
+  "domain": {"min": [0, 0, 0], "max": [1.6, 0.8, 0.4]},
+  "fluid": {"particle_radius": 0.015, "blocks": [{"min": [0, 0, 0], "max": [0.4, 0.6, 0.4]}]},
+  "meshes": [{"file": "$SRC/scenes/meshes/pier.obj", "position": [0.9, 0, 0.2], "sink": true}],
+  "flow": {"sinks": [{"min": [1.3, 0, 0], "max": [1.6, 0.2, 0.4]}]},
+  "solver": {"iterations": 4},
+  "time": {"fps": 60, "frames": 30, "substeps": 4}
+}
+JSON
+    export PBF_CACHE_DIR="$TMP/cache"
+    ARGS=(--frames 30 --format vtu --quiet --threads 1)
+    serial
+    split "${CASE#sinks}" "$TMP/split"
+    if [ "$CASE" = sinks1 ]; then
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"
+    else
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" flow || fail "the sinks"
+    fi
+    ;;
+floatckpt)
+    SCENE="$SRC/scenes/floating.json"
+    export PBF_CACHE_DIR="$TMP/cache"
+    SPLIT_LIMIT=240
+    ARGS=(--frames 10 --format vtu --quiet --threads 1)
+    split 2 "$TMP/whole" --checkpoint-every 6
+    cp -r "$TMP/whole" "$TMP/two"
+    cp -r "$TMP/whole" "$TMP/one"
+    timeout 240 "${MPIRUN[@]}" -np 2 "$PBF" resume "$TMP/two" --quiet >"$TMP/out" 2>&1 ||
+        { cat "$TMP/out" >&2; fail "resume on 2 ranks exited $?"; }
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/two" identical || fail "two ranks"
+    cmp "$TMP/whole/solids.csv" "$TMP/two/solids.csv" || fail "two ranks: another solids.csv"
+    timeout 60 "$PBF" resume "$TMP/one" --quiet >"$TMP/out" 2>&1
+    [ $? -eq 1 ] && grep -q "cannot be merged" "$TMP/out" || { cat "$TMP/out" >&2; fail "merged"; }
     ;;
 lib1 | lib2)
     timeout 90 "${MPIRUN[@]}" -np "${CASE#lib}" "$PBF" ||

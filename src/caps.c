@@ -87,8 +87,8 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
     [PBF_FEATURE_VISCOSITY] = {"viscosity",
                                "the implicit viscosity (scene keys 'fluid.viscosity', "
                                "'domain.no_slip')",
-                               {Y, N, N},
-                               {"", ON_CPU, NOT_SPLIT}},
+                               {Y, N, Y},
+                               {"", ON_CPU, ""}},
     [PBF_FEATURE_SURFACE_DRAG] = {"surface_drag",
                                   "surface drag (scene key 'fluid.surface_drag')",
                                   {Y, N, Y},

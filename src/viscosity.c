@@ -6,7 +6,13 @@
  * residual's norm is at most material.viscosity_tolerance times |v|, or after
  * material.viscosity_iterations iterations. Products are Jacobi passes that write only their
  * own particle; the dot products are summed serially in slot order in double, so the result is
- * bit-identical for any thread count. */
+ * bit-identical for any thread count.
+ *
+ * Split over processes (docs/mpi.md): the ghosts' entries of the vector a product reads (v,
+ * then each direction d) come from their owners just before it (w->halo_exchange), the dot
+ * products skip the ghosts and are the whole world's, added in rank order (w->halo_sum), so
+ * every process takes the same α, β and stopping decision, and one process the bits of a world
+ * never split. The ghosts' own rows are computed with cut-off neighbourhoods and never read. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -171,15 +177,25 @@ static pbf_sym3 inv_diag_one(const pbf_world *w, const float *p, int i, float *p
     return pbf_visc_diag_end(&L, P);
 }
 
-/* The two sums of the per-particle products in s->dots, serially in slot order. */
-static void sum_dots(const struct pbf_viscosity *s, int n, double *a, double *b) {
-    double sa = 0.0, sb = 0.0;
+/* The two sums of the per-particle products in s->dots, serially in slot order, over the
+ * owned particles (ghosts skipped); split over processes the whole world's (collective). */
+static void sum_dots(pbf_world *w, int n, double *a, double *b) {
+    const struct pbf_viscosity *s = w->viscosity;
+    const uint8_t *ghost = w->halo_ghost; /* NULL unless split */
+    double sum[2] = {0.0, 0.0};
     for (int i = 0; i < n; ++i) {
-        sa += s->dots[2 * i];
-        sb += s->dots[2 * i + 1];
+        if (ghost && ghost[i]) continue;
+        sum[0] += s->dots[2 * i];
+        sum[1] += s->dots[2 * i + 1];
     }
-    *a = sa;
-    *b = sb;
+    if (w->halo) w->halo_sum(w, sum, 2);
+    *a = sum[0];
+    *b = sum[1];
+}
+
+/* Split over processes: the ghosts' entries of u from their owners (before a product). */
+static void exchange(pbf_world *w, float *u) {
+    if (w->halo) w->halo_exchange(w, u, 3);
 }
 
 static double v3_dot_d(pbf_v3 a, pbf_v3 b) {
@@ -195,6 +211,7 @@ static int solve_viscosity(pbf_world *w, int nt) {
     pbf_sym3 *M = s->inv_diag;
     double *dots = s->dots;
     float *pair_s = s->pair_s;
+    exchange(w, v); /* the ghosts' v after XSPH and confinement */
     /* r = v − A v, z = M r, d = z; the products r·z and v·v */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
@@ -207,12 +224,18 @@ static int solve_viscosity(pbf_world *w, int nt) {
         dots[2 * i] = v3_dot_d(ri, zi);
         dots[2 * i + 1] = v3_dot_d(vi, vi);
     }
-    double rz, rr = 0.0, bb;
-    sum_dots(s, n, &rz, &bb);
-    for (int i = 0; i < n; ++i) rr += v3_dot_d(v3_load(r, i), v3_load(r, i));
+    double rz, rr, bb;
+    sum_dots(w, n, &rz, &bb);
+    for (int i = 0; i < n; ++i) { /* r·r: the second slot is free again */
+        dots[2 * i] = v3_dot_d(v3_load(r, i), v3_load(r, i));
+        dots[2 * i + 1] = 0.0;
+    }
+    double unused;
+    sum_dots(w, n, &rr, &unused);
     const double tol = w->def.material.viscosity_tolerance, tol_rr = tol * tol * bb;
     int k = 0;
     while (k < w->def.material.viscosity_iterations && rr > tol_rr) {
+        exchange(w, d); /* the ghosts' direction: their own z was computed cut off */
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (int i = 0; i < n; ++i) {
             pbf_v3 qi = apply_one(w, p, d, i, pair_s, s->wall);
@@ -220,8 +243,8 @@ static int solve_viscosity(pbf_world *w, int nt) {
             dots[2 * i] = v3_dot_d(v3_load(d, i), qi);
             dots[2 * i + 1] = 0.0;
         }
-        double dq, unused;
-        sum_dots(s, n, &dq, &unused);
+        double dq;
+        sum_dots(w, n, &dq, &unused);
         if (!(dq > 0.0)) break; /* d = 0: converged to round-off */
         const float alpha = (float)(rz / dq);
 #pragma omp parallel for schedule(static) num_threads(nt)
@@ -235,7 +258,7 @@ static int solve_viscosity(pbf_world *w, int nt) {
             dots[2 * i + 1] = v3_dot_d(ri, ri);
         }
         double rz_new;
-        sum_dots(s, n, &rz_new, &rr);
+        sum_dots(w, n, &rz_new, &rr);
         const float beta = (float)(rz_new / rz);
         rz = rz_new;
 #pragma omp parallel for schedule(static) num_threads(nt)

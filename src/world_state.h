@@ -108,6 +108,10 @@ struct pbf_world {
     /* values (n ints or floats as op says) become their sum, minimum or maximum over the
      * processes, the same on every process. Collective. */
     void (*halo_reduce)(const pbf_world *w, void *values, int n, pbf_halo_op op);
+    /* Between PBF_HALO_SORTED and PBF_HALO_END: the ghosts' entries of `values` (`stride`
+     * floats per slot, at most 3) become their owners' current ones, as the events above do
+     * for the solver's arrays; for a module's own vectors (the viscosity solve's). Collective. */
+    void (*halo_exchange)(pbf_world *w, float *values, int stride);
     /* From PBF_HALO_BEGIN to PBF_HALO_END: 1 for each slot that holds a ghost (a copy of a
      * neighbour's particle, not this process's), which sums over the world's particles skip.
      * NULL outside a substep and in a world that was not split. */

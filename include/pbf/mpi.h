@@ -19,9 +19,14 @@
  * particle's neighbours in another order, so the results agree to rounding, not bit for bit.
  *
  * Refused with PBF_ERR_INVALID_ARG and a message (not supported split yet): the CUDA backend,
- * mesh solids and bodies, emitters, sinks and a particle capacity, diffuse particles, surface
- * tension, adhesion, the viscosity solve, surface drag, several fluids. Analytic colliders,
- * moving walls and wall friction work: they act on each particle alone. Error control
+ * emitters and a particle capacity, diffuse particles (the table of what runs where,
+ * docs/features.md, has the list). Analytic colliders, moving walls, wall friction, adhesion and
+ * surface drag work: they act on each particle alone. Mesh solids, floating bodies and sinks
+ * work: every rank loads the meshes, the forces on them are the whole world's (rank order), and
+ * each rank removes its own particles in a sink. Surface tension,
+ * several fluids and the viscosity solve work: the ghosts get the values their passes read
+ * (normals, phases, the solve's vectors before each product; its dot products are the whole
+ * world's, in rank order). Error control
  * (solver.target_error > 0), probes, the tool and the energy audit work: the sums they need are
  * the whole world's, added in rank order (every rank does the same solver passes, moves the same
  * tool and reads the same values; pbf_world_sample_probes and pbf_world_set_tool are then

@@ -10,6 +10,8 @@
  *              reads them; solver.c keeps them in w->omega)
  *   POSITIONS  ghosts get their owners' corrected positions p
  *   OMEGA      ghosts get their owners' |ω| (the confinement pass reads it)
+ * and in between, for a module's own vectors, pbf__halo_exchange (w->halo_exchange: the
+ * viscosity solve's velocity and search direction before each product)
  *   END        ghosts are dropped; the owned particles keep the sorted order
  *   AGREE      the watchdog's verdict is shared: every rank stops, or none
  * Ghosts are computed by every pass like the owned particles (their neighbourhoods are cut off,
@@ -271,6 +273,11 @@ void pbf__halo_sum(pbf_world *w, double *values, int n) {
     }
 }
 
+void pbf__halo_exchange(pbf_world *w, float *values, int stride) {
+    /* the buffers hold 3 floats per halo particle (build_halo) */
+    exchange(w->halo, values, NULL, stride < 3 ? stride : 3);
+}
+
 void pbf__halo_reduce(const pbf_world *w, void *values, int n, pbf_halo_op op) {
     /* between steps (probes): not counted in wait_ms, which is the step's */
     MPI_Allreduce(MPI_IN_PLACE, values, n, op == PBF_HALO_SUM_INT ? MPI_INT : MPI_FLOAT,
@@ -302,5 +309,6 @@ void pbf__halo_free(pbf_world *w) {
     w->halo_free = NULL;
     w->halo_sum = NULL;
     w->halo_reduce = NULL;
+    w->halo_exchange = NULL;
     w->halo_ghost = NULL;
 }

@@ -42,6 +42,8 @@ typedef struct pbf_halo {
 pbf_status pbf__halo_hook(pbf_world *w, pbf_halo_event event, pbf_status status);
 /* w->halo_sum: n values summed over the ranks in rank order (the same bits on every rank). */
 void pbf__halo_sum(pbf_world *w, double *values, int n);
+/* w->halo_exchange: the ghosts' `stride` floats of values from their owners (stride <= 3). */
+void pbf__halo_exchange(pbf_world *w, float *values, int stride);
 /* w->halo_reduce: an order-free reduction (MPI_Allreduce in place). */
 void pbf__halo_reduce(const pbf_world *w, void *values, int n, pbf_halo_op op);
 /* Moves cuts[1..ranks-1] apart until every slab of [cuts[0], cuts[ranks]] is at least `width`

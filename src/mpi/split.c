@@ -140,6 +140,7 @@ static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, d
     w->halo_free = pbf__halo_free;
     w->halo_sum = pbf__halo_sum;
     w->halo_reduce = pbf__halo_reduce;
+    w->halo_exchange = pbf__halo_exchange;
     return PBF_OK;
 }
 

@@ -23,11 +23,13 @@
 #              and throughput of each kernel (where ncu is installed)
 #   sanitize   compute-sanitizer's memcheck (with leak check), racecheck, initcheck and
 #              synccheck on test_cuda and on a 100-step dam break (where it is installed)
+#   matrix     `pbf features` with each CUDA cell's parity test of test_cuda as it ran here
+#              ($out/matrix.md): a passed test makes its `unverified` cell ready for `yes`
 #   table      one markdown table (ready for docs/performance.md) with the device name, and
 #              the bars of an H100: 10k particles <= 0.25 ms per step, 1M <= 5 ms
 #
 # Usage: bash bench/gpu.sh [OUT_DIR]        (default out/gpu; logs, CSV files, table.md)
-# Environment: STAGES (default "build test bench tool render validate profile sanitize"),
+# Environment: STAGES (default "build test matrix bench tool render validate profile sanitize"),
 #              SMALL (default 10000, timed over STEPS_SMALL = 100 steps), PARTICLES
 #              (100000,1000000,4000000) and LARGE (10000000, run apart) over STEPS (10),
 #              WARMUP (3),
@@ -37,7 +39,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 out=${1:-out/gpu}
 build=${BUILD_DIR:-build-gpu}
-stages=${STAGES:-build test bench tool render validate profile sanitize}
+stages=${STAGES:-build test matrix bench tool render validate profile sanitize}
 small=${SMALL:-10000}
 particles=${PARTICLES:-100000,1000000,4000000}
 large=${LARGE:-10000000}
@@ -311,6 +313,36 @@ if [ ${#bench_csvs[@]} -gt 0 ]; then
             echo "  ~$count particles: $ms ms per step > $limit ms: NOT met (${best#*|})"
         fi
     done
+fi
+
+# The table of what runs where (`pbf features`) with each CUDA cell's parity test as it ran on
+# this device: a cell whose test passed here is ready to become `yes` in src/caps.c.
+if has_stage matrix; then
+    echo "== matrix"
+    [ -s "$out/test_cuda.log" ] || TAIL=0 run test_cuda 300 "$build/tests/test_cuda"
+    # feature:test of tests/test_cuda.c that compares it with the CPU
+    cells="fluid:one_step_matches_cpu error_control:error_control_iterations_match_cpu
+           tool:tool_matches_cpu probes:probes_match_cpu force_probes:probes_match_cpu
+           wall_friction:friction_matches_cpu adhesion:adhesion_matches_cpu"
+    "$pbf" features >"$out/features.csv" 2>&1
+    {
+        echo "| feature | cuda in the table | parity test on $device |"
+        echo "|---|---|---|"
+        tail -n +2 "$out/features.csv" | while IFS=, read -r feature _cpu cuda _mpi; do
+            test=""
+            for c in $cells; do [ "${c%%:*}" = "$feature" ] && test=${c#*:}; done
+            if [ -z "$test" ]; then
+                verdict="no test"
+            elif grep -qE "^$test +ok$" "$out/test_cuda.log"; then
+                verdict="$test: passed"
+            elif grep -qE "^$test +FAILED$" "$out/test_cuda.log"; then
+                verdict="$test: FAILED"
+            else
+                verdict="$test: not run"
+            fi
+            echo "| $feature | ${cuda%%:*} | $verdict |"
+        done
+    } | tee "$out/matrix.md"
 fi
 
 echo "== summary (device: $device)"

@@ -28,4 +28,5 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # few frames, with the checks that hold that early, and leave the bounds that need a settled
 # state to the release build (tests/test.h, test_sanitized()).
 if [ $# -eq 0 ]; then set -- -LE slow; fi
-ctest --test-dir build-asan --output-on-failure --timeout 900 "$@"
+# one test per core at a time, as in scripts/test.sh
+ctest --test-dir build-asan --output-on-failure --timeout 900 -j"$(nproc)" "$@"

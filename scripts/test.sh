@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+# The Python module is built here too (PBF_PYTHON, for Debian's interpreter, the one of
+# scripts/test_python.sh): its package then installs it instead of compiling the library again.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPBF_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3
 cmake --build build -j"$(nproc)"
 # One test per core at a time: most tests run one thread, or wait on a process starting (Blender,
 # ParaView, valgrind); tests that need the cores to themselves (the MPI runs) say so with CTest's

@@ -11,6 +11,9 @@ Environment (all optional):
                             and OpenVDB's templates take about a CPU minute to compile)
   PBF_PYTHON_BUILD_DIR=DIR  CMake's build folder (default build/python-<interpreter>)
   PBF_BUILD_JOBS=N          parallel compile jobs (default: the CPU count)
+  PBF_PYTHON_MODULE=FILE    a module already built by a CMake build folder configured with
+                            -DPBF_PYTHON=ON (its python/_core*.so): copied instead of building
+                            the libraries again (scripts/test_python.sh, after the release build)
 """
 
 import os
@@ -34,6 +37,15 @@ def library_version():
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
+        target = self.get_ext_fullpath(ext.name)
+        prebuilt = os.environ.get("PBF_PYTHON_MODULE")
+        if prebuilt:
+            if not os.path.isfile(prebuilt):
+                raise RuntimeError(f"pbf: PBF_PYTHON_MODULE={prebuilt}: no such file (a module "
+                                   "built with cmake -DPBF_PYTHON=ON, target pbf_python)")
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(prebuilt, target)
+            return
         if shutil.which("cmake") is None:
             raise RuntimeError("pbf: cmake is needed to build the module (apt-get install cmake; "
                                "scripts/install-deps.sh installs everything)")
@@ -57,7 +69,6 @@ class CMakeBuild(build_ext):
                                "-j", jobs])
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         built = os.path.join(build_dir, "python", "_core" + suffix)
-        target = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(built, target)
 

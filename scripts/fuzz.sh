@@ -18,4 +18,6 @@ fi
 cmake --build build-fuzz --target "${targets[@]}" -j"$(nproc)"
 # a leak inside Assimp on a broken STL file is not ours (tests/lsan.supp)
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}"
-ctest --test-dir build-fuzz -L fuzz --output-on-failure
+# one test per core: the scene and mesh fuzzers (one process each, their own work folders) run
+# their SECONDS side by side
+ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$(nproc)"

@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # OpenVDB stays out of this build: its library is not instrumented, and ASan reports false
 # container overflows where instrumented code shares its containers (the release suite tests it).
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DPBF_SANITIZE=ON -DPBF_VDB=OFF >/dev/null
+# The benchmark helpers stay out too: no test runs them (the release build compiles them).
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DPBF_SANITIZE=ON -DPBF_VDB=OFF -DPBF_BENCH=OFF \
+    >/dev/null
 cmake --build build-asan -j"$(nproc)"
 # abort on the first report, with a stack; leaks are reported at exit (LeakSanitizer)
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
@@ -26,4 +28,5 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # few frames, with the checks that hold that early, and leave the bounds that need a settled
 # state to the release build (tests/test.h, test_sanitized()).
 if [ $# -eq 0 ]; then set -- -LE slow; fi
-ctest --test-dir build-asan --output-on-failure --timeout 900 "$@"
+# one test per core at a time, as in scripts/test.sh
+ctest --test-dir build-asan --output-on-failure --timeout 900 -j"$(nproc)" "$@"

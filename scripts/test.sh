@@ -5,9 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+# The Python module is built here too (PBF_PYTHON, for Debian's interpreter, the one of
+# scripts/test_python.sh): its package then installs it instead of compiling the library again.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPBF_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3
 cmake --build build -j"$(nproc)"
-ctest --test-dir build --output-on-failure --timeout 900
+# One test per core at a time: most tests run one thread, or wait on a process starting (Blender,
+# ParaView, valgrind); tests that need the cores to themselves (the MPI runs) say so with CTest's
+# PROCESSORS (tests/CMakeLists.txt). Results do not depend on it: every test's files are its own.
+ctest --test-dir build --output-on-failure --timeout 900 -j"$(nproc)"
 # The Python package (docs/python.md): pip install into a venv, then its pytest suite.
 bash scripts/test_python.sh
 # Robustness (docs/robustness.md): the suite again under ASan + UBSan (build-asan/),

@@ -20,8 +20,18 @@ fi
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv --system-site-packages "$venv"
 fi
-# The CUDA backend is left out of this build to keep the suite short (nvcc takes a minute);
-# `pip install .` builds it by default where nvcc is found.
+# Where build/ was configured with the module (PBF_PYTHON=ON, as scripts/test.sh does) for this
+# interpreter, pip installs the module built there, from the same objects as the `pbf` command,
+# instead of compiling the library a second time (setup.py, PBF_PYTHON_MODULE).
+cache=build/CMakeCache.txt
+if [ -z "${PBF_PYTHON_MODULE:-}" ] && [ -f "$cache" ] && grep -qx 'PBF_PYTHON:BOOL=ON' "$cache" &&
+    grep -qE "^Python3_EXECUTABLE:[A-Z]+=$python\$" "$cache"; then
+  cmake --build build --target pbf_python -j"$(nproc)"
+  suffix=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+  export PBF_PYTHON_MODULE=$PWD/build/python/_core$suffix
+fi
+# Otherwise pip builds it in its own folder. The CUDA backend is left out of that build to keep
+# the suite short (nvcc takes a minute); `pip install .` builds it by default where nvcc is found.
 PBF_CUDA=${PBF_CUDA:-OFF} "$venv/bin/pip" install --quiet --no-index --no-build-isolation .
 export PBF_SOURCE_DIR=$PWD PBF_CLI=${PBF_CLI:-$PWD/build/pbf}
 # OpenMP threads sleep at barriers instead of spinning: on 2 shared cores a spinning thread takes

@@ -103,7 +103,6 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
 static const struct {
     pbf_feature a, b;
 } conflicts[] = {
-    {PBF_FEATURE_WENDLAND, PBF_FEATURE_TOOL},
     {PBF_FEATURE_WENDLAND, PBF_FEATURE_MESHES},
     {PBF_FEATURE_WENDLAND, PBF_FEATURE_BODIES},
     {PBF_FEATURE_WENDLAND, PBF_FEATURE_SURFACE_TENSION},

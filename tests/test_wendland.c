@@ -107,9 +107,6 @@ static int paper_only_features_refused(void) {
     ENSURE(strstr(err, "CUDA backend") != NULL && strstr(err, "Wendland") != NULL);
     d.backend = PBF_BACKEND_CPU;
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_OK);
-    pbf_tool_def t = pbf_default_tool_def();
-    ENSURE(pbf_world_set_tool(w, &t) == PBF_ERR_UNSUPPORTED);
-    printf("  %s\n", pbf_world_error(w));
     pbf_collider_def c = pbf_default_collider_def();
     c.adhesion = 0.05f;
     ENSURE(pbf_world_add_collider(w, &c) == PBF_ERR_UNSUPPORTED);

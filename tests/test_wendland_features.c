@@ -1,0 +1,149 @@
+/* The features with the Wendland C2 pair (docs/physics.md, "The Wendland C2 pair"): each feature
+ * test of the paper's pair run again with fluid.kernel = wendland at h = 5r, with the same
+ * physical check. The tool: its ghost shells against a quadrature over the shell (both pairs),
+ * and a held sphere's buoyancy (tests/test_tool.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "pbf/pbf.h"
+#include "test.h"
+
+#define PI_D 3.14159265358979323846
+
+/* The def of every world here: the Wendland pair at h = 5r. */
+static pbf_world_def wendland_def(void) {
+    pbf_world_def d = pbf_default_world_def();
+    d.kernel = PBF_KERNEL_WENDLAND;
+    d.kernel_scale = 5.0f;
+    return d;
+}
+
+static pbf_world *make_world(const pbf_world_def *d) {
+    pbf_world *w = NULL;
+    char err[PBF_ERROR_SIZE];
+    if (pbf_world_create(d, &w, err, sizeof err) != PBF_OK) {
+        fprintf(stderr, "create: %s\n", err);
+        return NULL;
+    }
+    return w;
+}
+
+/* The kernel constants of either pair for h = scale r (as pbf__init_params sets them). */
+static pbf_params params_for(int kernel, float r, float scale) {
+    pbf_params p;
+    memset(&p, 0, sizeof p);
+    double h = scale * r;
+    p.h = (float)h;
+    p.h2 = (float)(h * h);
+    p.kernel = kernel;
+    p.poly6_k =
+        (float)(kernel ? 21.0 / (2.0 * PI_D * pow(h, 3)) : 315.0 / (64.0 * PI_D * pow(h, 9)));
+    p.spiky_k = (float)(kernel ? -210.0 / (PI_D * pow(h, 5)) : -45.0 / (PI_D * pow(h, 6)));
+    p.radius = r;
+    return p;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The tool */
+
+/* One shell of ghosts (areal density 1/(2r)²) of radius s seen from distance D, summed over the
+ * polar angle by the midpoint rule with 20000 rings, against pbf_ghost_shell's closed form: for
+ * the paper's pair (which checks the quadrature) and for Wendland C2. */
+static int shell_sums_match_quadrature(void) {
+    const float r = 0.005f;
+    double worst_w = 0.0, worst_g = 0.0;
+    for (int kernel = 0; kernel < 2; ++kernel) {
+        pbf_params p = params_for(kernel, r, kernel ? 5.0f : 4.0f);
+        const float shells[3] = {3.0f * r, 9.0f * r, 40.0f * r};
+        for (int a = 0; a < 3; ++a)
+            for (int k = 0; k < 6; ++k) {
+                float s = shells[a], D = s + (-0.8f + 0.9f * (float)k) * r; /* −0.8 r .. 3.7 r */
+                const int n = 20000;
+                double w = 0.0, g = 0.0;
+                for (int i = 0; i < n; ++i) {
+                    double t = (i + 0.5) * PI_D / n, ring = 2.0 * PI_D * s * s * sin(t) * PI_D / n;
+                    double q2 = (double)D * D + (double)s * s - 2.0 * D * s * cos(t);
+                    float fm, gf = pbf_pair_factor_k((float)q2, &p, kernel, &fm);
+                    w += ring * pbf_pair_w_k((float)q2, &p, kernel);
+                    g += ring * gf * (D - s * cos(t)); /* the radial part of g (x − y) */
+                }
+                w /= 4.0 * r * r, g /= 4.0 * r * r;
+                float ws = 0.0f, gs = 0.0f;
+                pbf_ghost_shell(s, D, &p, &ws, &gs);
+                const double u = 8.0 * r * r * r; /* in units of 1/s³ and 1/(s³ h) */
+                worst_w = fmax(worst_w, fabs(ws - w) * u);
+                worst_g = fmax(worst_g, fabs(gs - g) * u * p.h);
+                if (fabs(ws - w) * u > 1e-4 || fabs(gs - g) * u * p.h > 1e-4)
+                    printf("  pair %d, s %.3f, D %.4f: W %.6g vs %.6g, g %.6g vs %.6g\n", kernel, s,
+                           D, ws, w, gs, g);
+            }
+    }
+    printf("  worst difference: density %.2e (1/s³), gradient %.2e (1/(s³ h))\n", worst_w, worst_g);
+    ENSURE(worst_w < 1e-4);
+    ENSURE(worst_g < 1e-4);
+    return 0;
+}
+
+/* Fills [0, lx] x [0, depth] x [0, lz] with water on the rest lattice, leaving out the sphere of
+ * radius R + r around c. Returns the particle count, or −1. */
+static int fill_water(pbf_world *w, float lx, float depth, float lz, pbf_vec3 c, float R) {
+    const float r = pbf_world_get_def(w)->particle_radius, s = 2.0f * r;
+    int nx = (int)(lx / s + 1e-4f), ny = (int)(depth / s + 1e-4f), nz = (int)(lz / s + 1e-4f);
+    float *pos = malloc((size_t)nx * ny * nz * 3 * sizeof *pos);
+    if (pos == NULL) return -1;
+    int n = 0;
+    for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+            for (int i = 0; i < nx; ++i) {
+                float x = r + s * i, y = r + s * j, z = r + s * k;
+                float dx = x - c.x, dy = y - c.y, dz = z - c.z;
+                if (dx * dx + dy * dy + dz * dz < (R + r) * (R + r)) continue;
+                pos[3 * n] = x, pos[3 * n + 1] = y, pos[3 * n + 2] = z;
+                ++n;
+            }
+    pbf_status st = pbf_world_add_particles(w, n, pos, NULL);
+    free(pos);
+    return st == PBF_OK ? n : -1;
+}
+
+/* tests/test_tool.c's held sphere with the Wendland pair: held fully submerged and still, the
+ * fluid pushes it up with ρ0 g V within 10%, and not sideways. */
+static int held_sphere_feels_buoyancy(void) {
+    pbf_world_def d = wendland_def();
+    d.domain_max = (pbf_vec3){0.26f, 0.3f, 0.26f};
+    d.solver.scorr_k = 0.0f;
+    d.threads = 1;
+    pbf_world *w = make_world(&d);
+    ENSURE(w);
+    const float R = 0.05f;
+    const pbf_vec3 c = {0.13f, 0.1f, 0.13f};
+    int n = fill_water(w, 0.26f, 0.2f, 0.26f, c, R);
+    ENSURE(n > 0);
+    pbf_tool_def t = pbf_default_tool_def();
+    t.radius = R;
+    t.position = c;
+    ENSURE(pbf_world_set_tool(w, &t) == PBF_OK);
+    double fy = 0.0, fx = 0.0, fz = 0.0;
+    int m = 0;
+    const int frames = test_sanitized() ? 10 : 60;
+    for (int f = 0; f < frames; ++f) {
+        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        pbf_tool_state s = pbf_tool_get_state(w);
+        ENSURE(s.min_distance > 0.0f);
+        if (f >= frames / 2) fy += s.total.y, fx += s.total.x, fz += s.total.z, ++m;
+    }
+    double want = 1000.0 * 9.81 * 4.0 / 3.0 * PI_D * R * R * R;
+    printf("  %d particles, %d frames: buoyancy %.3f N (rho0 g V = %.3f N), sideways %.3f %.3f N\n",
+           n, frames, fy / m, want, fx / m, fz / m);
+    ENSURE(fabs(fy / m - want) <= 0.1 * want);
+    ENSURE(fabs(fx / m) < 0.05 * want && fabs(fz / m) < 0.05 * want);
+    pbf_world_destroy(w);
+    return 0;
+}
+
+TEST_MAIN_BEGIN
+RUN_TEST(shell_sums_match_quadrature);
+RUN_TEST(held_sphere_feels_buoyancy);
+TEST_MAIN_END

@@ -228,11 +228,11 @@ static int test_table(void) {
     return 0;
 }
 
-/* The Wendland pair with each feature once refused beside it (the tool): accepted, both
+/* The Wendland pair with each feature once refused beside it (the tool, surface tension): accepted, both
  * detected, three finite steps. Their physics with the pair is checked in
  * tests/test_wendland_features.c. */
 static int test_wendland_with_every_feature(int meshes) {
-    const pbf_feature with[] = {PBF_FEATURE_TOOL};
+    const pbf_feature with[] = {PBF_FEATURE_TOOL, PBF_FEATURE_SURFACE_TENSION};
     for (size_t k = 0; k < sizeof with / sizeof with[0]; ++k) {
         const pbf_feature f = with[k];
         if (!meshes && (f == PBF_FEATURE_MESHES || f == PBF_FEATURE_BODIES)) continue;
@@ -269,9 +269,9 @@ static int test_conflicts(void) {
     pbf_world_def d = def_for(PBF_FEATURE_WENDLAND);
     pbf_world *w = NULL;
     char err[PBF_ERROR_SIZE];
-    d.material.surface_tension = 0.07f;
+    d.wall_adhesion = 0.01f;
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_UNSUPPORTED);
-    ENSURE(strstr(err, "'fluid.surface_tension'") != NULL && strstr(err, "'fluid.kernel'") != NULL);
+    ENSURE(strstr(err, "'domain.adhesion'") != NULL && strstr(err, "'fluid.kernel'") != NULL);
     return 0;
 }
 

@@ -97,11 +97,11 @@ static int paper_only_features_refused(void) {
     pbf_world *w = NULL;
     pbf_world_def d = pbf_default_world_def();
     d.kernel = PBF_KERNEL_WENDLAND;
-    d.material.surface_tension = 0.07f;
+    d.wall_adhesion = 0.05f;
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_UNSUPPORTED);
     printf("  %s\n", err);
-    ENSURE(strstr(err, "surface_tension") != NULL && strstr(err, "Wendland") != NULL);
-    d.material.surface_tension = 0.0f;
+    ENSURE(strstr(err, "adhesion") != NULL && strstr(err, "Wendland") != NULL);
+    d.wall_adhesion = 0.0f;
     d.backend = PBF_BACKEND_CUDA; /* refused from the table before any device is looked for */
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_UNSUPPORTED);
     ENSURE(strstr(err, "CUDA backend") != NULL && strstr(err, "Wendland") != NULL);
@@ -114,9 +114,11 @@ static int paper_only_features_refused(void) {
     pbf_world_destroy(w);
     pbf_scene sc;
     const char *json = "{\"fluid\": {\"kernel\": \"wendland\", \"surface_tension\": 0.07}}";
+    ENSURE(pbf_scene_parse(json, "k.json", NULL, 0, &sc, err, sizeof err) == PBF_OK);
+    json = "{\"fluid\": {\"kernel\": \"wendland\"}, \"domain\": {\"adhesion\": 0.05}}";
     ENSURE(pbf_scene_parse(json, "k.json", NULL, 0, &sc, err, sizeof err) == PBF_ERR_INVALID_ARG);
     printf("  %s\n", err);
-    ENSURE(strstr(err, "fluid.surface_tension") != NULL && strstr(err, "fluid.kernel") != NULL);
+    ENSURE(strstr(err, "domain.adhesion") != NULL && strstr(err, "fluid.kernel") != NULL);
     json = "{\"fluid\": {\"kernel\": \"wendlnd\"}}";
     ENSURE(pbf_scene_parse(json, "k.json", NULL, 0, &sc, err, sizeof err) != PBF_OK);
     printf("  %s\n", err);

@@ -1,7 +1,8 @@
 /* The features with the Wendland C2 pair (docs/physics.md, "The Wendland C2 pair"): each feature
  * test of the paper's pair run again with fluid.kernel = wendland at h = 5r, with the same
  * physical check. The tool: its ghost shells against a quadrature over the shell (both pairs),
- * and a held sphere's buoyancy (tests/test_tool.c). */
+ * and a held sphere's buoyancy (tests/test_tool.c). Surface tension: a cube of water becomes
+ * round (tests/test_materials.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +144,77 @@ static int held_sphere_feels_buoyancy(void) {
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Surface tension */
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The 99th-percentile distance of the particle centres from their mean, over the radius of the
+ * sphere of the fluid's volume (tests/test_materials.c). */
+static double sphericity(const pbf_world *w) {
+    int n = pbf_world_particle_count(w);
+    float *x = malloc(sizeof(float) * 3 * (size_t)n), *d = malloc(sizeof(float) * (size_t)n);
+    if (!x || !d) {
+        free(x);
+        free(d);
+        return 1e9;
+    }
+    pbf_world_get_positions(w, x);
+    double c[3] = {0, 0, 0};
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < 3; ++k) c[k] += x[3 * i + k] / n;
+    for (int i = 0; i < n; ++i) {
+        double s = 0.0;
+        for (int k = 0; k < 3; ++k) s += (x[3 * i + k] - c[k]) * (x[3 * i + k] - c[k]);
+        d[i] = (float)sqrt(s);
+    }
+    qsort(d, (size_t)n, sizeof *d, cmp_float);
+    double volume = n * (double)pbf_world_particle_mass(w) / pbf_world_get_def(w)->rest_density;
+    double radius = cbrt(volume * 3.0 / (4.0 * PI_D));
+    double p99 = d[(int)(0.99 * (n - 1))];
+    free(x);
+    free(d);
+    return p99 / radius;
+}
+
+/* tests/test_materials.c's droplet with the Wendland pair: a cube of 10³ particles (r = 2 mm) in
+ * zero gravity becomes round with σ = 0.0728 N/m (p99 distance / R of the equal-volume sphere
+ * within 0.85..1.08) and stays a cube without (>= 1.15). */
+static int droplet_becomes_sphere(void) {
+    double ratio[2];
+    const int frames = test_sanitized() ? 10 : 60;
+    for (int k = 0; k < 2; ++k) {
+        pbf_world_def def = wendland_def();
+        const float r = 0.002f, side = 2.0f * r * 10.0f, room = 2.0f * side;
+        def.particle_radius = r;
+        def.gravity = (pbf_vec3){0.0f, 0.0f, 0.0f};
+        def.domain_max = (pbf_vec3){room, room, room};
+        def.material.surface_tension = k ? 0.0728f : 0.0f;
+        def.threads = 1;
+        pbf_world *w = make_world(&def);
+        ENSURE(w != NULL);
+        pbf_block_def b = pbf_default_block_def();
+        float lo = 0.5f * (room - side);
+        b.min = (pbf_vec3){lo, lo, lo};
+        b.max = (pbf_vec3){lo + side, lo + side, lo + side};
+        ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
+        for (int f = 0; f < frames; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        ratio[k] = sphericity(w);
+        pbf_world_destroy(w);
+    }
+    printf("  p99 distance / R after %d frames: %.4f without surface tension, %.4f with\n", frames,
+           ratio[0], ratio[1]);
+    ENSURE(ratio[1] <= 1.08);
+    ENSURE(ratio[1] >= 0.85);
+    ENSURE(ratio[0] >= 1.15);
+    return 0;
+}
+
 TEST_MAIN_BEGIN
 RUN_TEST(shell_sums_match_quadrature);
 RUN_TEST(held_sphere_feels_buoyancy);
+RUN_TEST(droplet_becomes_sphere);
 TEST_MAIN_END

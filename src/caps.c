@@ -105,7 +105,6 @@ static const struct {
 } conflicts[] = {
     {PBF_FEATURE_WENDLAND, PBF_FEATURE_MESHES},
     {PBF_FEATURE_WENDLAND, PBF_FEATURE_BODIES},
-    {PBF_FEATURE_WENDLAND, PBF_FEATURE_ADHESION},
 };
 static const int conflict_count = (int)(sizeof conflicts / sizeof conflicts[0]);
 

@@ -2,7 +2,8 @@
  * test of the paper's pair run again with fluid.kernel = wendland at h = 5r, with the same
  * physical check. The tool: its ghost shells against a quadrature over the shell (both pairs),
  * and a held sphere's buoyancy (tests/test_tool.c). Surface tension: a cube of water becomes
- * round (tests/test_materials.c). */
+ * round (tests/test_materials.c). Adhesion: a drop spreads the wider the more the floor or a
+ * plate adheres (tests/test_materials.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +146,7 @@ static int held_sphere_feels_buoyancy(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Surface tension */
+ * Surface tension and adhesion */
 
 static int cmp_float(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
@@ -213,8 +214,78 @@ static int droplet_becomes_sphere(void) {
     return 0;
 }
 
+/* tests/test_materials.c's footprint with the Wendland pair: a drop of 16³ particles (r = 2 mm)
+ * on the floor in weak gravity with σ and a work of adhesion W with the walls or with a box
+ * plate under it; the radius of its footprint (the lowest layer's largest distance from the
+ * centroid), or −1. */
+static double footprint(float adhesion, int plate, int frames) {
+    const float r = 0.002f;
+    pbf_world_def def = wendland_def();
+    def.particle_radius = r;
+    def.gravity = (pbf_vec3){0.0f, -0.5f, 0.0f};
+    def.domain_max = (pbf_vec3){0.12f, 0.06f, 0.12f};
+    def.material.surface_tension = 0.0728f;
+    def.wall_adhesion = plate ? 0.0f : adhesion;
+    def.threads = 1;
+    pbf_world *w = make_world(&def);
+    if (w == NULL) return -1.0;
+    float floor_y = 0.0f;
+    if (plate) {
+        pbf_collider_def c = pbf_default_collider_def();
+        c.type = PBF_COLLIDER_BOX;
+        c.center = (pbf_vec3){0.06f, 0.005f, 0.06f};
+        c.half_extents = (pbf_vec3){0.05f, 0.005f, 0.05f};
+        c.adhesion = adhesion;
+        if (pbf_world_add_collider(w, &c) != PBF_OK) {
+            fprintf(stderr, "plate: %s\n", pbf_world_error(w));
+            return -1.0;
+        }
+        floor_y = 0.01f;
+    }
+    pbf_block_def b = pbf_default_block_def();
+    b.min = (pbf_vec3){0.044f, floor_y, 0.044f};
+    b.max = (pbf_vec3){0.076f, floor_y + 0.032f, 0.076f};
+    if (pbf_world_add_block(w, &b) != PBF_OK) return -1.0;
+    for (int f = 0; f < frames; ++f)
+        if (pbf_world_step(w, 1.0f / 60.0f) != PBF_OK) return -1.0;
+    int n = pbf_world_particle_count(w);
+    float *x = malloc(sizeof(float) * 3 * (size_t)n);
+    if (!x) return -1.0;
+    pbf_world_get_positions(w, x);
+    double cx = 0.0, cz = 0.0, reach = 0.0;
+    for (int i = 0; i < n; ++i) cx += x[3 * i] / n, cz += x[3 * i + 2] / n;
+    for (int i = 0; i < n; ++i) {
+        if (x[3 * i + 1] > floor_y + 3.0f * r) continue;
+        double ex = x[3 * i] - cx, ez = x[3 * i + 2] - cz, d = sqrt(ex * ex + ez * ez);
+        if (d > reach) reach = d;
+    }
+    free(x);
+    pbf_world_destroy(w);
+    return reach;
+}
+
+/* The more the floor adheres (W = 0, σ, 2σ), the wider the drop spreads, on the domain's floor
+ * and on a plate: by more than half a particle radius each step. */
+static int drop_spreads_with_adhesion(void) {
+    const float wk[3] = {0.0f, 0.0728f, 0.1456f};
+    const int frames = test_sanitized() ? 10 : 90;
+    for (int plate = 0; plate < 2; ++plate) {
+        double reach[3];
+        for (int k = 0; k < 3; ++k) {
+            reach[k] = footprint(wk[k], plate, frames);
+            ENSURE(reach[k] > 0.0);
+        }
+        printf("  footprint radius on the %s, W = 0, σ, 2σ: %.1f, %.1f, %.1f mm\n",
+               plate ? "plate" : "floor", 1e3 * reach[0], 1e3 * reach[1], 1e3 * reach[2]);
+        ENSURE(reach[1] > reach[0] + 0.001);
+        ENSURE(reach[2] > reach[1] + 0.001);
+    }
+    return 0;
+}
+
 TEST_MAIN_BEGIN
 RUN_TEST(shell_sums_match_quadrature);
 RUN_TEST(held_sphere_feels_buoyancy);
 RUN_TEST(droplet_becomes_sphere);
+RUN_TEST(drop_spreads_with_adhesion);
 TEST_MAIN_END

@@ -228,13 +228,13 @@ static int test_table(void) {
     return 0;
 }
 
-/* The Wendland pair with each feature once refused beside it (the tool, surface tension, adhesion):
- * accepted, both
- * detected, three finite steps. Their physics with the pair is checked in
- * tests/test_wendland_features.c. */
+/* The Wendland pair with each feature once refused beside it (the tool, mesh solids, floating
+ * bodies, surface tension, adhesion): accepted, both detected, three finite steps. Their
+ * physics with the pair is checked in tests/test_wendland_features.c and
+ * test_wendland_meshes.c. */
 static int test_wendland_with_every_feature(int meshes) {
-    const pbf_feature with[] = {PBF_FEATURE_TOOL, PBF_FEATURE_SURFACE_TENSION,
-                                PBF_FEATURE_ADHESION};
+    const pbf_feature with[] = {PBF_FEATURE_TOOL, PBF_FEATURE_MESHES, PBF_FEATURE_BODIES,
+                                PBF_FEATURE_SURFACE_TENSION, PBF_FEATURE_ADHESION};
     for (size_t k = 0; k < sizeof with / sizeof with[0]; ++k) {
         const pbf_feature f = with[k];
         if (!meshes && (f == PBF_FEATURE_MESHES || f == PBF_FEATURE_BODIES)) continue;
@@ -266,22 +266,6 @@ static int test_wendland_with_every_feature(int meshes) {
     return 0;
 }
 
-/* Features that do not run together: refused when the second is added (mesh solids, where
- * mesh import is built). */
-static int test_conflicts(int meshes) {
-    if (!meshes) return 0;
-    pbf_world_def d = def_for(PBF_FEATURE_WENDLAND);
-    pbf_world *w = NULL;
-    char err[PBF_ERROR_SIZE];
-    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_OK);
-    ENSURE(add_feature(w, PBF_FEATURE_MESHES) == PBF_ERR_UNSUPPORTED);
-    ENSURE(strstr(pbf_world_error(w), "do not run together") != NULL);
-    ENSURE(strstr(pbf_world_error(w), "'meshes'") != NULL);
-    ENSURE(!(pbf_world_features(w) & (1u << PBF_FEATURE_MESHES)));
-    pbf_world_destroy(w);
-    return 0;
-}
-
 int main(void) {
     char dir[256];
     const int meshes = pbf_mesh_import_available();
@@ -293,7 +277,7 @@ int main(void) {
         if (test_mesh_write_obj(mesh_path, &box) != 0) return 1;
         test_mesh_free(&box);
     }
-    int failed = test_table() + test_conflicts(meshes) + test_wendland_with_every_feature(meshes);
+    int failed = test_table() + test_wendland_with_every_feature(meshes);
     int cells = 0;
     for (int f = 0; f < PBF_FEATURE_COUNT; ++f) {
         const pbf_feature feature = (pbf_feature)f;

@@ -1423,8 +1423,8 @@ PBF_KERNEL_INLINE pbf_v3 pbf_vort_end_phase(const pbf_vort_acc *a, pbf_v3 xi, fl
  * over q₀ = |D − s| .. q₁ = min(D + s, h); n points from the centre to the particle. As s → ∞
  * these become the plane's formulas; on a sphere of a few particle radii the tangent plane would
  * count too many ghosts (the solid curves away) and push the fluid off the tool. */
-PBF_KERNEL_INLINE void pbf_ghost_shell_paper(float s, float dist, const pbf_params *p,
-                                             float *w_sum, float *g_radial) {
+PBF_KERNEL_INLINE void pbf_ghost_shell_paper(float s, float dist, const pbf_params *p, float *w_sum,
+                                             float *g_radial) {
     float q0 = fabsf(dist - s);
     if (q0 >= p->h) return;
     float q1 = pbf_minf(dist + s, p->h);

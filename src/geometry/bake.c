@@ -394,7 +394,8 @@ static int stencil_build(stencil *st, const pbf_bake_def *d, double delta, const
                  * (kernels.h): poly6 and the spiky gradient, or Wendland C2 */
                 double g;
                 if (d->kernel) {
-                    st->w[count] = (float)(dv * (double)d->poly6_k * e * e * e * e * (1.0 + 4.0 * q));
+                    st->w[count] =
+                        (float)(dv * (double)d->poly6_k * e * e * e * e * (1.0 + 4.0 * q));
                     g = dv * (double)d->spiky_k * e * e * e;
                 } else {
                     st->w[count] = (float)(dv * (double)d->poly6_k * t * t * t);

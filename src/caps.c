@@ -1,7 +1,7 @@
 /* What runs where (include/pbf/features.h, docs/features.md): the table of features ×
- * backends, the pairs of features that do not run together, and the checks that refuse a
- * combination from them. Every refusal of a feature on a backend, or of two features together,
- * is made here and nowhere else; the rest of the library asks (pbf__caps_*). */
+ * backends and the checks that refuse a combination from it. Every refusal of a feature on a
+ * backend is made here and nowhere else; the rest of the library asks (pbf__caps_*). Every
+ * feature runs with both kernel pairs (docs/physics.md, "The Wendland C2 pair"). */
 #include "caps.h"
 
 #include <stdio.h>
@@ -107,19 +107,6 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                                   {"", ON_CPU, ""}},
 };
 
-/* Features that do not run together on any backend: the first one's math is written for the
- * paper's kernel pair (kernel profiles, wall integrals, calibrations): refused, not run wrong. */
-static const struct {
-    pbf_feature a, b;
-} conflicts[] = {
-    {PBF_FEATURE_WENDLAND, PBF_FEATURE_TOOL},
-    {PBF_FEATURE_WENDLAND, PBF_FEATURE_MESHES},
-    {PBF_FEATURE_WENDLAND, PBF_FEATURE_BODIES},
-    {PBF_FEATURE_WENDLAND, PBF_FEATURE_SURFACE_TENSION},
-    {PBF_FEATURE_WENDLAND, PBF_FEATURE_ADHESION},
-};
-static const int conflict_count = (int)(sizeof conflicts / sizeof conflicts[0]);
-
 static const char *const where[PBF_COLUMN_COUNT] = {"on the CPU backend", "on the CUDA backend",
                                                     "in a world split over MPI processes"};
 
@@ -198,22 +185,6 @@ uint32_t pbf_world_features(const pbf_world *w) {
     return m;
 }
 
-/* The first conflict between the features in `have` and `adding`, as a message. */
-static pbf_status check_conflicts(uint32_t have, uint32_t adding, char *err, size_t err_size) {
-    const uint32_t all = have | adding;
-    for (int k = 0; k < conflict_count; ++k) {
-        const uint32_t a = 1u << conflicts[k].a, b = 1u << conflicts[k].b;
-        if (!((all & a) && (all & b) && ((adding & a) || (adding & b)))) continue;
-        if (err != NULL && err_size > 0)
-            snprintf(err, err_size,
-                     "%s and %s do not run together yet: the second is written for the paper's "
-                     "kernel pair (use fluid.kernel \"paper\", or leave the second out)",
-                     table[conflicts[k].a].what, table[conflicts[k].b].what);
-        return PBF_ERR_UNSUPPORTED;
-    }
-    return PBF_OK;
-}
-
 pbf_status pbf__caps_check(uint32_t have, uint32_t adding, pbf_column column, char *err,
                            size_t err_size) {
     for (int f = 0; f < PBF_FEATURE_COUNT; ++f) {
@@ -221,7 +192,8 @@ pbf_status pbf__caps_check(uint32_t have, uint32_t adding, pbf_column column, ch
         pbf_status st = pbf_feature_check((pbf_feature)f, column, err, err_size);
         if (st != PBF_OK) return st;
     }
-    return check_conflicts(have, adding, err, err_size);
+    (void)have; /* every feature runs with every other: none is refused for another's sake */
+    return PBF_OK;
 }
 
 pbf_status pbf__caps_require(pbf_world *w, pbf_feature f) {

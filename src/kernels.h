@@ -1423,8 +1423,8 @@ PBF_KERNEL_INLINE pbf_v3 pbf_vort_end_phase(const pbf_vort_acc *a, pbf_v3 xi, fl
  * over q₀ = |D − s| .. q₁ = min(D + s, h); n points from the centre to the particle. As s → ∞
  * these become the plane's formulas; on a sphere of a few particle radii the tangent plane would
  * count too many ghosts (the solid curves away) and push the fluid off the tool. */
-PBF_KERNEL_INLINE void pbf_ghost_shell(float s, float dist, const pbf_params *p, float *w_sum,
-                                       float *g_radial) {
+PBF_KERNEL_INLINE void pbf_ghost_shell_paper(float s, float dist, const pbf_params *p, float *w_sum,
+                                             float *g_radial) {
     float q0 = fabsf(dist - s);
     if (q0 >= p->h) return;
     float q1 = pbf_minf(dist + s, p->h);
@@ -1436,6 +1436,41 @@ PBF_KERNEL_INLINE void pbf_ghost_shell(float s, float dist, const pbf_params *p,
     float j0 = u0 * u0 * u0 * (c - 0.5f * p->h * u0 + 0.2f * u0 * u0);
     float j1 = u1 * u1 * u1 * (c - 0.5f * p->h * u1 + 0.2f * u1 * u1);
     *g_radial += f * p->spiky_k * (0.5f / dist) * (j0 - j1);
+}
+
+/* The same shell for Wendland C2 (K = poly6_k, K_s = spiky_k, a = 1 − q/h, u = h − q), from the
+ * plane's integral P(q) = ∫_q^h W(R) R dR = K h² a⁵ (1 − 3a/2 + 4a²/7) and, for the radial part
+ * ∫ K_s (u/h)³ (D² − s² + q²) q dq / 2D, with c = D² − s²:
+ *   Σ W   = (2π s / D)(1/(2r)²) [P(q₀) − P(q₁)]
+ *   Σ ∇W  = (2π s / D)(1/(2r)²) (K_s / (2D h³)) [J(u₀) − J(u₁)] n,
+ *           J(u) = u⁴ ((c + h²) h/4 − (c + 3h²) u/5 + h u²/2 − u³/7)
+ * (tests/test_wendland.c checks both against a quadrature over the shell). */
+PBF_KERNEL_COLD void pbf_ghost_shell_wendland(float s, float dist, const pbf_params *p,
+                                              float *w_sum, float *g_radial) {
+    float q0 = fabsf(dist - s);
+    if (q0 >= p->h) return;
+    float q1 = pbf_minf(dist + s, p->h);
+    float f = 6.2831853f * s / (dist * 4.0f * p->radius * p->radius);
+    float inv_h = 1.0f / p->h;
+    float a0 = 1.0f - q0 * inv_h, a1 = pbf_pos(1.0f - q1 * inv_h);
+    float p0 = a0 * a0 * a0 * a0 * a0 * (1.0f - 1.5f * a0 + (4.0f / 7.0f) * a0 * a0);
+    float p1 = a1 * a1 * a1 * a1 * a1 * (1.0f - 1.5f * a1 + (4.0f / 7.0f) * a1 * a1);
+    *w_sum += f * p->poly6_k * p->h2 * (p0 - p1);
+    float c = (dist - s) * (dist + s); /* D² − s² */
+    float c1 = (c + p->h2) * p->h * 0.25f, c2 = (c + 3.0f * p->h2) * 0.2f;
+    float u0 = p->h - q0, u1 = p->h - q1;
+    float j0 = u0 * u0 * u0 * u0 * (c1 - c2 * u0 + 0.5f * p->h * u0 * u0 - u0 * u0 * u0 / 7.0f);
+    float j1 = u1 * u1 * u1 * u1 * (c1 - c2 * u1 + 0.5f * p->h * u1 * u1 - u1 * u1 * u1 / 7.0f);
+    *g_radial += f * p->spiky_k * (0.5f / dist) * inv_h * inv_h * inv_h * (j0 - j1);
+}
+
+/* The world's pair's shell. */
+PBF_KERNEL_INLINE void pbf_ghost_shell(float s, float dist, const pbf_params *p, float *w_sum,
+                                       float *g_radial) {
+    if (p->kernel)
+        pbf_ghost_shell_wendland(s, dist, p, w_sum, g_radial);
+    else
+        pbf_ghost_shell_paper(s, dist, p, w_sum, g_radial);
 }
 
 /* Adds the sphere's ghost density (kg/m³) to *rho and its ∇C term (×V, as pbf_boundary_terms)

@@ -230,20 +230,41 @@ static int test_table(void) {
     return 0;
 }
 
-/* Features that do not run together: refused whichever comes first. */
-static int test_conflicts(void) {
-    pbf_world_def d = def_for(PBF_FEATURE_WENDLAND);
-    pbf_world *w = NULL;
-    char err[PBF_ERROR_SIZE];
-    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_OK);
-    ENSURE(add_feature(w, PBF_FEATURE_TOOL) == PBF_ERR_UNSUPPORTED);
-    ENSURE(strstr(pbf_world_error(w), "do not run together") != NULL);
-    ENSURE(strstr(pbf_world_error(w), "'tool'") != NULL);
-    ENSURE(!(pbf_world_features(w) & (1u << PBF_FEATURE_TOOL)));
-    pbf_world_destroy(w);
-    d.material.surface_tension = 0.07f;
-    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_UNSUPPORTED);
-    ENSURE(strstr(err, "'fluid.surface_tension'") != NULL && strstr(err, "'fluid.kernel'") != NULL);
+/* The Wendland pair with each feature once refused beside it (the tool, mesh solids, floating
+ * bodies, surface tension, adhesion): accepted, both detected, three finite steps. Their
+ * physics with the pair is checked in tests/test_wendland_features.c and
+ * test_wendland_meshes.c. */
+static int test_wendland_with_every_feature(int meshes) {
+    const pbf_feature with[] = {PBF_FEATURE_TOOL, PBF_FEATURE_MESHES, PBF_FEATURE_BODIES,
+                                PBF_FEATURE_SURFACE_TENSION, PBF_FEATURE_ADHESION};
+    for (size_t k = 0; k < sizeof with / sizeof with[0]; ++k) {
+        const pbf_feature f = with[k];
+        if (!meshes && (f == PBF_FEATURE_MESHES || f == PBF_FEATURE_BODIES)) continue;
+        pbf_world_def d = def_for(f);
+        d.kernel = PBF_KERNEL_WENDLAND;
+        pbf_world *w = NULL;
+        char err[PBF_ERROR_SIZE];
+        if (pbf_world_create(&d, &w, err, sizeof err) != PBF_OK) {
+            fprintf(stderr, "wendland with %s: %s\n", pbf_feature_get(f)->name, err);
+            return 1;
+        }
+        ENSURE(add_block(w));
+        if (add_feature(w, f) != PBF_OK) {
+            fprintf(stderr, "wendland with %s: %s\n", pbf_feature_get(f)->name, pbf_world_error(w));
+            pbf_world_destroy(w);
+            return 1;
+        }
+        const uint32_t m = pbf_world_features(w);
+        ENSURE((m & (1u << f)) && (m & (1u << PBF_FEATURE_WENDLAND)));
+        for (int s = 0; s < 3; ++s) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        int n = pbf_world_particle_count(w);
+        float *x = malloc(3 * (size_t)(n > 0 ? n : 1) * sizeof *x);
+        ENSURE(x != NULL);
+        pbf_world_get_positions(w, x);
+        for (int i = 0; i < 3 * n; ++i) ENSURE(isfinite(x[i]));
+        free(x);
+        pbf_world_destroy(w);
+    }
     return 0;
 }
 
@@ -284,7 +305,7 @@ int main(void) {
         if (test_mesh_write_obj(mesh_path, &box) != 0) return 1;
         test_mesh_free(&box);
     }
-    int failed = test_table() + test_conflicts() + test_collider_friction();
+    int failed = test_table() + test_wendland_with_every_feature(meshes) + test_collider_friction();
     unsetenv("PBF_ALLOW_UNVERIFIED"); /* the unverified cells are refused below */
     unsetenv("PBF_CUDA_FORCE_PROBES");
     int cells = 0;

@@ -92,6 +92,7 @@ static pbf_params ghost_params(const pbf_bake_def *d) {
     p.h2 = d->kernel_radius * d->kernel_radius;
     p.poly6_k = d->poly6_k;
     p.spiky_k = d->spiky_k;
+    p.kernel = d->kernel;
     p.radius = d->particle_radius;
     return p;
 }
@@ -388,11 +389,18 @@ static int stencil_build(stencil *st, const pbf_bake_def *d, double delta, const
             row->first = count;
             for (int a = -A; a <= A; ++a, ++count) {
                 double dist = delta * sqrt((double)(a * a + b * b + c * c));
-                double t = h * h - dist * dist;
-                st->w[count] = (float)(dv * (double)d->poly6_k * t * t * t);
-                /* ∇_x W(x − y) with x − y = −(a, b, c) δ */
-                double g =
-                    dist > 0.0 ? dv * (double)d->spiky_k * (h - dist) * (h - dist) / dist : 0.0;
+                double t = h * h - dist * dist, q = dist / h, e = 1.0 - q;
+                /* W and ∇_x W(x − y) = g (x − y), x − y = −(a, b, c) δ, of the world's pair
+                 * (kernels.h): poly6 and the spiky gradient, or Wendland C2 */
+                double g;
+                if (d->kernel) {
+                    st->w[count] =
+                        (float)(dv * (double)d->poly6_k * e * e * e * e * (1.0 + 4.0 * q));
+                    g = dv * (double)d->spiky_k * e * e * e;
+                } else {
+                    st->w[count] = (float)(dv * (double)d->poly6_k * t * t * t);
+                    g = dist > 0.0 ? dv * (double)d->spiky_k * (h - dist) * (h - dist) / dist : 0.0;
+                }
                 st->gx[count] = (float)(-g * a * delta);
                 st->gy[count] = (float)(-g * b * delta);
                 st->gz[count] = (float)(-g * c * delta);

@@ -34,6 +34,7 @@ typedef struct pbf_bake_def {
     float particle_radius; /* r, m */
     float kernel_radius; /* h, m */
     float poly6_k, spiky_k; /* the world's kernel constants (pbf_params) */
+    int kernel; /* the world's pair (pbf_params.kernel): 0 the paper's, 1 Wendland C2 */
     int threads; /* 0: OpenMP's default */
 } pbf_bake_def;
 

@@ -341,6 +341,7 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     bd.kernel_radius = w->params.h;
     bd.poly6_k = w->params.poly6_k;
     bd.spiky_k = w->params.spiky_k;
+    bd.kernel = w->params.kernel;
     bd.threads = wd->threads;
     double blo[3], bhi[3];
     pbf__trimesh_bounds(&b->mesh, blo, bhi);

@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "caps.h" /* what runs together */
 #include "pbf/probes.h"
 #include "scene_rules.h"
 
@@ -204,11 +203,6 @@ pbf_status scene_fluid_check(const scene_ctx *c, const cJSON *object, const char
                           "'domain.no_slip' needs 'fluid.viscosity' > 0: the walls hold the fluid "
                           "through its viscosity (got fluid.viscosity %.9g)",
                           short_float(s->world.material.viscosity));
-    /* features that do not run together (caps.c: the one table), named by the scene key */
-    char why[PBF_ERROR_SIZE];
-    if (pbf__caps_check(0, pbf_world_def_features(&s->world), PBF_COLUMN_CPU, why, sizeof why) !=
-        PBF_OK)
-        return scene_fail(c, PBF_ERR_INVALID_ARG, "fluid.kernel", "%s", why);
     return check_walls(c, &s->world);
 }
 

@@ -55,6 +55,8 @@
 #            the centre of mass close (check_mpi.py emit)
 #   emitcap  flow.capacity per rank: 420 on two ranks fills at frame 21 (one process: frame 1);
 #            every rank stops with the same error, said once, exit status 1, no hang
+#   emitckpt  a 2-rank checkpoint of it at frame 6 resumed on 2 ranks: frames 7-10 bit for bit
+#            those of the run that never stopped; merging its pieces in one process refused
 #   lib1, lib2  PBF_BINARY is tests/test_mpi_lib (library calls on a split world: the energy
 #            audit) run on one and two ranks
 #   migrate2, migrate4  PBF_BINARY is tests/test_mpi_migrate: 1000 substeps of a small dam break
@@ -341,7 +343,7 @@ JSON
         python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" flow || fail "the sinks"
     fi
     ;;
-emit1 | emit2 | emit4 | emitcap)
+emit1 | emit2 | emit4 | emitcap | emitckpt)
     # a nozzle across the cut, aimed down and across it, over a layer of water spread evenly
     # (the cut at x = 0.4 m): 390 of the 790 particles at the end are emitted
     SCENE="$TMP/emit.json"
@@ -368,6 +370,21 @@ JSON
         "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/one" >"$TMP/out" 2>&1
         [ $? -eq 1 ] && grep -q "frame 1: the particle capacity of 420 is full" "$TMP/out" ||
             { cat "$TMP/out" >&2; fail "one process: not full at frame 1"; }
+        exit 0
+    fi
+    if [ "$CASE" = emitckpt ]; then
+        # checkpoints carry the emitters' state on every rank: resumed on two ranks the frames
+        # after it are those of the run that never stopped; merged in one process refused
+        ARGS=(--frames 10 --format vtu --quiet --threads 1)
+        split 2 "$TMP/whole" --checkpoint-every 6
+        cp -r "$TMP/whole" "$TMP/two"
+        cp -r "$TMP/whole" "$TMP/one"
+        rm "$TMP"/two/frame_0000[789]* "$TMP"/two/frame_00010* # the resumed run writes them again
+        timeout 90 "${MPIRUN[@]}" -np 2 "$PBF" resume "$TMP/two" --quiet >"$TMP/out" 2>&1 ||
+            { cat "$TMP/out" >&2; fail "resume on 2 ranks exited $?"; }
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/two" identical || fail "two ranks"
+        timeout 60 "$PBF" resume "$TMP/one" --quiet >"$TMP/out" 2>&1
+        [ $? -eq 1 ] && grep -q "cannot be merged" "$TMP/out" || { cat "$TMP/out" >&2; fail "merged"; }
         exit 0
     fi
     serial

@@ -249,7 +249,12 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                 pbf_status st = pbf_world_step(world, dt);
                 if (st != PBF_OK) {
                     if (!o->quiet) progress_end(&bar);
-                    rc = cli_error("frame %d: %s", frame, pbf_world_error(world));
+                    /* split over MPI ranks a full capacity is every rank's verdict, with the
+                     * same message (src/emitter.c): rank 0 alone says it */
+                    if (st == PBF_ERR_CAPACITY && !rank0)
+                        rc = CLI_EXIT_ERROR;
+                    else
+                        rc = cli_error("frame %d: %s", frame, pbf_world_error(world));
                     unstable = st == PBF_ERR_UNSTABLE;
                     break;
                 }

@@ -57,8 +57,8 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
     [PBF_FEATURE_EMITTERS] = {"emitters",
                               "emitters and a particle capacity (scene keys 'flow.emitters', "
                               "'flow.capacity')",
-                              {Y, N, N},
-                              {"", ON_CPU, NOT_SPLIT}},
+                              {Y, N, Y},
+                              {"", ON_CPU, ""}},
     [PBF_FEATURE_SINKS] = {"sinks",
                            "sinks (scene key 'flow.sinks', or a mesh with \"sink\": true)",
                            {Y, N, Y},

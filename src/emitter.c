@@ -1,6 +1,8 @@
 /* Emitters, sinks and the particle capacity (include/pbf/flow.h, docs/scenes.md "Inflow and
  * outflow"). Everything here runs serially in slot order at the end of a substep: the result does
- * not depend on the thread count. */
+ * not depend on the thread count. Split over processes (docs/mpi.md) each process emits the
+ * nozzle points in its own slab, with the ids one process would give them, and the capacity
+ * is each process's, checked by all of them together before a step. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +304,33 @@ static int emitter_active(const pbf_emitter *e, double t0, double t1) {
     return t1 > (double)e->def.start && t0 < (double)e->def.stop;
 }
 
+/* Of the layer of emitter e at `along` past its nozzle, how many particles this process emits:
+ * all of them in one process; split over processes, the ones in its slab (w->halo_owns). */
+static int layer_share(const pbf_world *w, const pbf_emitter *e, double along) {
+    if (w->halo == NULL) return e->n;
+    int c = 0;
+    for (int m = 0; m < e->n; ++m) c += w->halo_owns(w, nozzle_point(e, m, along).x);
+    return c;
+}
+
+/* Split over processes, the capacity is each process's: before the step every process says how
+ * many particles it would hold after its own emission and all take the largest (collective: every
+ * process has the same emitters and capacity, so all call this and all fail together, with the
+ * same message, before any array grows). */
+static pbf_status split_capacity_check(pbf_world *w, const pbf_flow *f, int64_t add) {
+    int64_t mine = (int64_t)w->count + add; /* between steps the halo is gone: own particles */
+    int v[2] = {mine > INT32_MAX ? INT32_MAX : (int)mine, (int)(add > INT32_MAX ? INT32_MAX : add)};
+    w->halo_reduce(w, v, 1, PBF_HALO_MAX_INT);
+    w->halo_reduce(w, v + 1, 1, PBF_HALO_SUM_INT);
+    if (v[0] <= f->capacity) return PBF_OK;
+    return pbf__fail(w, PBF_ERR_CAPACITY,
+                     "the particle capacity of %d per process is full at t = %.4f s: after the "
+                     "next step (which emits %d particles in all) one process would hold %d; "
+                     "raise flow.capacity (pbf_world_set_capacity), use more processes or stop the "
+                     "emitters earlier",
+                     f->capacity, w->time, v[1], v[0]);
+}
+
 pbf_status pbf__flow_step_check(pbf_world *w, float dt, int substeps) {
     pbf_flow *f = w->flow;
     if (f == NULL || f->capacity == 0 || f->emitter_count == 0) return PBF_OK;
@@ -312,10 +341,16 @@ pbf_status pbf__flow_step_check(pbf_world *w, float dt, int substeps) {
         double travel = e->travel, t = w->time;
         for (int j = 0; j < substeps; ++j) {
             double t1 = t + dt_sub; /* as the step adds it up */
-            add += (int64_t)layers_due(e, t, t1, &travel) * e->n;
+            int layers = layers_due(e, t, t1, &travel);
+            if (w->halo == NULL) /* every layer whole */
+                add += (int64_t)layers * e->n;
+            else /* the layers where pbf__flow_substep_end puts them */
+                for (int L = 0; L < layers; ++L)
+                    add += layer_share(w, e, travel + (double)(layers - 1 - L) * e->pitch);
             t = t1;
         }
     }
+    if (w->halo != NULL) return split_capacity_check(w, f, add);
     if ((int64_t)w->count + add > f->capacity)
         return pbf__fail(w, PBF_ERR_CAPACITY,
                          "the particle capacity of %d is full at t = %.4f s: %d particles and the "
@@ -395,13 +430,19 @@ pbf_status pbf__flow_substep_end(pbf_world *w, double t0) {
         pbf_status st = pbf__world_reserve(w, w->count + layers * e->n);
         if (st != PBF_OK) return st;
         /* the layers, newest last: layer L left the plane (layers - 1 - L) spacings plus the
-         * carried remainder ago */
+         * carried remainder ago. Split over processes each emits the points in its slab, and
+         * every one hands out the whole layer's ids in the same order: the ids of one process */
         const pbf_v3 vel = v3_scale(e->dir, e->def.speed);
         for (int L = 0; L < layers; ++L) {
             double along = travel + (double)(layers - 1 - L) * e->pitch;
             for (int m = 0; m < e->n; ++m) {
+                pbf_v3 x = nozzle_point(e, m, along);
+                if (w->halo != NULL && !w->halo_owns(w, x.x)) {
+                    ++w->next_id; /* a neighbour's particle: its id is used there */
+                    continue;
+                }
                 int i = w->count;
-                pbf__push_particle(w, nozzle_point(e, m, along), vel, e->def.phase);
+                pbf__push_particle(w, x, vel, e->def.phase);
                 w->density[i] = w->params.rest_density;
             }
         }

@@ -25,7 +25,11 @@ size_t pbf__bytes_per_particle(void) {
 
 /* Grows every per-particle array to hold at least n particles. */
 pbf_status pbf__world_grow(pbf_world *w, int n) {
-    const int fixed = w->flow != NULL ? w->flow->capacity : 0; /* emitter.h: a fixed capacity */
+    /* emitter.h: a fixed capacity. Split over processes it bounds each process's own particles
+     * and is checked by all of them together before a step (emitter.c): the halo's ghosts and
+     * the particles migrating in mid-step grow the arrays past it, since one process failing
+     * alone inside the halo exchange would leave the others waiting for it */
+    const int fixed = w->flow != NULL && w->halo == NULL ? w->flow->capacity : 0;
     if (fixed > 0 && n > fixed)
         return pbf__fail(w, PBF_ERR_CAPACITY,
                          "%d particles do not fit the particle capacity of %d (scene key "

@@ -31,8 +31,13 @@ typedef enum pbf_halo_event {
 #define PBF_HALO_SUM_MAX 160
 
 /* Reductions over the processes whose result does not depend on their order (w->halo_reduce):
- * sums of ints, minima and maxima of floats. */
-typedef enum pbf_halo_op { PBF_HALO_SUM_INT, PBF_HALO_MIN_FLOAT, PBF_HALO_MAX_FLOAT } pbf_halo_op;
+ * sums and maxima of ints, minima and maxima of floats. */
+typedef enum pbf_halo_op {
+    PBF_HALO_SUM_INT,
+    PBF_HALO_MIN_FLOAT,
+    PBF_HALO_MAX_FLOAT,
+    PBF_HALO_MAX_INT
+} pbf_halo_op;
 
 struct pbf_world {
     pbf_world_def def;
@@ -112,6 +117,9 @@ struct pbf_world {
      * floats per slot, at most 3) become their owners' current ones, as the events above do
      * for the solver's arrays; for a module's own vectors (the viscosity solve's). Collective. */
     void (*halo_exchange)(pbf_world *w, float *values, int stride);
+    /* Whether a particle at x (along the split axis) is this process's: inside its slab, as
+     * migration decides (the emitters emit only their own nozzle points). Not collective. */
+    int (*halo_owns)(const pbf_world *w, float x);
     /* From PBF_HALO_BEGIN to PBF_HALO_END: 1 for each slot that holds a ghost (a copy of a
      * neighbour's particle, not this process's), which sums over the world's particles skip.
      * NULL outside a substep and in a world that was not split. */

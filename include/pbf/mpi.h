@@ -19,8 +19,12 @@
  * particle's neighbours in another order, so the results agree to rounding, not bit for bit.
  *
  * Refused with PBF_ERR_INVALID_ARG and a message (not supported split yet): the CUDA backend,
- * emitters and a particle capacity, diffuse particles (the table of what runs where,
- * docs/features.md, has the list). Analytic colliders, moving walls, wall friction, adhesion and
+ * diffuse particles (the table of what runs where, docs/features.md, has the list). Emitters
+ * work: each rank emits the nozzle points in its own slab and every rank hands out the whole
+ * layer's ids in the same order, so the ids are one process's. A particle capacity
+ * (pbf_world_set_capacity) is each rank's: before every step all ranks take the largest count
+ * one of them would hold after its emission, and when that is past the capacity every rank
+ * fails the step with the same PBF_ERR_CAPACITY message (no rank waits on another). Analytic colliders, moving walls, wall friction, adhesion and
  * surface drag work: they act on each particle alone. Mesh solids, floating bodies and sinks
  * work: every rank loads the meshes, the forces on them are the whole world's (rank order), and
  * each rank removes its own particles in a sink. Surface tension,

@@ -280,11 +280,17 @@ void pbf__halo_exchange(pbf_world *w, float *values, int stride) {
 
 void pbf__halo_reduce(const pbf_world *w, void *values, int n, pbf_halo_op op) {
     /* between steps (probes): not counted in wait_ms, which is the step's */
-    MPI_Allreduce(MPI_IN_PLACE, values, n, op == PBF_HALO_SUM_INT ? MPI_INT : MPI_FLOAT,
+    const int ints = op == PBF_HALO_SUM_INT || op == PBF_HALO_MAX_INT;
+    MPI_Allreduce(MPI_IN_PLACE, values, n, ints ? MPI_INT : MPI_FLOAT,
                   op == PBF_HALO_SUM_INT     ? MPI_SUM
                   : op == PBF_HALO_MIN_FLOAT ? MPI_MIN
                                              : MPI_MAX,
                   w->halo->comm);
+}
+
+int pbf__halo_owns(const pbf_world *w, float x) {
+    const pbf_halo *h = w->halo;
+    return (double)x >= h->lo && (double)x < h->hi; /* migrate()'s test, negated */
 }
 
 void pbf__halo_free(pbf_world *w) {
@@ -310,5 +316,6 @@ void pbf__halo_free(pbf_world *w) {
     w->halo_sum = NULL;
     w->halo_reduce = NULL;
     w->halo_exchange = NULL;
+    w->halo_owns = NULL;
     w->halo_ghost = NULL;
 }

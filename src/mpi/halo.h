@@ -46,6 +46,8 @@ void pbf__halo_sum(pbf_world *w, double *values, int n);
 void pbf__halo_exchange(pbf_world *w, float *values, int stride);
 /* w->halo_reduce: an order-free reduction (MPI_Allreduce in place). */
 void pbf__halo_reduce(const pbf_world *w, void *values, int n, pbf_halo_op op);
+/* w->halo_owns: whether x lies in this rank's slab [lo, hi) (migration's test). */
+int pbf__halo_owns(const pbf_world *w, float x);
 /* Moves cuts[1..ranks-1] apart until every slab of [cuts[0], cuts[ranks]] is at least `width`
  * wide (a ghost then only ever comes from the next slab). Returns 0 when that cannot be done
  * (split.c; the balancer, balance.c, places its cuts with it too). */

@@ -141,6 +141,7 @@ static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, d
     w->halo_sum = pbf__halo_sum;
     w->halo_reduce = pbf__halo_reduce;
     w->halo_exchange = pbf__halo_exchange;
+    w->halo_owns = pbf__halo_owns;
     return PBF_OK;
 }
 

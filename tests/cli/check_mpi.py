@@ -38,6 +38,8 @@ Usage: check_mpi.py SERIAL_DIR SPLIT_DIR MODE, MODE one of
              centre of mass of the particles both runs still hold within 2 mm (a sink near the
              front removes a few other particles split: 3 of 1500 there move the centre of
              all of them 2.3 mm)
+  emit       emitters: every frame the same set of ids as one process's (each id once), and the
+             checks of flow
   viscous    the checks of early, and every frame from 1 to 8 the particles' mean distance
              from their positions in one process at most 1e-6 m (the viscosity solve on two
              ranks: 3.8e-7 m at most; without the exchange of its vectors before each product
@@ -207,6 +209,21 @@ def check_flow(serial_dir, split_dir):
           f"{1e3 * worst_c:.3f} mm")
 
 
+def check_emit(serial_dir, split_dir):
+    frames = list(zip(read_pvd(os.path.join(serial_dir, "frames.pvd")),
+                      read_pvd(os.path.join(split_dir, "frames.pvd"))))
+    if not frames:
+        fail("no frames")
+    for (_, a), (_, b) in frames:
+        ia, ib = read_frame(a)["id"], read_frame(b)["id"]
+        if len(set(ib)) != len(ib):
+            fail(f"{b}: an id is there twice")
+        if set(ia) != set(ib):
+            fail(f"{b}: {len(set(ib) - set(ia))} ids one process does not have, "
+                 f"{len(set(ia) - set(ib))} of its missing")
+    print(f"check_mpi: {len(frames)} frames with one process's ids ({len(ia)} at the end)")
+
+
 def check_solids(serial_dir, split_dir):
     worst_c, _ = check_centre(serial_dir, split_dir)
     one, split = read_both(serial_dir, split_dir, "solids.csv")
@@ -313,6 +330,10 @@ def main():
         check_solids(serial_dir, split_dir)
         return
     if mode == "flow":
+        check_flow(serial_dir, split_dir)
+        return
+    if mode == "emit":
+        check_emit(serial_dir, split_dir)
         check_flow(serial_dir, split_dir)
         return
     if mode == "probes":

@@ -48,6 +48,15 @@
 #            one rank writes one process's bits; two and four ranks the particle count within
 #            0.5 %, the count plus the removed column the same (the removed count is the whole
 #            world's) and the centre of mass close (check_mpi.py flow)
+#   emit1, emit2, emit4  emitters (row `emitters`): a nozzle across the cut emitting 390
+#            particles in 1/3 s onto a layer of 400; one rank writes one process's bits; two and
+#            four ranks every frame the same set of ids as one process (each rank emits the nozzle
+#            points in its slab, every rank hands out the whole layer's ids), each id once, and
+#            the centre of mass close (check_mpi.py emit)
+#   emitcap  flow.capacity per rank: 420 on two ranks fills at frame 21 (one process: frame 1);
+#            every rank stops with the same error, said once, exit status 1, no hang
+#   emitckpt  a 2-rank checkpoint of it at frame 6 resumed on 2 ranks: frames 7-10 bit for bit
+#            those of the run that never stopped; merging its pieces in one process refused
 #   lib1, lib2  PBF_BINARY is tests/test_mpi_lib (library calls on a split world: the energy
 #            audit) run on one and two ranks
 #   migrate2, migrate4  PBF_BINARY is tests/test_mpi_migrate: 1000 substeps of a small dam break
@@ -332,6 +341,58 @@ JSON
         python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"
     else
         python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" flow || fail "the sinks"
+    fi
+    ;;
+emit1 | emit2 | emit4 | emitcap | emitckpt)
+    # a nozzle across the cut, aimed down and across it, over a layer of water spread evenly
+    # (the cut at x = 0.4 m): 390 of the 790 particles at the end are emitted
+    SCENE="$TMP/emit.json"
+    cat >"$SCENE" <<JSON
+{
+  "name": "emit_split",
+  "domain": {"min": [0, 0, 0], "max": [0.8, 0.6, 0.4]},
+  "fluid": {"particle_radius": 0.02, "blocks": [{"min": [0, 0, 0], "max": [0.8, 0.08, 0.4]}]},
+  "flow": {"emitters": [{"shape": "rectangle", "position": [0.4, 0.45, 0.2],
+                         "direction": [0.5, -1, 0], "speed": 1.5, "width": 0.24, "height": 0.2}]},
+  "solver": {"iterations": 4},
+  "time": {"fps": 60, "frames": 20, "substeps": 4}
+}
+JSON
+    ARGS=(--frames 20 --format vtu --quiet --threads 1)
+    if [ "$CASE" = emitcap ]; then
+        # 400 particles at the start, 420 per rank: one process is full before its first step,
+        # two ranks (about 200 each) at frame 21, where one rank would hold 436; every rank
+        # stops there with the same error, rank 0 says it
+        ARGS=(--frames 40 --format vtu --quiet --threads 1 --set flow.capacity=420)
+        expect_refusal "frame 21: the particle capacity of 420 per process is full at t = 0.3333 s" \
+            -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/cap"
+        [ -f "$TMP/cap/frame_00020_0001.vtu" ] || fail "two ranks stopped before frame 20"
+        "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/one" >"$TMP/out" 2>&1
+        [ $? -eq 1 ] && grep -q "frame 1: the particle capacity of 420 is full" "$TMP/out" ||
+            { cat "$TMP/out" >&2; fail "one process: not full at frame 1"; }
+        exit 0
+    fi
+    if [ "$CASE" = emitckpt ]; then
+        # checkpoints carry the emitters' state on every rank: resumed on two ranks the frames
+        # after it are those of the run that never stopped; merged in one process refused
+        ARGS=(--frames 10 --format vtu --quiet --threads 1)
+        split 2 "$TMP/whole" --checkpoint-every 6
+        cp -r "$TMP/whole" "$TMP/two"
+        cp -r "$TMP/whole" "$TMP/one"
+        rm "$TMP"/two/frame_0000[789]* "$TMP"/two/frame_00010* # the resumed run writes them again
+        timeout 90 "${MPIRUN[@]}" -np 2 "$PBF" resume "$TMP/two" --quiet >"$TMP/out" 2>&1 ||
+            { cat "$TMP/out" >&2; fail "resume on 2 ranks exited $?"; }
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/two" identical || fail "two ranks"
+        timeout 60 "$PBF" resume "$TMP/one" --quiet >"$TMP/out" 2>&1
+        [ $? -eq 1 ] && grep -q "cannot be merged" "$TMP/out" || { cat "$TMP/out" >&2; fail "merged"; }
+        exit 0
+    fi
+    serial
+    split "${CASE#emit}" "$TMP/split"
+    if [ "$CASE" = emit1 ]; then
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"
+    else
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" emit || fail "the emitter"
     fi
     ;;
 floatckpt)

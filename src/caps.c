@@ -91,8 +91,12 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                                {"", ON_CPU, ""}},
     [PBF_FEATURE_SURFACE_DRAG] = {"surface_drag",
                                   "surface drag (scene key 'fluid.surface_drag')",
-                                  {Y, N, Y},
-                                  {"", ON_CPU, ""}},
+                                  {Y, U, Y},
+                                  {"",
+                                   "its device pass has not run on a GPU (docs/cuda.md); run the "
+                                   "scene on the CPU (--backend cpu), or set "
+                                   "PBF_ALLOW_UNVERIFIED=1 to try it",
+                                   ""}},
     [PBF_FEATURE_PHASES] = {"several_fluids",
                             "several fluids (scene key 'materials')",
                             {Y, N, Y},

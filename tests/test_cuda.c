@@ -15,7 +15,8 @@
  *  - the watchdog's report is the CPU's, word for word;
  *  - the tool (kinematic and free) gives the CPU's forces and motion;
  *  - force probes read the CPU's forces (fixed count and error control);
- *  - wall friction and adhesion: one step of the dam break with each, as one_step compares it. */
+ *  - wall friction, adhesion and surface drag: one step of the dam break with each, as one_step
+ *    compares it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -642,6 +643,9 @@ static int friction_matches_cpu(void) { return setting_matches_cpu("domain.frict
 /* Wall adhesion (k_adhesion's displacement in the first Δp pass). */
 static int adhesion_matches_cpu(void) { return setting_matches_cpu("domain.adhesion=5"); }
 
+/* Surface drag (k_drag after XSPH and confinement, from the vorticity pass's density). */
+static int surface_drag_matches_cpu(void) { return setting_matches_cpu("fluid.surface_drag=50"); }
+
 TEST_MAIN_BEGIN
 if (!cuda_available()) return 77; /* CTest: skipped */
 RUN_TEST(grid_sort_matches_cpu);
@@ -654,6 +658,7 @@ RUN_TEST(free_tool_matches_cpu);
 RUN_TEST(probes_match_cpu);
 RUN_TEST(friction_matches_cpu);
 RUN_TEST(adhesion_matches_cpu);
+RUN_TEST(surface_drag_matches_cpu);
 RUN_TEST(dam_break_50_steps_matches_cpu);
 RUN_TEST(error_control_iterations_match_cpu);
 TEST_MAIN_END

@@ -43,6 +43,7 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.tool = in->tool_sums != nullptr;
     k.patches = in->patch_count;
     k.material = in->sub[0].params.surface_tension_on || in->sub[0].params.adhesion_on;
+    k.drag = in->sub[0].params.surface_drag > 0.0f;
     k.generation = c->generation;
     for (int r = 0; r < R_COUNT; ++r) k.role[r] = c->role[r];
     k.ids_role = c->ids_role;

@@ -76,6 +76,18 @@ __global__ void __launch_bounds__(BLOCK)
     v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), &P));
 }
 
+/* viscosity.c's surface drag (after XSPH and confinement, as the CPU's modules): each
+ * particle's velocity pulled towards rest by its surface weight, from the vorticity pass's
+ * density at these positions */
+__global__ void __launch_bounds__(BLOCK)
+    k_drag(int n, const pbf_cuda_substep *S, const float *__restrict__ density,
+           float *__restrict__ v) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const pbf_params P = S->params;
+    v3_store(v, i, pbf_surface_drag(v3_load(v, i), density[i], &P));
+}
+
 /* solver.c: watchdog, first level: the lowest slot with a non-finite value, and the fastest
  * particle (lowest slot among equals, as the serial loop's strict comparison picks it). */
 __global__ void __launch_bounds__(BLOCK)
@@ -211,6 +223,11 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
         k_conf<PBF_LANES>
             <<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len, fin);
     CK(cudaGetLastError());
+    if (in->sub[sub].params.surface_drag > 0.0f) { /* viscosity.c: after XSPH, before the tool */
+        c->stage = "surface drag";
+        k_drag<<<nb, BLOCK, 0, s>>>(n, S, c->density, v);
+        CK(cudaGetLastError());
+    }
     CK(mark(c, PBF_STAGE_VORTICITY));
     if (in->tool_sums) CK(enqueue_tool(c, sub)); /* tool.c: pbf__tool_substep_end */
 

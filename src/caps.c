@@ -99,8 +99,12 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                                    ""}},
     [PBF_FEATURE_PHASES] = {"several_fluids",
                             "several fluids (scene key 'materials')",
-                            {Y, N, Y},
-                            {"", ON_CPU, ""}},
+                            {Y, U, Y},
+                            {"",
+                             "their device passes have not run on a GPU (docs/cuda.md); run the "
+                             "scene on the CPU (--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 to "
+                             "try it",
+                             ""}},
     [PBF_FEATURE_DIFFUSE] = {"diffuse",
                              "diffuse particles: spray, foam and bubbles (scene key 'diffuse')",
                              {Y, N, N},

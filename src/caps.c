@@ -65,8 +65,12 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                            {"", ON_CPU, ""}},
     [PBF_FEATURE_SURFACE_TENSION] = {"surface_tension",
                                      "surface tension (scene key 'fluid.surface_tension')",
-                                     {Y, N, Y},
-                                     {"", ON_CPU, ""}},
+                                     {Y, U, Y},
+                                     {"",
+                                      "its device passes have not run on a GPU (docs/cuda.md); "
+                                      "run the scene on the CPU (--backend cpu), or set "
+                                      "PBF_ALLOW_UNVERIFIED=1 to try it",
+                                      ""}},
     [PBF_FEATURE_ADHESION] = {"adhesion",
                               "adhesion (scene keys 'domain.adhesion', 'colliders[].adhesion')",
                               {Y, U, Y},

@@ -15,8 +15,8 @@
  *  - the watchdog's report is the CPU's, word for word;
  *  - the tool (kinematic and free) gives the CPU's forces and motion;
  *  - force probes read the CPU's forces (fixed count and error control);
- *  - wall friction, adhesion and surface drag: one step of the dam break with each, as one_step
- *    compares it;
+ *  - wall friction, adhesion, surface drag and surface tension: one step of the dam break with
+ *    each, as one_step compares it;
  *  - several fluids: one step of the oil and water scene, and the phases kept through the sort. */
 #include <math.h>
 #include <stdlib.h>
@@ -608,16 +608,16 @@ static int probes_match_cpu(void) {
     return 0;
 }
 
-/* A material setting on the device (`setting`, a scene override of the coarse dam break): one
- * step within one_step's bounds of the CPU in both neighbour modes and under error control. That
- * step is one where the setting acts: the CPU's positions differ from a run without it by more
- * than the bound. */
-static int setting_matches_cpu(const char *setting) {
+/* A material setting on the device (`setting`, and `also` unless NULL: scene overrides of the
+ * coarse dam break): one step within one_step's bounds of the CPU in both neighbour modes and
+ * under error control. That step is one where the settings act: the CPU's positions differ from
+ * a run without them by more than the bound. */
+static int settings_match_cpu(const char *setting, const char *also) {
     setenv("PBF_ALLOW_UNVERIFIED", "1", 1); /* off by default until this test has passed */
-    const char *sets[] = {"fluid.particle_radius=0.0125", setting};
+    const char *sets[] = {"fluid.particle_radius=0.0125", setting, also};
     pbf_scene *scene = malloc(sizeof *scene), *plain = malloc(sizeof *plain);
     ENSURE(scene && plain);
-    ENSURE(load_scene("scenes/dam_break.json", sets, 2, scene) == 0);
+    ENSURE(load_scene("scenes/dam_break.json", sets, also ? 3 : 2, scene) == 0);
     ENSURE(load_dam_break(plain, 0) == 0);
     pbf_world *with = make_world(scene, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
     pbf_world *without = make_world(plain, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
@@ -625,7 +625,8 @@ static int setting_matches_cpu(const char *setting) {
     ENSURE(pbf_world_step(with, 1.0f / scene->fps) == PBF_OK);
     ENSURE(pbf_world_step(without, 1.0f / scene->fps) == PBF_OK);
     const double acted = max_relative_difference(with, without);
-    printf("  %s: its effect in one step on the CPU %.3g relative\n", setting, acted);
+    printf("  %s%s%s: its effect in one step on the CPU %.3g relative\n", setting,
+           also ? " and " : "", also ? also : "", acted);
     ENSURE(acted > 1e-5); /* more than the parity bound below */
     pbf_world_destroy(with);
     pbf_world_destroy(without);
@@ -638,11 +639,21 @@ static int setting_matches_cpu(const char *setting) {
     return 0;
 }
 
+/* One setting (also NULL). */
+static int setting_matches_cpu(const char *setting) { return settings_match_cpu(setting, NULL); }
+
 /* Wall friction (k_delta: pbf_delta_end_friction from the substep's start). */
 static int friction_matches_cpu(void) { return setting_matches_cpu("domain.friction=0.5"); }
 
 /* Wall adhesion (k_adhesion's displacement in the first Δp pass). */
 static int adhesion_matches_cpu(void) { return setting_matches_cpu("domain.adhesion=5"); }
+
+/* Surface tension (k_normal, then k_tension's cohesion and curvature, added by the first Δp
+ * pass), alone and with adhesion. */
+static int tension_matches_cpu(void) {
+    ENSURE(settings_match_cpu("fluid.surface_tension=0.5", NULL) == 0);
+    return settings_match_cpu("fluid.surface_tension=0.5", "domain.adhesion=5");
+}
 
 /* Surface drag (k_drag after XSPH and confinement, from the vorticity pass's density). */
 static int surface_drag_matches_cpu(void) { return setting_matches_cpu("fluid.surface_drag=50"); }
@@ -728,6 +739,7 @@ RUN_TEST(probes_match_cpu);
 RUN_TEST(friction_matches_cpu);
 RUN_TEST(adhesion_matches_cpu);
 RUN_TEST(surface_drag_matches_cpu);
+RUN_TEST(tension_matches_cpu);
 RUN_TEST(phases_match_cpu);
 RUN_TEST(dam_break_50_steps_matches_cpu);
 RUN_TEST(error_control_iterations_match_cpu);

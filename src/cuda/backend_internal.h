@@ -292,7 +292,7 @@ enum { R_X, R_P, R_P_TMP, R_P_PREV, R_V, R_V_TMP, R_COUNT };
 
 struct GraphKey {
     int n, substeps, iterations, scorr_iterations, mode, sort, timed, tpp, tool, patches;
-    int material; /* the materials' pass (adhesion) and k_delta's shift */
+    int material; /* the materials' passes (surface tension, adhesion) and k_delta's shift */
     int drag; /* surface drag's pass (k_drag) */
     int phases; /* several fluids: the phases carried through the sort */
     unsigned generation;

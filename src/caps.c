@@ -65,8 +65,12 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                            {"", ON_CPU, ""}},
     [PBF_FEATURE_SURFACE_TENSION] = {"surface_tension",
                                      "surface tension (scene key 'fluid.surface_tension')",
-                                     {Y, N, Y},
-                                     {"", ON_CPU, ""}},
+                                     {Y, U, Y},
+                                     {"",
+                                      "its device passes have not run on a GPU (docs/cuda.md); "
+                                      "run the scene on the CPU (--backend cpu), or set "
+                                      "PBF_ALLOW_UNVERIFIED=1 to try it",
+                                      ""}},
     [PBF_FEATURE_ADHESION] = {"adhesion",
                               "adhesion (scene keys 'domain.adhesion', 'colliders[].adhesion')",
                               {Y, U, Y},
@@ -91,12 +95,20 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                                {"", ON_CPU, ""}},
     [PBF_FEATURE_SURFACE_DRAG] = {"surface_drag",
                                   "surface drag (scene key 'fluid.surface_drag')",
-                                  {Y, N, Y},
-                                  {"", ON_CPU, ""}},
+                                  {Y, U, Y},
+                                  {"",
+                                   "its device pass has not run on a GPU (docs/cuda.md); run the "
+                                   "scene on the CPU (--backend cpu), or set "
+                                   "PBF_ALLOW_UNVERIFIED=1 to try it",
+                                   ""}},
     [PBF_FEATURE_PHASES] = {"several_fluids",
                             "several fluids (scene key 'materials')",
-                            {Y, N, Y},
-                            {"", ON_CPU, ""}},
+                            {Y, U, Y},
+                            {"",
+                             "their device passes have not run on a GPU (docs/cuda.md); run the "
+                             "scene on the CPU (--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 to "
+                             "try it",
+                             ""}},
     [PBF_FEATURE_DIFFUSE] = {"diffuse",
                              "diffuse particles: spray, foam and bubbles (scene key 'diffuse')",
                              {Y, N, N},

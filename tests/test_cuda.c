@@ -15,7 +15,9 @@
  *  - the watchdog's report is the CPU's, word for word;
  *  - the tool (kinematic and free) gives the CPU's forces and motion;
  *  - force probes read the CPU's forces (fixed count and error control);
- *  - wall friction and adhesion: one step of the dam break with each, as one_step compares it. */
+ *  - wall friction, adhesion, surface drag and surface tension: one step of the dam break with
+ *    each, as one_step compares it;
+ *  - several fluids: one step of the oil and water scene, and the phases kept through the sort. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -606,16 +608,16 @@ static int probes_match_cpu(void) {
     return 0;
 }
 
-/* A material setting on the device (`setting`, a scene override of the coarse dam break): one
- * step within one_step's bounds of the CPU in both neighbour modes and under error control. That
- * step is one where the setting acts: the CPU's positions differ from a run without it by more
- * than the bound. */
-static int setting_matches_cpu(const char *setting) {
+/* A material setting on the device (`setting`, and `also` unless NULL: scene overrides of the
+ * coarse dam break): one step within one_step's bounds of the CPU in both neighbour modes and
+ * under error control. That step is one where the settings act: the CPU's positions differ from
+ * a run without them by more than the bound. */
+static int settings_match_cpu(const char *setting, const char *also) {
     setenv("PBF_ALLOW_UNVERIFIED", "1", 1); /* off by default until this test has passed */
-    const char *sets[] = {"fluid.particle_radius=0.0125", setting};
+    const char *sets[] = {"fluid.particle_radius=0.0125", setting, also};
     pbf_scene *scene = malloc(sizeof *scene), *plain = malloc(sizeof *plain);
     ENSURE(scene && plain);
-    ENSURE(load_scene("scenes/dam_break.json", sets, 2, scene) == 0);
+    ENSURE(load_scene("scenes/dam_break.json", sets, also ? 3 : 2, scene) == 0);
     ENSURE(load_dam_break(plain, 0) == 0);
     pbf_world *with = make_world(scene, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
     pbf_world *without = make_world(plain, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
@@ -623,7 +625,8 @@ static int setting_matches_cpu(const char *setting) {
     ENSURE(pbf_world_step(with, 1.0f / scene->fps) == PBF_OK);
     ENSURE(pbf_world_step(without, 1.0f / scene->fps) == PBF_OK);
     const double acted = max_relative_difference(with, without);
-    printf("  %s: its effect in one step on the CPU %.3g relative\n", setting, acted);
+    printf("  %s%s%s: its effect in one step on the CPU %.3g relative\n", setting,
+           also ? " and " : "", also ? also : "", acted);
     ENSURE(acted > 1e-5); /* more than the parity bound below */
     pbf_world_destroy(with);
     pbf_world_destroy(without);
@@ -636,11 +639,92 @@ static int setting_matches_cpu(const char *setting) {
     return 0;
 }
 
+/* One setting (also NULL). */
+static int setting_matches_cpu(const char *setting) { return settings_match_cpu(setting, NULL); }
+
 /* Wall friction (k_delta: pbf_delta_end_friction from the substep's start). */
 static int friction_matches_cpu(void) { return setting_matches_cpu("domain.friction=0.5"); }
 
 /* Wall adhesion (k_adhesion's displacement in the first Δp pass). */
 static int adhesion_matches_cpu(void) { return setting_matches_cpu("domain.adhesion=5"); }
+
+/* Surface tension (k_normal, then k_tension's cohesion and curvature, added by the first Δp
+ * pass), alone and with adhesion. */
+static int tension_matches_cpu(void) {
+    ENSURE(settings_match_cpu("fluid.surface_tension=0.5", NULL) == 0);
+    return settings_match_cpu("fluid.surface_tension=0.5", "domain.adhesion=5");
+}
+
+/* Surface drag (k_drag after XSPH and confinement, from the vorticity pass's density). */
+static int surface_drag_matches_cpu(void) { return setting_matches_cpu("fluid.surface_drag=50"); }
+
+/* Several fluids (the phases on the device, carried through its sort; k_predict's gravity
+ * scales, k_lambda's and k_delta's mass weights, k_vort's XSPH c): the oil and water scene,
+ * coarse, one step within one_step's bounds in both neighbour modes and under error control,
+ * where its fluids' settings move the CPU's particles by more than that bound (against the same
+ * scene with both fluids set to the reference fluid: phases kept, their math off). Both scenes
+ * keep every particle's phase after ten steps on the device, read back by id. */
+static int same_phases_after_steps(const pbf_scene *scene) {
+    pbf_world *cpu = make_world(scene, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
+    pbf_world *gpu = make_world(scene, PBF_BACKEND_CUDA, PBF_NEIGHBOR_LIST, 0.0f);
+    ENSURE(cpu && gpu);
+    for (int s = 0; s < 10; ++s) {
+        ENSURE(pbf_world_step(cpu, 1.0f / scene->fps) == PBF_OK);
+        ENSURE(pbf_world_step(gpu, 1.0f / scene->fps) == PBF_OK);
+    }
+    const int n = pbf_world_particle_count(cpu);
+    ENSURE(n > 0 && pbf_world_particle_count(gpu) == n);
+    uint8_t *a = malloc((size_t)n), *b = malloc((size_t)n);
+    ENSURE(a && b);
+    pbf_world_get_phases(cpu, a);
+    pbf_world_get_phases(gpu, b);
+    int ones = 0;
+    for (int i = 0; i < n; ++i) ones += a[i] == 1;
+    printf("  phases after 10 steps: %d of %d particles of fluid 1 on the CPU\n", ones, n);
+    ENSURE(ones > 0 && ones < n);
+    ENSURE(memcmp(a, b, (size_t)n) == 0);
+    free(a);
+    free(b);
+    pbf_world_destroy(cpu);
+    pbf_world_destroy(gpu);
+    return 0;
+}
+
+static int phases_match_cpu(void) {
+    setenv("PBF_ALLOW_UNVERIFIED", "1", 1); /* off by default until this test has passed */
+    const char *sets[] = {"fluid.particle_radius=0.0125"};
+    pbf_scene *scene = malloc(sizeof *scene), *plain = malloc(sizeof *plain);
+    ENSURE(scene && plain);
+    ENSURE(load_scene("scenes/oil_water.json", sets, 1, scene) == 0);
+    ENSURE(scene->world.phase_count == 2);
+    *plain = *scene; /* both fluids the reference: the same phases, the one-fluid math */
+    for (int k = 0; k < plain->world.phase_count; ++k) {
+        plain->world.phases[k].density = plain->world.rest_density;
+        plain->world.phases[k].xsph = plain->world.solver.xsph;
+        plain->world.phases[k].gravity_scale = 1.0f;
+    }
+    pbf_world *with = make_world(scene, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
+    pbf_world *without = make_world(plain, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
+    ENSURE(with && without);
+    ENSURE(pbf_world_step(with, 1.0f / scene->fps) == PBF_OK);
+    ENSURE(pbf_world_step(without, 1.0f / scene->fps) == PBF_OK);
+    const double acted = max_relative_difference(with, without);
+    printf("  the fluids' settings: their effect in one step on the CPU %.3g relative\n", acted);
+    ENSURE(acted > 1e-5); /* more than the parity bound below */
+    pbf_world_destroy(with);
+    pbf_world_destroy(without);
+    for (int m = 0; m < 2; ++m) {
+        ENSURE(one_step(scene, (pbf_neighbor_mode)m, PBF_CUDA_SORT_COUNTING, 0.0f) == 0);
+        ENSURE(one_step(plain, (pbf_neighbor_mode)m, PBF_CUDA_SORT_COUNTING, 0.0f) == 0);
+    }
+    ENSURE(one_step(scene, PBF_NEIGHBOR_LIST, PBF_CUDA_SORT_RADIX, 0.05f) == 0);
+    ENSURE(same_phases_after_steps(scene) == 0);
+    ENSURE(same_phases_after_steps(plain) == 0);
+    free(scene);
+    free(plain);
+    unsetenv("PBF_ALLOW_UNVERIFIED");
+    return 0;
+}
 
 TEST_MAIN_BEGIN
 if (!cuda_available()) return 77; /* CTest: skipped */
@@ -654,6 +738,9 @@ RUN_TEST(free_tool_matches_cpu);
 RUN_TEST(probes_match_cpu);
 RUN_TEST(friction_matches_cpu);
 RUN_TEST(adhesion_matches_cpu);
+RUN_TEST(surface_drag_matches_cpu);
+RUN_TEST(tension_matches_cpu);
+RUN_TEST(phases_match_cpu);
 RUN_TEST(dam_break_50_steps_matches_cpu);
 RUN_TEST(error_control_iterations_match_cpu);
 TEST_MAIN_END

@@ -292,7 +292,9 @@ enum { R_X, R_P, R_P_TMP, R_P_PREV, R_V, R_V_TMP, R_COUNT };
 
 struct GraphKey {
     int n, substeps, iterations, scorr_iterations, mode, sort, timed, tpp, tool, patches;
-    int material; /* the materials' pass (adhesion) and k_delta's shift */
+    int material; /* the materials' passes (surface tension, adhesion) and k_delta's shift */
+    int drag; /* surface drag's pass (k_drag) */
+    int phases; /* several fluids: the phases carried through the sort */
     unsigned generation;
     int role[R_COUNT];
     int ids_role;
@@ -327,6 +329,8 @@ struct pbf_cuda {
     int role[R_COUNT]; /* role → pool index */
     int32_t *ids_pool[2];
     int ids_role; /* ids = ids_pool[ids_role], ids_tmp = the other */
+    uint8_t *phase_pool[2]; /* several fluids: each particle's fluid, rotating with the ids */
+    int has_phases; /* the last upload had phases: the sort carries them */
     float *omega, *dv, *lambda, *density, *omega_len;
     int32_t *counts; /* neighbour counts */
     uint32_t *cell_key, *rank, *tmp_order, *iota;
@@ -404,6 +408,11 @@ template <class T> void dfree(T **ptr) {
 inline float *buf(pbf_cuda *c, int r) { return c->vec[c->role[r]]; }
 inline int32_t *ids(pbf_cuda *c) { return c->ids_pool[c->ids_role]; }
 inline int32_t *ids_tmp(pbf_cuda *c) { return c->ids_pool[1 - c->ids_role]; }
+/* several fluids whose math differs (pbf_params.phases_on): the particles' phases for the
+ * passes, else NULL */
+inline uint8_t *phases_of(pbf_cuda *c, const pbf_params *hp) {
+    return hp->phases_on && c->has_phases ? c->phase_pool[c->ids_role] : nullptr;
+}
 inline void swap_roles(pbf_cuda *c, int a, int b) {
     int t = c->role[a];
     c->role[a] = c->role[b];

@@ -13,7 +13,7 @@ template <int TPP>
 __global__ void __launch_bounds__(BLOCK)
     k_lambda(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
              float *__restrict__ lambda, float *__restrict__ density, int32_t *__restrict__ counts,
-             Acc *parts) {
+             const uint8_t *__restrict__ phase, Acc *parts) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     Acc acc = acc_identity();
     const pbf_params P = S->params;
@@ -23,16 +23,28 @@ __global__ void __launch_bounds__(BLOCK)
         xi = v3_load(p, i);
         for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
             pbf_v3 d = v3_sub(xi, v3_load(p, j));
-            /* the paper's pair: the backend refuses the Wendland pair (pbf_world_create) */
-            (void)pbf_lambda_lane_k(&L, l, d.x, d.y, d.z, &P, 0);
+            /* the paper's pair: the backend refuses the Wendland pair (pbf_world_create);
+             * several fluids: |∇W|² weighted by the neighbour's inverse mass */
+            if (phase)
+                (void)pbf_lambda_lane_phase(&L, l, d.x, d.y, d.z, P.phase_inv_mass[phase[j]], &P,
+                                            0);
+            else
+                (void)pbf_lambda_lane_k(&L, l, d.x, d.y, d.z, &P, 0);
         });
     }
     gather_lanes<TPP>(L);
     if (i < n && sub == 0) {
         pbf_lambda_acc a = pbf_lambda_lanes_end(&L, &P);
         float rho;
-        lambda[i] = S->tool.active ? pbf_lambda_end_tool(&a, xi, &P, c_solids, &S->tool, &rho)
-                                   : pbf_lambda_end(&a, xi, &P, c_solids, &rho);
+        if (phase) { /* several fluids: i's own inverse mass weight */
+            const float wi = P.phase_inv_mass[phase[i]];
+            lambda[i] = S->tool.active
+                            ? pbf_lambda_end_tool_phase(&a, xi, wi, &P, c_solids, &S->tool, &rho)
+                            : pbf_lambda_end_phase(&a, xi, wi, &P, c_solids, &rho);
+        } else {
+            lambda[i] = S->tool.active ? pbf_lambda_end_tool(&a, xi, &P, c_solids, &S->tool, &rho)
+                                       : pbf_lambda_end(&a, xi, &P, c_solids, &rho);
+        }
         density[i] = rho;
         counts[i] = a.neighbors;
         float e = rho * P.inv_rest_density - 1.0f;
@@ -48,8 +60,8 @@ __global__ void __launch_bounds__(FINAL)
     if (threadIdx.x == 0) *dst = (float)(a.sum / n);
 }
 
-/* stage_material with adhesion alone (surface tension does not run on the device): each
- * particle's displacement dt Δv towards the solids, which the first Δp pass adds */
+/* stage_material with adhesion alone: each particle's displacement dt Δv towards the solids,
+ * which the first Δp pass adds */
 __global__ void __launch_bounds__(BLOCK)
     k_adhesion(int n, const pbf_cuda_substep *S, const float *__restrict__ p,
                float *__restrict__ shift) {
@@ -57,6 +69,55 @@ __global__ void __launch_bounds__(BLOCK)
     if (i >= n) return;
     const pbf_params P = S->params;
     pbf_v3 dv = v3_add(v3(0.0f, 0.0f, 0.0f), pbf_adhesion_dv(v3_load(p, i), &P, c_solids));
+    v3_store(shift, i, v3_scale(dv, P.dt));
+}
+
+/* stage_material with surface tension, first pass: each particle's normal (into normal, free
+ * until the vorticity passes, as the CPU's w->omega) from the λ pass's densities */
+template <int TPP>
+__global__ void __launch_bounds__(BLOCK)
+    k_normal(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
+             const float *__restrict__ density, float *__restrict__ normal) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
+    const pbf_params P = S->params;
+    pbf_normal_lanes L = {};
+    if (i < n) {
+        const pbf_v3 xi = v3_load(p, i);
+        for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
+            pbf_v3 d = v3_sub(xi, v3_load(p, j));
+            float gm, g = pbf_spiky_factor(v3_dot(d, d), &P, &gm);
+            pbf_normal_lane(&L, l, d.x, d.y, d.z, density[j], g);
+        });
+    }
+    gather_lanes<TPP>(L);
+    if (i >= n || sub != 0) return;
+    v3_store(normal, i, pbf_normal_lanes_end(&L, &P));
+}
+
+/* stage_material with surface tension, second pass: cohesion and curvature from the normals,
+ * plus adhesion when it is on; the displacement dt Δv that the first Δp pass adds */
+template <int TPP>
+__global__ void __launch_bounds__(BLOCK)
+    k_tension(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
+              const float *__restrict__ density, const float *__restrict__ normal,
+              float *__restrict__ shift) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
+    const pbf_params P = S->params;
+    pbf_tension_lanes L = {};
+    pbf_v3 xi = v3(0.0f, 0.0f, 0.0f);
+    if (i < n) {
+        xi = v3_load(p, i);
+        const pbf_v3 ni = v3_load(normal, i);
+        const float ri = density[i];
+        for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
+            pbf_v3 d = v3_sub(xi, v3_load(p, j)), nd = v3_sub(ni, v3_load(normal, j));
+            pbf_tension_lane(&L, l, d.x, d.y, d.z, ri + density[j], nd.x, nd.y, nd.z, &P);
+        });
+    }
+    gather_lanes<TPP>(L);
+    if (i >= n || sub != 0) return;
+    pbf_v3 dv = pbf_tension_lanes_end(&L, &P);
+    if (P.adhesion_on) dv = v3_add(dv, pbf_adhesion_dv(xi, &P, c_solids));
     v3_store(shift, i, v3_scale(dv, P.dt));
 }
 
@@ -68,8 +129,9 @@ __global__ void __launch_bounds__(BLOCK)
     k_delta(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
             const float *__restrict__ lambda, const float *__restrict__ density,
             const float *__restrict__ p_prev, const float *__restrict__ x0,
-            const float *__restrict__ shift, float *__restrict__ out, float omega, float gamma,
-            int scorr, float *__restrict__ tool_dx, ErrFinish fin) {
+            const float *__restrict__ shift, const uint8_t *__restrict__ phase,
+            float *__restrict__ out, float omega, float gamma, int scorr,
+            float *__restrict__ tool_dx, ErrFinish fin) {
     if (finish_error(fin)) return; /* the λ pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     pbf_params P = S->params;
@@ -91,7 +153,8 @@ __global__ void __launch_bounds__(BLOCK)
     gather_lanes<TPP>(L);
     if (i >= n || sub != 0) return;
     pbf_delta_acc a = pbf_delta_lanes_end(&L);
-    if (shift) /* materials: adhesion, in the first pass */
+    if (phase) li = pbf_delta_weight_phase(&a, li, P.phase_inv_mass[phase[i]]); /* mass weight */
+    if (shift) /* materials: surface tension and adhesion, in the first pass */
         a.dp = v3_madd(a.dp, v3_load(shift, i), 1.0f / P.volume);
     pbf_v3 xn = P.friction_on ? pbf_delta_end_friction(&a, xi, v3_load(x0, i), li, &P, c_solids)
                               : pbf_delta_end(&a, xi, li, &P, c_solids);
@@ -125,13 +188,14 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
     const int n = c->count, nb = blocks_for(n * c->tpp);
     const Nb nbs = neighbors(c, in->neighbor_mode);
     float *p = buf(c, R_P);
+    const uint8_t *phase = phases_of(c, &in->sub[sub].params); /* several fluids, else NULL */
     c->stage = "density (λ) pass";
     if (c->tpp == 1)
         k_lambda<1><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda, c->density,
-                                                 c->counts, c->parts);
+                                                 c->counts, phase, c->parts);
     else
         k_lambda<PBF_LANES><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                         c->density, c->counts, c->parts);
+                                                         c->density, c->counts, phase, c->parts);
     CK(cudaGetLastError());
     if (host_checks || nb > FUSE_MAX_PARTS) { /* error control reads it now; or too many */
         k_error_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k);
@@ -157,11 +221,27 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     const float gamma = in->chebyshev_gamma;
     float *p = buf(c, R_P), *prev = buf(c, R_P_PREV), *out_p = buf(c, R_P_TMP);
     const float *x0 = buf(c, R_X); /* the substep's start (wall friction) */
-    /* materials (adhesion): their displacement, computed at the λ pass's positions, in the
-     * first pass of the substep only, as solver.c's stage_material */
+    /* materials (surface tension, adhesion): their displacement, computed at the λ pass's
+     * positions, in the first pass of the substep only, as solver.c's stage_material */
     const pbf_params *hp = &in->sub[sub].params;
     const float *shift = k == 0 && (hp->surface_tension_on || hp->adhesion_on) ? c->dv : nullptr;
-    if (shift) {
+    const uint8_t *phase = phases_of(c, hp); /* several fluids: mass weights, else NULL */
+    if (shift && hp->surface_tension_on) { /* normals into omega, then the tension pass */
+        c->stage = "surface tension";
+        const int nbt = blocks_for(n * c->tpp);
+        const pbf_cuda_substep *S = c->d_sub + sub;
+        if (c->tpp == 1) {
+            k_normal<1><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega);
+            CK(cudaGetLastError());
+            k_tension<1><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega, c->dv);
+        } else {
+            k_normal<PBF_LANES><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega);
+            CK(cudaGetLastError());
+            k_tension<PBF_LANES>
+                <<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega, c->dv);
+        }
+        CK(cudaGetLastError());
+    } else if (shift) {
         c->stage = "adhesion";
         k_adhesion<<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub, p, c->dv);
         CK(cudaGetLastError());
@@ -171,12 +251,12 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     c->stage = "position (Δp) pass";
     if (c->tpp == 1)
         k_delta<1><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                    c->density, prev, x0, shift, out_p, omega,
-                                                    gamma, scorr, c->tool_dx, fin);
+                                                    c->density, prev, x0, shift, phase, out_p,
+                                                    omega, gamma, scorr, c->tool_dx, fin);
     else
-        k_delta<PBF_LANES><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                            c->density, prev, x0, shift, out_p,
-                                                            omega, gamma, scorr, c->tool_dx, fin);
+        k_delta<PBF_LANES><<<blocks, BLOCK, 0, c->stream>>>(
+            n, c->d_sub + sub, nbs, p, c->lambda, c->density, prev, x0, shift, phase, out_p, omega,
+            gamma, scorr, c->tool_dx, fin);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];
     c->role[R_P_TMP] = c->role[R_P_PREV];

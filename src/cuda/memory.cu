@@ -51,6 +51,8 @@ void free_particles(pbf_cuda *c) {
     for (int k = 0; k < R_COUNT; ++k) dfree(&c->vec[k]);
     dfree(&c->ids_pool[0]);
     dfree(&c->ids_pool[1]);
+    dfree(&c->phase_pool[0]);
+    dfree(&c->phase_pool[1]);
     dfree(&c->omega);
     dfree(&c->dv);
     dfree(&c->lambda);
@@ -116,6 +118,8 @@ cudaError_t reserve(pbf_cuda *c, int n) {
     c->ids_role = 0;
     CK(dalloc(c, &c->ids_pool[0], cap));
     CK(dalloc(c, &c->ids_pool[1], cap));
+    CK(dalloc(c, &c->phase_pool[0], cap));
+    CK(dalloc(c, &c->phase_pool[1], cap));
     CK(dalloc(c, &c->omega, v));
     CK(dalloc(c, &c->dv, v));
     CK(dalloc(c, &c->lambda, cap));
@@ -390,8 +394,8 @@ extern "C" void pbf_cuda_destroy(pbf_cuda *c) {
 extern "C" size_t pbf_cuda_memory_bytes(const pbf_cuda *c) {
     if (!c) return 0;
     const size_t cap = (size_t)c->capacity;
-    const size_t per_particle = R_COUNT * 12 + 2 * 4 /* ids */ + 2 * 12 /* omega, dv */ +
-                                4 * 4 /* lambda, density, |ω|, counts */ +
+    const size_t per_particle = R_COUNT * 12 + 2 * 4 /* ids */ + 2 /* phases */ +
+                                2 * 12 /* omega, dv */ + 4 * 4 /* lambda, density, |ω|, counts */ +
                                 6 * 4 /* cell_key, rank, tmp_order, iota, cell_of, order */ +
                                 2 * 4 /* nb_count, nb_start */;
     return 2 * ((size_t)c->grid.cell_count + 1) * sizeof(uint32_t) + cap * per_particle +
@@ -414,8 +418,8 @@ cudaError_t pbf_cu::to_host(pbf_cuda *c, void *dst, const void *src, size_t byte
 }
 
 extern "C" pbf_status pbf_cuda_upload(pbf_cuda *c, int count, const float *x, const float *v,
-                                      const float *density, const int32_t *id, char *err,
-                                      size_t err_size) {
+                                      const float *density, const int32_t *id, const uint8_t *phase,
+                                      char *err, size_t err_size) {
     cudaError_t e = cudaSetDevice(c->device);
     if (e == cudaSuccess) e = reserve(c, count);
     if (e != cudaSuccess) {
@@ -431,13 +435,16 @@ extern "C" pbf_status pbf_cuda_upload(pbf_cuda *c, int count, const float *x, co
         if (e == cudaSuccess) e = to_device(c, buf(c, R_V), v, v3b);
         if (e == cudaSuccess) e = to_device(c, c->density, density, sb);
         if (e == cudaSuccess) e = to_device(c, ids(c), id, (size_t)count * sizeof(int32_t));
+        if (e == cudaSuccess && phase)
+            e = to_device(c, c->phase_pool[c->ids_role], phase, (size_t)count);
     }
+    c->has_phases = phase != nullptr; /* the graphs are keyed by it (step.cu: make_key) */
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     return e == cudaSuccess ? PBF_OK : fail(e, "uploading the particles", err, err_size);
 }
 
 extern "C" pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *density,
-                                        int32_t *id, char *err, size_t err_size) {
+                                        int32_t *id, uint8_t *phase, char *err, size_t err_size) {
     cudaError_t e = cudaSetDevice(c->device);
     const int n = c->count;
     const size_t v3b = 3 * (size_t)n * sizeof(float), sb = (size_t)n * sizeof(float);
@@ -446,6 +453,8 @@ extern "C" pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *
         if (e == cudaSuccess && v) e = to_host(c, v, buf(c, R_V), v3b);
         if (e == cudaSuccess && density) e = to_host(c, density, c->density, sb);
         if (e == cudaSuccess && id) e = to_host(c, id, ids(c), (size_t)n * sizeof(int32_t));
+        if (e == cudaSuccess && phase && c->has_phases)
+            e = to_host(c, phase, c->phase_pool[c->ids_role], n);
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     return e == cudaSuccess ? PBF_OK : fail(e, "reading the particles back", err, err_size);

@@ -9,11 +9,13 @@ namespace {
 /* stage_predict */
 __global__ void __launch_bounds__(BLOCK)
     k_predict(int n, const pbf_cuda_substep *S, const float *__restrict__ x, float *__restrict__ p,
-              float *__restrict__ v) {
+              float *__restrict__ v, const uint8_t *__restrict__ phase) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const pbf_params P = S->params;
-    pbf_v3 vi = pbf_predict_velocity(v3_load(v, i), &P);
+    /* several fluids (phase != NULL): the fluid's gravity scale */
+    pbf_v3 vi = phase ? pbf_predict_velocity_phase(v3_load(v, i), P.phase_gravity[phase[i]], &P)
+                      : pbf_predict_velocity(v3_load(v, i), &P);
     v3_store(v, i, vi);
     v3_store(p, i, v3_madd(v3_load(x, i), vi, P.dt));
 }
@@ -68,6 +70,15 @@ __global__ void __launch_bounds__(BLOCK)
     v3_store(po, i, v3_load(p, s));
     v3_store(vo, i, v3_load(v, s));
     ido[i] = ids[s];
+}
+
+/* stage_grid with several fluids: the phases into the sorted order, as the ids */
+__global__ void __launch_bounds__(BLOCK)
+    k_gather_phase(int n, const uint32_t *__restrict__ order, const uint8_t *__restrict__ phase,
+                   uint8_t *__restrict__ out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = phase[order[i]];
 }
 
 /* pbf_neighbor_list_build, pass 1: neighbours within h (self excluded) per particle; entry n
@@ -157,7 +168,8 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
     cudaStream_t s = c->stream;
     const pbf_cuda_substep *S = c->d_sub + sub;
     c->stage = "prediction";
-    k_predict<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V));
+    k_predict<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V),
+                                   phases_of(c, &in->sub[sub].params)); /* several fluids */
     CK(cudaGetLastError());
     if (in->tool_sums) /* the tool's displacement of each particle, summed over the substep */
         CK(cudaMemsetAsync(c->tool_dx, 0, 3 * (size_t)n * sizeof(float), s));
@@ -169,6 +181,11 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
     k_gather<<<nb, BLOCK, 0, s>>>(n, c->grid.order, buf(c, R_X), buf(c, R_P), buf(c, R_V), ids(c),
                                   buf(c, R_P_TMP), buf(c, R_P_PREV), buf(c, R_V_TMP), ids_tmp(c));
     CK(cudaGetLastError());
+    if (c->has_phases) { /* the phases follow their particles into the other buffer, as the ids */
+        k_gather_phase<<<nb, BLOCK, 0, s>>>(n, c->grid.order, c->phase_pool[c->ids_role],
+                                            c->phase_pool[1 - c->ids_role]);
+        CK(cudaGetLastError());
+    }
     swap_roles(c, R_X, R_P_TMP);
     swap_roles(c, R_P, R_P_PREV);
     swap_roles(c, R_V, R_V_TMP);

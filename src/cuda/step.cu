@@ -42,7 +42,9 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.tpp = c->tpp;
     k.tool = in->tool_sums != nullptr;
     k.patches = in->patch_count;
-    k.material = in->sub[0].params.surface_tension_on || in->sub[0].params.adhesion_on;
+    k.material = in->sub[0].params.surface_tension_on * 2 + in->sub[0].params.adhesion_on;
+    k.drag = in->sub[0].params.surface_drag > 0.0f;
+    k.phases = c->has_phases + 2 * in->sub[0].params.phases_on;
     k.generation = c->generation;
     for (int r = 0; r < R_COUNT; ++r) k.role[r] = c->role[r];
     k.ids_role = c->ids_role;

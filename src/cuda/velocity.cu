@@ -22,7 +22,8 @@ template <int TPP>
 __global__ void __launch_bounds__(BLOCK)
     k_vort(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
            const float *__restrict__ v, float *__restrict__ omega, float *__restrict__ dv,
-           float *__restrict__ omega_len, float *__restrict__ density, Acc *parts) {
+           float *__restrict__ omega_len, float *__restrict__ density,
+           const uint8_t *__restrict__ phase, Acc *parts) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     Acc acc = acc_identity();
     const pbf_params P = S->params;
@@ -41,7 +42,10 @@ __global__ void __launch_bounds__(BLOCK)
         pbf_vort_acc a = pbf_vort_lanes_end(&L, &P);
         pbf_v3 om;
         float rho;
-        v3_store(dv, i, pbf_vort_end(&a, xi, &P, c_solids, &om, &rho));
+        v3_store(dv, i,
+                 phase ? pbf_vort_end_phase(&a, xi, P.phase_xsph[phase[i]], &P, c_solids, &om,
+                                            &rho) /* several fluids: their XSPH c */
+                       : pbf_vort_end(&a, xi, &P, c_solids, &om, &rho));
         density[i] = rho;
         v3_store(omega, i, om);
         omega_len[i] = v3_len(om);
@@ -74,6 +78,18 @@ __global__ void __launch_bounds__(BLOCK)
     if (i >= n || sub != 0) return;
     pbf_conf_acc a = pbf_conf_lanes_end(&L);
     v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), &P));
+}
+
+/* viscosity.c's surface drag (after XSPH and confinement, as the CPU's modules): each
+ * particle's velocity pulled towards rest by its surface weight, from the vorticity pass's
+ * density at these positions */
+__global__ void __launch_bounds__(BLOCK)
+    k_drag(int n, const pbf_cuda_substep *S, const float *__restrict__ density,
+           float *__restrict__ v) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const pbf_params P = S->params;
+    v3_store(v, i, pbf_surface_drag(v3_load(v, i), density[i], &P));
 }
 
 /* solver.c: watchdog, first level: the lowest slot with a non-finite value, and the fastest
@@ -189,12 +205,13 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
     const int nbt = blocks_for(n * c->tpp); /* the neighbour passes' launch */
     c->stage = "vorticity and XSPH";
     float *p = buf(c, R_P), *v = buf(c, R_V);
+    const uint8_t *phase = phases_of(c, &in->sub[sub].params); /* several fluids, else NULL */
     if (c->tpp == 1)
         k_vort<1><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len, c->density,
-                                        c->parts);
+                                        phase, c->parts);
     else
         k_vort<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len,
-                                                c->density, c->parts);
+                                                c->density, phase, c->parts);
     CK(cudaGetLastError());
     /* fixed count: the error after the last pass, reduced by confinement's extra block (or by
      * a kernel of its own when there are too many partials) */
@@ -211,6 +228,11 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
         k_conf<PBF_LANES>
             <<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len, fin);
     CK(cudaGetLastError());
+    if (in->sub[sub].params.surface_drag > 0.0f) { /* viscosity.c: after XSPH, before the tool */
+        c->stage = "surface drag";
+        k_drag<<<nb, BLOCK, 0, s>>>(n, S, c->density, v);
+        CK(cudaGetLastError());
+    }
     CK(mark(c, PBF_STAGE_VORTICITY));
     if (in->tool_sums) CK(enqueue_tool(c, sub)); /* tool.c: pbf__tool_substep_end */
 

@@ -119,6 +119,11 @@ void pbf__cuda_detach(pbf_world *w) {
     w->cuda = NULL;
 }
 
+/* Several fluids (def.phase_count > 0, even when their math is the same): the particles'
+ * phases travel with them (the device sorts them too); a world of one fluid leaves them on the
+ * host. */
+static uint8_t *phases_of(pbf_world *w) { return w->def.phase_count > 0 ? w->phase : NULL; }
+
 void pbf__cuda_pull(const pbf_world *world) {
     /* The host arrays are a cache of the device state: filling them changes no observable
      * state, so read-back functions that take a const world may do it. */
@@ -126,7 +131,8 @@ void pbf__cuda_pull(const pbf_world *world) {
     struct pbf_cuda_world *c = w->cuda;
     if (c == NULL || c->host_current) return;
     char why[PBF_ERROR_SIZE];
-    pbf_status st = pbf_cuda_download(c->dev, w->x, w->v, w->density, w->ids, why, sizeof why);
+    pbf_status st =
+        pbf_cuda_download(c->dev, w->x, w->v, w->density, w->ids, phases_of(w), why, sizeof why);
     if (st != PBF_OK) { /* the host keeps the last state it had; the message says why */
         pbf__fail(w, st, "%s", why);
         return;
@@ -154,8 +160,8 @@ pbf_status pbf__cuda_device_view(const pbf_world *world, pbf_device_view *out, c
     struct pbf_cuda_world *c = w->cuda;
     if (!c->device_current && w->count > 0) {
         char why[PBF_ERROR_SIZE];
-        pbf_status st =
-            pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, why, sizeof why);
+        pbf_status st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids,
+                                        phases_of(w), why, sizeof why);
         if (st != PBF_OK) {
             pbf__format(err, err_size, "%s", why);
             return st;
@@ -302,7 +308,8 @@ pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int substeps) {
     char why[PBF_ERROR_SIZE];
     pbf_status st;
     if (!c->device_current) {
-        st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, why, sizeof why);
+        st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, phases_of(w), why,
+                             sizeof why);
         if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
         c->device_current = 1;
     }

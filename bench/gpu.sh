@@ -323,7 +323,9 @@ if has_stage matrix; then
     # feature:test of tests/test_cuda.c that compares it with the CPU
     cells="fluid:one_step_matches_cpu error_control:error_control_iterations_match_cpu
            tool:tool_matches_cpu probes:probes_match_cpu force_probes:probes_match_cpu
-           wall_friction:friction_matches_cpu adhesion:adhesion_matches_cpu"
+           wall_friction:friction_matches_cpu adhesion:adhesion_matches_cpu
+           surface_drag:surface_drag_matches_cpu several_fluids:phases_match_cpu
+           surface_tension:tension_matches_cpu"
     "$pbf" features >"$out/features.csv" 2>&1
     {
         echo "| feature | cuda in the table | parity test on $device |"

@@ -19,6 +19,10 @@
 /* The reasons a cell is refused; each says what to use instead. */
 #define ON_CPU "it has no device pass yet; run the scene on the CPU (--backend cpu)"
 #define NOT_SPLIT "its state is not exchanged between processes yet; run the scene in one process"
+/* an unverified cell: CUDA code whose parity test (tests/test_cuda.c) has not passed on a GPU */
+#define NOT_RUN                                                                                    \
+    "its device code has not run on a GPU yet (docs/cuda.md); run the scene on the CPU "           \
+    "(--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 to try it"
 
 static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
     [PBF_FEATURE_FLUID] = {"fluid", "the fluid", {Y, Y, Y}, {"", "", ""}},
@@ -41,11 +45,7 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
     [PBF_FEATURE_FORCE_PROBES] = {"force_probes",
                                   "force probes (scene key 'probes', type \"force\")",
                                   {Y, U, Y},
-                                  {"",
-                                   "their device pass has not run on a GPU (docs/cuda.md); "
-                                   "run the scene on the CPU (--backend cpu), or set "
-                                   "PBF_ALLOW_UNVERIFIED=1 to try it",
-                                   ""}},
+                                  {"", NOT_RUN, ""}},
     [PBF_FEATURE_MESHES] = {"meshes",
                             "mesh solids (scene key 'meshes')",
                             {Y, N, Y},
@@ -66,28 +66,16 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
     [PBF_FEATURE_SURFACE_TENSION] = {"surface_tension",
                                      "surface tension (scene key 'fluid.surface_tension')",
                                      {Y, U, Y},
-                                     {"",
-                                      "its device passes have not run on a GPU (docs/cuda.md); "
-                                      "run the scene on the CPU (--backend cpu), or set "
-                                      "PBF_ALLOW_UNVERIFIED=1 to try it",
-                                      ""}},
+                                     {"", NOT_RUN, ""}},
     [PBF_FEATURE_ADHESION] = {"adhesion",
                               "adhesion (scene keys 'domain.adhesion', 'colliders[].adhesion')",
                               {Y, U, Y},
-                              {"",
-                               "its device pass has not run on a GPU (docs/cuda.md); run the "
-                               "scene on the CPU (--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 "
-                               "to try it",
-                               ""}},
+                              {"", NOT_RUN, ""}},
     [PBF_FEATURE_FRICTION] = {"wall_friction",
                               "wall friction (scene keys 'domain.friction', "
                               "'colliders[].friction')",
                               {Y, U, Y},
-                              {"",
-                               "its device pass has not run on a GPU (docs/cuda.md); run the "
-                               "scene on the CPU (--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 "
-                               "to try it",
-                               ""}},
+                              {"", NOT_RUN, ""}},
     [PBF_FEATURE_VISCOSITY] = {"viscosity",
                                "the implicit viscosity (scene keys 'fluid.viscosity', "
                                "'domain.no_slip')",
@@ -96,19 +84,11 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
     [PBF_FEATURE_SURFACE_DRAG] = {"surface_drag",
                                   "surface drag (scene key 'fluid.surface_drag')",
                                   {Y, U, Y},
-                                  {"",
-                                   "its device pass has not run on a GPU (docs/cuda.md); run the "
-                                   "scene on the CPU (--backend cpu), or set "
-                                   "PBF_ALLOW_UNVERIFIED=1 to try it",
-                                   ""}},
+                                  {"", NOT_RUN, ""}},
     [PBF_FEATURE_PHASES] = {"several_fluids",
                             "several fluids (scene key 'materials')",
                             {Y, U, Y},
-                            {"",
-                             "their device passes have not run on a GPU (docs/cuda.md); run the "
-                             "scene on the CPU (--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 to "
-                             "try it",
-                             ""}},
+                            {"", NOT_RUN, ""}},
     [PBF_FEATURE_DIFFUSE] = {"diffuse",
                              "diffuse particles: spray, foam and bubbles (scene key 'diffuse')",
                              {Y, N, N},

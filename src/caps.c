@@ -32,11 +32,8 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                                    {"", "", ""}},
     [PBF_FEATURE_WENDLAND] = {"wendland_kernel",
                               "the Wendland C2 kernel pair (scene key 'fluid.kernel')",
-                              {Y, N, Y},
-                              {"",
-                               "the device passes are written for the paper's pair; run the scene "
-                               "on the CPU (--backend cpu)",
-                               ""}},
+                              {Y, U, Y},
+                              {"", NOT_RUN, ""}},
     [PBF_FEATURE_TOOL] = {"tool", "the tool (scene key 'tool')", {Y, Y, Y}, {"", "", ""}},
     [PBF_FEATURE_PROBES] = {"probes",
                             "height, front and level probes (scene key 'probes')",

@@ -648,6 +648,12 @@ static int friction_matches_cpu(void) { return setting_matches_cpu("domain.frict
 /* Wall adhesion (k_adhesion's displacement in the first Δp pass). */
 static int adhesion_matches_cpu(void) { return setting_matches_cpu("domain.adhesion=5"); }
 
+/* The Wendland C2 pair at h = 5r (k_lambda and k_vort take the world's pair; the other passes
+ * and the walls' sums switch on it in kernels.h). */
+static int wendland_matches_cpu(void) {
+    return settings_match_cpu("fluid.kernel=wendland", "fluid.kernel_scale=5");
+}
+
 /* Surface tension (k_normal, then k_tension's cohesion and curvature, added by the first Δp
  * pass), alone and with adhesion. */
 static int tension_matches_cpu(void) {
@@ -740,6 +746,7 @@ RUN_TEST(friction_matches_cpu);
 RUN_TEST(adhesion_matches_cpu);
 RUN_TEST(surface_drag_matches_cpu);
 RUN_TEST(tension_matches_cpu);
+RUN_TEST(wendland_matches_cpu);
 RUN_TEST(phases_match_cpu);
 RUN_TEST(dam_break_50_steps_matches_cpu);
 RUN_TEST(error_control_iterations_match_cpu);

@@ -90,9 +90,10 @@ static pbf_world_def consistent_def(int threads, int substeps, float target) {
     return d;
 }
 
-/* The CUDA backend refuses the pair with a message naming it; every feature runs with it on the
- * CPU (tests/test_features.c, test_wendland_features.c), so a scene with the pair and surface
- * tension loads; a misspelt pair is refused naming the key. */
+/* The CUDA backend refuses the pair unless unverified cells are allowed (its device passes have
+ * not run on a GPU; tests/test_cuda.c, wendland_matches_cpu), with a message naming it; every
+ * feature runs with it on the CPU (tests/test_features.c, test_wendland_features.c), so a scene
+ * with the pair and surface tension loads; a misspelt pair is refused naming the key. */
 static int scene_keys_and_cuda_refusal(void) {
     char err[PBF_ERROR_SIZE];
     pbf_world *w = NULL;

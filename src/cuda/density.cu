@@ -23,13 +23,13 @@ __global__ void __launch_bounds__(BLOCK)
         xi = v3_load(p, i);
         for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
             pbf_v3 d = v3_sub(xi, v3_load(p, j));
-            /* the paper's pair: the backend refuses the Wendland pair (pbf_world_create);
-             * several fluids: |∇W|² weighted by the neighbour's inverse mass */
+            /* the world's kernel pair (P.kernel, the same for every thread); several fluids:
+             * |∇W|² weighted by the neighbour's inverse mass */
             if (phase)
                 (void)pbf_lambda_lane_phase(&L, l, d.x, d.y, d.z, P.phase_inv_mass[phase[j]], &P,
-                                            0);
+                                            P.kernel);
             else
-                (void)pbf_lambda_lane_k(&L, l, d.x, d.y, d.z, &P, 0);
+                (void)pbf_lambda_lane_k(&L, l, d.x, d.y, d.z, &P, P.kernel);
         });
     }
     gather_lanes<TPP>(L);

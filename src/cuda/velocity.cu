@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(BLOCK)
         const pbf_v3 vi = v3_load(v, i);
         for_each_neighbor<TPP>(nb, p, i, sub, xi, P.h2, [&](int j, int l) {
             pbf_v3 d = v3_sub(xi, v3_load(p, j)), u = v3_sub(v3_load(v, j), vi);
-            (void)pbf_vort_lane_k(&L, l, d.x, d.y, d.z, u.x, u.y, u.z, &P, 0); /* as in λ */
+            (void)pbf_vort_lane_k(&L, l, d.x, d.y, d.z, u.x, u.y, u.z, &P, P.kernel); /* as λ */
         });
     }
     gather_lanes<TPP>(L);

@@ -2,7 +2,7 @@
 # Builds what bench/gpu.sh needs on a GPU machine that can reach no package registry, here, and
 # gathers it in one folder to carry there, .gpu/ (docs/cuda.md, "On a GPU machine"):
 #   .gpu/build-gpu/         pbf, tests/test_cuda, tests/test_cuda_api and
-#                           tests/test_surface_gpu with the CUDA backend (no mesh import, MPI or
+#                           tests/test_surface_gpu with the CUDA backend (no mesh import, MPI, OpenVDB or
 #                           renderer: fewer libraries), and lib/ with the shared libraries they
 #                           need beyond glibc and libstdc++
 #   .gpu/build-gpu-render/  pbf with the renderer too (`pbf bench --render`, `pbf view
@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
-common=(-DCMAKE_BUILD_TYPE=Release -DPBF_CUDA=ON -DPBF_MESH=OFF -DPBF_MPI=OFF)
+common=(-DCMAKE_BUILD_TYPE=Release -DPBF_CUDA=ON -DPBF_MESH=OFF -DPBF_MPI=OFF -DPBF_VDB=OFF)
 
 cmake -S . -B build-gpu "${common[@]}" -DPBF_RENDER=OFF >/dev/null
 cmake --build build-gpu -j"$jobs" --target pbf_cli test_cuda test_cuda_api test_surface_gpu

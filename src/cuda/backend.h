@@ -79,6 +79,10 @@ void pbf_cuda_device_arrays(const pbf_cuda *c, int *device, const float **x, con
  * walls, and the watchdog's speed limit. Copied to the device once per step. */
 typedef struct pbf_cuda_substep {
     pbf_params params;
+    /* params with s_corr off (scorr_scale 0), for the Δp passes after scorr_iterations: the
+     * backend fills it from params. The passes read both through a reference: a copy of the
+     * struct in a kernel goes to local memory, as the phase arrays are indexed at run time. */
+    pbf_params params_no_scorr;
     float watchdog_speed2; /* (10 · max(cfl, 0.5) · h / dt)²: see solver.c, watchdog() */
     pbf_tool_params tool; /* the tool at the end of this substep (tool.c); active 0: none */
     /* Force probes (probes.c, pbf__probes_reach): each patch's plane at this substep's walls,

@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(BLOCK)
              const uint8_t *__restrict__ phase, Acc *parts) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     Acc acc = acc_identity();
-    const pbf_params P = S->params;
+    const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
     pbf_lambda_lanes L = {};
     pbf_v3 xi = v3(0.0f, 0.0f, 0.0f);
     if (i < n) {
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(BLOCK)
                float *__restrict__ shift) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const pbf_params P = S->params;
+    const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
     pbf_v3 dv = v3_add(v3(0.0f, 0.0f, 0.0f), pbf_adhesion_dv(v3_load(p, i), &P, c_solids));
     v3_store(shift, i, v3_scale(dv, P.dt));
 }
@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(BLOCK)
     k_normal(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
              const float *__restrict__ density, float *__restrict__ normal) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
-    const pbf_params P = S->params;
+    const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
     pbf_normal_lanes L = {};
     if (i < n) {
         const pbf_v3 xi = v3_load(p, i);
@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(BLOCK)
               const float *__restrict__ density, const float *__restrict__ normal,
               float *__restrict__ shift) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
-    const pbf_params P = S->params;
+    const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
     pbf_tension_lanes L = {};
     pbf_v3 xi = v3(0.0f, 0.0f, 0.0f);
     if (i < n) {
@@ -134,8 +134,8 @@ __global__ void __launch_bounds__(BLOCK)
             float *__restrict__ tool_dx, ErrFinish fin) {
     if (finish_error(fin)) return; /* the λ pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
-    pbf_params P = S->params;
-    if (!scorr) P.scorr_scale = 0.0f; /* s_corr in the first scorr_iterations passes only */
+    /* s_corr in the first scorr_iterations passes only */
+    const pbf_params &P = scorr ? S->params : S->params_no_scorr;
     pbf_delta_lanes L = {};
     pbf_v3 xi = v3(0.0f, 0.0f, 0.0f);
     float li = 0.0f;

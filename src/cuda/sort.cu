@@ -12,7 +12,7 @@ __global__ void __launch_bounds__(BLOCK)
               float *__restrict__ v, const uint8_t *__restrict__ phase) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const pbf_params P = S->params;
+    const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
     /* several fluids (phase != NULL): the fluid's gravity scale */
     pbf_v3 vi = phase ? pbf_predict_velocity_phase(v3_load(v, i), P.phase_gravity[phase[i]], &P)
                       : pbf_predict_velocity(v3_load(v, i), &P);

@@ -146,6 +146,10 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf
 
     /* inputs: the substeps' constants and the solids */
     memcpy(c->h_sub, in->sub, (size_t)in->substeps * sizeof(pbf_cuda_substep));
+    for (int k = 0; k < in->substeps; ++k) {
+        c->h_sub[k].params_no_scorr = c->h_sub[k].params;
+        c->h_sub[k].params_no_scorr.scorr_scale = 0.0f;
+    }
     int solids = in->sub[0].params.solid_count;
     if (solids < 0) solids = 0;
     if (solids > PBF_MAX_SOLIDS) solids = PBF_MAX_SOLIDS;

@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(BLOCK)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     ToolAcc acc = tool_identity();
     if (i < n) {
-        const pbf_params P = S->params;
+        const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
         const pbf_tool_params *T = &S->tool;
         pbf_v3 xi = v3_load(p, i);
         float rho = density[i];
@@ -60,8 +60,8 @@ __global__ void __launch_bounds__(BLOCK)
                  int *__restrict__ carry_pass) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    pbf_params P = S->params;
-    if (!scorr) P.scorr_scale = 0.0f;
+    /* s_corr in the first scorr_iterations passes only */
+    const pbf_params &P = scorr ? S->params : S->params_no_scorr;
     const pbf_v3 xi = v3_load(x_old, i);
     if (!(xi.x >= S->probe_lo[0] && xi.x <= S->probe_hi[0] && xi.y >= S->probe_lo[1] &&
           xi.y <= S->probe_hi[1] && xi.z >= S->probe_lo[2] && xi.z <= S->probe_hi[2])) {

@@ -13,7 +13,7 @@ __global__ void __launch_bounds__(BLOCK)
                const float *__restrict__ p, float *__restrict__ v) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const pbf_params P = S->params;
+    const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
     v3_store(v, i, pbf_velocity_update(v3_load(x, i), v3_load(p, i), &P));
 }
 
@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(BLOCK)
            const uint8_t *__restrict__ phase, Acc *parts) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     Acc acc = acc_identity();
-    const pbf_params P = S->params;
+    const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
     pbf_vort_lanes L = {};
     pbf_v3 xi = v3(0.0f, 0.0f, 0.0f);
     if (i < n) {
@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(BLOCK)
            const float *__restrict__ omega_len, ErrFinish fin) {
     if (finish_error(fin)) return; /* the vorticity pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
-    const pbf_params P = S->params;
+    const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
     pbf_conf_lanes L = {};
     if (i < n && P.vorticity > 0.0f) {
         const pbf_v3 xi = v3_load(p, i);
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(BLOCK)
            float *__restrict__ v) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const pbf_params P = S->params;
+    const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
     v3_store(v, i, pbf_surface_drag(v3_load(v, i), density[i], &P));
 }
 

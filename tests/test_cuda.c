@@ -183,6 +183,46 @@ static double max_relative_difference(const pbf_world *cpu, const pbf_world *gpu
     return worst;
 }
 
+/* Pairs of the CPU world's particles whose distance lies within delta of the kernel radius h:
+ * the pairs that positions differing by up to delta/2 each may count as neighbours on one
+ * backend and not on the other. */
+static long pairs_near_cutoff(const pbf_world *cpu, double delta) {
+    int n = pbf_world_particle_count(cpu);
+    float *x = malloc(3 * (size_t)n * sizeof *x);
+    if (!x) return -1;
+    pbf_world_get_positions(cpu, x);
+    const double h = pbf_world_kernel_radius(cpu), lo = (h - delta) * (h - delta),
+                 hi = (h + delta) * (h + delta);
+    long count = 0;
+    for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j) {
+            double dx = x[3 * i] - x[3 * j], dy = x[3 * i + 1] - x[3 * j + 1],
+                   dz = x[3 * i + 2] - x[3 * j + 2], r2 = dx * dx + dy * dy + dz * dz;
+            count += r2 >= lo && r2 <= hi;
+        }
+    free(x);
+    return count;
+}
+
+/* Largest |x_gpu − x_cpu| over the particles (by id), m. */
+static double max_absolute_difference(const pbf_world *cpu, const pbf_world *gpu) {
+    int n = pbf_world_particle_count(cpu);
+    float *a = malloc(3 * (size_t)n * sizeof *a), *b = malloc(3 * (size_t)n * sizeof *b);
+    double worst = INFINITY;
+    if (a && b && pbf_world_particle_count(gpu) == n) {
+        pbf_world_get_positions(cpu, a);
+        pbf_world_get_positions(gpu, b);
+        worst = 0.0;
+        for (int k = 0; k < 3 * n; ++k) {
+            double d = fabs((double)a[k] - b[k]);
+            if (!(d <= worst)) worst = d; /* NaN counts */
+        }
+    }
+    free(a);
+    free(b);
+    return worst;
+}
+
 static int one_step(const pbf_scene *scene, pbf_neighbor_mode mode, pbf_cuda_sort sort,
                     float target_error) {
     use_sort(sort);
@@ -207,7 +247,19 @@ static int one_step(const pbf_scene *scene, pbf_neighbor_mode mode, pbf_cuda_sor
      * (0.05 %) is a few hundred ulps of 1.0f, so the tolerance is relative plus two ulps. */
     const double ulps = 2.0 * 1.1920929e-7;
     ENSURE_NEAR(pg.avg_density_error, pc.avg_density_error, 1e-4 * pc.avg_density_error + ulps);
-    ENSURE_NEAR(pg.avg_neighbors, pc.avg_neighbors, 1e-3);
+    /* The neighbour counts: the same up to the float mean's rounding where the positions are
+     * bit-identical; where they differ by rounding (a different order of a sum on the device),
+     * a pair within that difference of h may count on one side only, each such pair twice. */
+    double near_slack = 0.0;
+    if (rel > 0.0) {
+        const double delta = 2.0 * sqrt(3.0) * max_absolute_difference(cpu, gpu);
+        const long near = pairs_near_cutoff(cpu, delta);
+        ENSURE(near >= 0);
+        near_slack = 2.0 * (double)near / pbf_world_particle_count(cpu);
+        printf("    %ld pairs within %.3g m of h: neighbours may differ by %.3g\n", near, delta,
+               near_slack);
+    }
+    ENSURE_NEAR(pg.avg_neighbors, pc.avg_neighbors, 1e-3 + near_slack);
     float ec[256], eg[256];
     int nc = pbf_world_get_iteration_errors(cpu, ec, 256);
     int ng = pbf_world_get_iteration_errors(gpu, eg, 256);
@@ -566,7 +618,6 @@ static pbf_world *probe_world(pbf_backend backend, float target_error, int *coun
  * error control) read what the CPU's read: the floor and back-wall patches within 1e-3 after
  * one step and on average over 12 steps within 2 %; heights within a millimetre. */
 static int probes_match_cpu(void) {
-    setenv("PBF_ALLOW_UNVERIFIED", "1", 1); /* off by default until this test has passed */
     for (int m = 0; m < 2; ++m) {
         const float target = m ? 0.1f : 0.0f; /* 4 iterations; error control with Chebyshev */
         int nc = 0, ng = 0;
@@ -604,7 +655,6 @@ static int probes_match_cpu(void) {
         pbf_world_destroy(cpu);
         pbf_world_destroy(gpu);
     }
-    unsetenv("PBF_ALLOW_UNVERIFIED");
     return 0;
 }
 
@@ -613,7 +663,6 @@ static int probes_match_cpu(void) {
  * under error control. That step is one where the settings act: the CPU's positions differ from
  * a run without them by more than the bound. */
 static int settings_match_cpu(const char *setting, const char *also) {
-    setenv("PBF_ALLOW_UNVERIFIED", "1", 1); /* off by default until this test has passed */
     const char *sets[] = {"fluid.particle_radius=0.0125", setting, also};
     pbf_scene *scene = malloc(sizeof *scene), *plain = malloc(sizeof *plain);
     ENSURE(scene && plain);
@@ -635,7 +684,6 @@ static int settings_match_cpu(const char *setting, const char *also) {
     ENSURE(one_step(scene, PBF_NEIGHBOR_LIST, PBF_CUDA_SORT_COUNTING, 0.05f) == 0);
     free(scene);
     free(plain);
-    unsetenv("PBF_ALLOW_UNVERIFIED");
     return 0;
 }
 
@@ -697,7 +745,6 @@ static int same_phases_after_steps(const pbf_scene *scene) {
 }
 
 static int phases_match_cpu(void) {
-    setenv("PBF_ALLOW_UNVERIFIED", "1", 1); /* off by default until this test has passed */
     const char *sets[] = {"fluid.particle_radius=0.0125"};
     pbf_scene *scene = malloc(sizeof *scene), *plain = malloc(sizeof *plain);
     ENSURE(scene && plain);
@@ -728,7 +775,6 @@ static int phases_match_cpu(void) {
     ENSURE(same_phases_after_steps(plain) == 0);
     free(scene);
     free(plain);
-    unsetenv("PBF_ALLOW_UNVERIFIED");
     return 0;
 }
 

@@ -48,9 +48,9 @@ namespace pbf_cu {
 
 constexpr int BLOCK = 128; /* threads per block of the per-particle kernels */
 constexpr int FINAL = 1024; /* threads of the one block that combines the blocks' partials */
-/* Four threads per particle below this many particles (H200, bench/gpu.sh: 22 % faster steps at
- * 100k, 10 % slower at 1M and 4M than one thread per particle). */
-constexpr int TPP_AUTO_LIMIT = 500000;
+/* The λ pass runs four threads per particle below this many particles, one above (step.cu;
+ * H200, 2026-11-28: λ at 500k 0.68 ms against 0.71, at 1M 1.25 against 1.19). */
+constexpr int TPP_LAMBDA_LIMIT = 700000;
 /* An extra block of the next pass reduces at most this many partials (8 per thread); more go to
  * a kernel of FINAL threads (one block of 128 threads over the 31k partials of 1M particles at
  * four threads per particle made each Δp pass 115 µs longer). */
@@ -291,7 +291,8 @@ inline int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }
 enum { R_X, R_P, R_P_TMP, R_P_PREV, R_V, R_V_TMP, R_COUNT };
 
 struct GraphKey {
-    int n, substeps, iterations, scorr_iterations, mode, sort, timed, tpp, tool, patches;
+    int n, substeps, iterations, scorr_iterations, mode, sort, timed, tpp, tpp_lambda, tool,
+        patches;
     int material; /* the materials' passes (surface tension, adhesion) and k_delta's shift */
     int drag; /* surface drag's pass (k_drag) */
     int phases; /* several fluids: the phases carried through the sort */
@@ -375,7 +376,8 @@ struct pbf_cuda {
     int mark_count;
     int timed; /* events are recorded */
     int tpp_config; /* threads per particle of the neighbour passes: 1, 4, 0 = by count */
-    int tpp; /* ... for the current particle count */
+    int tpp; /* ... for the current particle count (the λ pass: tpp_lambda) */
+    int tpp_lambda;
     const char *stage; /* the stage being enqueued, for error messages */
     ErrFinish pending; /* a λ pass's error for the next Δp pass to reduce (dst NULL: none) */
     double *stage_acc; /* where flushes add the intervals */

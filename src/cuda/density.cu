@@ -185,12 +185,12 @@ cudaError_t launch_error_final(pbf_cuda *c, int nparts, const Acc *parts, int n,
 /* stage_lambda plus average_density_error into d_hist[k] */
 cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int k,
                            int host_checks) {
-    const int n = c->count, nb = blocks_for(n * c->tpp);
+    const int n = c->count, nb = blocks_for(n * c->tpp_lambda);
     const Nb nbs = neighbors(c, in->neighbor_mode);
     float *p = buf(c, R_P);
     const uint8_t *phase = phases_of(c, &in->sub[sub].params); /* several fluids, else NULL */
     c->stage = "density (λ) pass";
-    if (c->tpp == 1)
+    if (c->tpp_lambda == 1)
         k_lambda<1><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda, c->density,
                                                  c->counts, phase, c->parts);
     else

@@ -40,6 +40,7 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.sort = c->sort;
     k.timed = c->timed;
     k.tpp = c->tpp;
+    k.tpp_lambda = c->tpp_lambda;
     k.tool = in->tool_sums != nullptr;
     k.patches = in->patch_count;
     k.material = in->sub[0].params.surface_tension_on * 2 + in->sub[0].params.adhesion_on;
@@ -164,11 +165,14 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf
     }
     if (e != cudaSuccess) return fail(e, "copying the step's parameters", err, err_size);
 
-    /* Below TPP_AUTO_LIMIT particles the GPU is not full with one thread per particle: four
-     * per particle (one per lane) shorten the chains that then set the time. */
-    c->tpp = c->tpp_config == 1 || c->tpp_config == PBF_LANES ? c->tpp_config
-             : n < TPP_AUTO_LIMIT                             ? PBF_LANES
-                                                              : 1;
+    /* By count: four threads per particle (one per lane) in every neighbour pass but λ's at any
+     * size, and in λ's below TPP_LAMBDA_LIMIT particles. Measured on an H200 (docs/cuda.md): the
+     * four shorten the dependent chains of the Δp and vorticity passes at every size (10M
+     * particles: 10.5 ms against 11.0 and 4.6 against 6.7); λ's, with more registers, runs
+     * faster on one thread per particle once the GPU is full (1M: 1.19 ms against 1.25). */
+    const int fixed = c->tpp_config == 1 || c->tpp_config == PBF_LANES;
+    c->tpp = fixed ? c->tpp_config : PBF_LANES;
+    c->tpp_lambda = fixed ? c->tpp_config : n < TPP_LAMBDA_LIMIT ? PBF_LANES : 1;
     double stage[PBF_STAGE_COUNT];
     memset(stage, 0, sizeof stage);
     c->stage_acc = stage;

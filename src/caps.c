@@ -19,7 +19,8 @@
 /* The reasons a cell is refused; each says what to use instead. */
 #define ON_CPU "it has no device pass yet; run the scene on the CPU (--backend cpu)"
 #define NOT_SPLIT "its state is not exchanged between processes yet; run the scene in one process"
-/* an unverified cell: CUDA code whose parity test (tests/test_cuda.c) has not passed on a GPU */
+/* An unverified cell (U): CUDA code whose parity test (tests/test_cuda.c) has not passed on a
+ * GPU; none now (every U cell passed on an H200, 2026-11-28: bench/gpu.sh's matrix stage). */
 #define NOT_RUN                                                                                    \
     "its device code has not run on a GPU yet (docs/cuda.md); run the scene on the CPU "           \
     "(--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 to try it"
@@ -32,8 +33,8 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                                    {"", "", ""}},
     [PBF_FEATURE_WENDLAND] = {"wendland_kernel",
                               "the Wendland C2 kernel pair (scene key 'fluid.kernel')",
-                              {Y, U, Y},
-                              {"", NOT_RUN, ""}},
+                              {Y, Y, Y},
+                              {"", "", ""}},
     [PBF_FEATURE_TOOL] = {"tool", "the tool (scene key 'tool')", {Y, Y, Y}, {"", "", ""}},
     [PBF_FEATURE_PROBES] = {"probes",
                             "height, front and level probes (scene key 'probes')",
@@ -41,8 +42,8 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                             {"", "", ""}},
     [PBF_FEATURE_FORCE_PROBES] = {"force_probes",
                                   "force probes (scene key 'probes', type \"force\")",
-                                  {Y, U, Y},
-                                  {"", NOT_RUN, ""}},
+                                  {Y, Y, Y},
+                                  {"", "", ""}},
     [PBF_FEATURE_MESHES] = {"meshes",
                             "mesh solids (scene key 'meshes')",
                             {Y, N, Y},
@@ -62,17 +63,17 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                            {"", ON_CPU, ""}},
     [PBF_FEATURE_SURFACE_TENSION] = {"surface_tension",
                                      "surface tension (scene key 'fluid.surface_tension')",
-                                     {Y, U, Y},
-                                     {"", NOT_RUN, ""}},
+                                     {Y, Y, Y},
+                                     {"", "", ""}},
     [PBF_FEATURE_ADHESION] = {"adhesion",
                               "adhesion (scene keys 'domain.adhesion', 'colliders[].adhesion')",
-                              {Y, U, Y},
-                              {"", NOT_RUN, ""}},
+                              {Y, Y, Y},
+                              {"", "", ""}},
     [PBF_FEATURE_FRICTION] = {"wall_friction",
                               "wall friction (scene keys 'domain.friction', "
                               "'colliders[].friction')",
-                              {Y, U, Y},
-                              {"", NOT_RUN, ""}},
+                              {Y, Y, Y},
+                              {"", "", ""}},
     [PBF_FEATURE_VISCOSITY] = {"viscosity",
                                "the implicit viscosity (scene keys 'fluid.viscosity', "
                                "'domain.no_slip')",
@@ -80,12 +81,12 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                                {"", ON_CPU, ""}},
     [PBF_FEATURE_SURFACE_DRAG] = {"surface_drag",
                                   "surface drag (scene key 'fluid.surface_drag')",
-                                  {Y, U, Y},
-                                  {"", NOT_RUN, ""}},
+                                  {Y, Y, Y},
+                                  {"", "", ""}},
     [PBF_FEATURE_PHASES] = {"several_fluids",
                             "several fluids (scene key 'materials')",
-                            {Y, U, Y},
-                            {"", NOT_RUN, ""}},
+                            {Y, Y, Y},
+                            {"", "", ""}},
     [PBF_FEATURE_DIFFUSE] = {"diffuse",
                              "diffuse particles: spray, foam and bubbles (scene key 'diffuse')",
                              {Y, N, N},
@@ -116,8 +117,7 @@ const char *pbf_support_name(pbf_support s) {
 
 static int unverified_allowed(void) {
     const char *a = getenv("PBF_ALLOW_UNVERIFIED");
-    const char *legacy = getenv("PBF_CUDA_FORCE_PROBES"); /* the force probes' older switch */
-    return (a != NULL && strcmp(a, "1") == 0) || (legacy != NULL && strcmp(legacy, "1") == 0);
+    return a != NULL && strcmp(a, "1") == 0;
 }
 
 pbf_status pbf_feature_check(pbf_feature f, pbf_column c, char *err, size_t err_size) {

@@ -11,6 +11,7 @@
 #include "../bench/flows_setup.h"
 #include "kernels.h"
 #include "pbf/checkpoint.h"
+#include "pbf/features.h"
 #include "pbf/pbf.h"
 #include "pbf/scene.h"
 #include "test.h"
@@ -90,19 +91,13 @@ static pbf_world_def consistent_def(int threads, int substeps, float target) {
     return d;
 }
 
-/* The CUDA backend refuses the pair unless unverified cells are allowed (its device passes have
- * not run on a GPU; tests/test_cuda.c, wendland_matches_cpu), with a message naming it; every
- * feature runs with it on the CPU (tests/test_features.c, test_wendland_features.c), so a scene
- * with the pair and surface tension loads; a misspelt pair is refused naming the key. */
-static int scene_keys_and_cuda_refusal(void) {
+/* The table lets the pair run on the CUDA backend (its parity test, tests/test_cuda.c's
+ * wendland_matches_cpu, passed on an H200); every feature runs with it on the CPU
+ * (tests/test_features.c, test_wendland_features.c), so a scene with the pair and surface
+ * tension loads; a misspelt pair is refused naming the key. */
+static int scene_keys(void) {
     char err[PBF_ERROR_SIZE];
-    pbf_world *w = NULL;
-    pbf_world_def d = pbf_default_world_def();
-    d.kernel = PBF_KERNEL_WENDLAND;
-    d.backend = PBF_BACKEND_CUDA; /* refused from the table before any device is looked for */
-    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_UNSUPPORTED);
-    printf("  %s\n", err);
-    ENSURE(strstr(err, "CUDA backend") != NULL && strstr(err, "Wendland") != NULL);
+    ENSURE(pbf_feature_check(PBF_FEATURE_WENDLAND, PBF_COLUMN_CUDA, err, sizeof err) == PBF_OK);
     pbf_scene sc;
     const char *json = "{\"fluid\": {\"kernel\": \"wendland\", \"surface_tension\": 0.07}}";
     ENSURE(pbf_scene_parse(json, "k.json", NULL, 0, &sc, err, sizeof err) == PBF_OK);
@@ -283,7 +278,7 @@ static int joined_vessels_level(void) {
 
 TEST_MAIN_BEGIN
 RUN_TEST(wall_sums_match_lattice);
-RUN_TEST(scene_keys_and_cuda_refusal);
+RUN_TEST(scene_keys);
 RUN_TEST(checkpoint_resumes_bit_identical);
 RUN_TEST(tank_stays_at_rest);
 RUN_TEST(standing_wave_meets_the_bar);

@@ -28,7 +28,8 @@
 #   table      one markdown table (ready for docs/performance.md) with the device name, and
 #              the bars of an H100: 10k particles <= 0.25 ms per step, 1M <= 5 ms
 #
-# Usage: bash bench/gpu.sh [OUT_DIR]        (default out/gpu; logs, CSV files, table.md)
+# Usage: bash bench/gpu.sh [OUT_DIR]        (default out/gpu; logs, CSV files, table.md; all of it
+#                                            also in OUT_DIR.tgz)
 # Environment: STAGES (default "build test matrix bench tool render validate profile sanitize"),
 #              SMALL (default 10000, timed over STEPS_SMALL = 100 steps), PARTICLES
 #              (100000,1000000,4000000) and LARGE (10000000, run apart) over STEPS (10),
@@ -351,4 +352,7 @@ fi
 
 echo "== summary (device: $device)"
 printf '  %s\n' "${summary[@]}"
+# everything in one archive beside the folder, for a machine that sends back only a few files
+tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")" 2>/dev/null &&
+    echo "  (all of $out in $out.tgz)"
 exit $failed

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The table of docs/physics.md "Within the default step's cost": the standing wave (5 periods)
-# and the tank at rest (flat surface, 2 periods) at r = 5 mm for each way of spending about the
-# default's work (substeps x passes, relaxation, kernel pair, clearance). Prints one line per row:
+# The table of docs/notes/physics_log.md "Within the default step's cost" (its conclusions:
+# docs/physics.md, the same section): the standing wave (5 periods) and the tank at rest (flat
+# surface, 2 periods) at r = 5 mm for each way of spending about the default's work (substeps x
+# passes, relaxation, kernel pair, clearance). Prints one line per row:
 # kept per half swing (fit), period against theory, the resting tank's mean v²/2 and how many of
 # its particles move faster than 5 cm/s, and the wave run's CPU seconds (user). Full outputs go to
 # OUT/<name>_{wave,rest}.txt.

@@ -276,7 +276,8 @@ typedef struct pbf_world_def {
      * whose density solve alone would let the walls' layer squeeze in. With a solve converged
      * to the constraint, the walls' ghost density holds the fluid off them, and a clearance of 1
      * holds the first layer against a rigid, perfectly inelastic stop: measured, it takes half
-     * of a standing wave's energy loss (docs/physics.md, "The walls' collision projection").
+     * of a standing wave's energy loss (docs/notes/physics_log.md, "The walls' collision
+     * projection").
      * Range (0, 1]. Colliders, mesh solids and the tool keep their distance r. */
     float wall_clearance;
     /* Several fluids (docs/physics.md, "Several fluids"): phase_count of them in phases, [0,

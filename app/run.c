@@ -250,7 +250,7 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                 if (st != PBF_OK) {
                     if (!o->quiet) progress_end(&bar);
                     /* split over MPI ranks a full capacity is every rank's verdict, with the
-                     * same message (src/emitter.c): rank 0 alone says it */
+                     * same message (src/modules/emitter.c): rank 0 alone says it */
                     if (st == PBF_ERR_CAPACITY && !rank0)
                         rc = CLI_EXIT_ERROR;
                     else

@@ -1,5 +1,5 @@
 /* The cost of one round of the halo's messages on this machine (docs/scaling.md): two ranks
- * swap a buffer with MPI_Sendrecv, as src/mpi/halo.c does, `reps` times.
+ * swap a buffer with MPI_Sendrecv, as src/comm/mpi/halo.c does, `reps` times.
  *
  *   mpirun -np 2 build/bench/pbf_mpi_pingpong [BYTES [REPS]]
  *

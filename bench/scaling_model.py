@@ -11,7 +11,7 @@ usage: bench/scaling_model.py [--particles 1e8,1e9] [--nodes 1,8,64,512] [--core
 import argparse
 import math
 
-# Bytes per ghost and exchanges per substep with each neighbour (src/mpi/halo.c, docs/mpi.md):
+# Bytes per ghost and exchanges per substep with each neighbour (src/comm/mpi/halo.c, docs/mpi.md):
 # building the halo and migrating send x, p, v and id (40 bytes); each λ pass λ and density (8),
 # each Δp pass p (12), the vorticity pass |ω| (4).
 GHOST_BUILD_BYTES = 40

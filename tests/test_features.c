@@ -1,4 +1,4 @@
-/* The table of what runs where (include/pbf/features.h, src/caps.c), cell by cell.
+/* The table of what runs where (include/pbf/features.h, src/core/caps.c), cell by cell.
  *
  * Every feature has a small world that uses it. For each row:
  *   - CPU (every cell yes): the world runs three steps, stays finite, and pbf_world_features
@@ -10,7 +10,7 @@
  *     this runs without a GPU). A `yes` cell needs a GPU: tests/test_cuda.c compares it with
  *     the CPU there.
  *   - MPI: a `no` cell is refused with the table's exact message for the world's features, as
- *     the split (src/mpi/split.c) asks; the `yes` cells run split in tests/cli/test_mpi.sh.
+ *     the split (src/comm/mpi/split.c) asks; the `yes` cells run split in tests/cli/test_mpi.sh.
  * And `pbf features`' cells are the table's (tests/cli/test_features.sh). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv */
 #include "caps.h"

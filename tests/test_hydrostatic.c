@@ -1,5 +1,6 @@
 /* The hydrostatic check (docs/validation.md): a resting column in a closed tank.
- *  - The floor force probe (constraint reaction, src/probes.c) carries the fluid's weight within
+ *  - The floor force probe (constraint reaction, src/modules/probes.c) carries the fluid's weight
+ * within
  *    2 %, and a patch in the middle of the floor reads ρ0 g H.
  *  - The side wall carries the hydrostatic load ½ ρ0 g H² per unit width.
  *  - The height probes find the free surface where the mass at rest density puts it (the

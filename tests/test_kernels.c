@@ -171,7 +171,8 @@ static int collider_distances(void) {
     return 0;
 }
 
-/* The CPU's vector list passes (src/cpu_passes.h) against a plain scalar loop over the lane
+/* The CPU's vector list passes (src/backend/cpu/cpu_passes.h) against a plain scalar loop over the
+ * lane
  * functions, entry k to lane k mod 4: bit for bit, for lists of every length from 0 to past two
  * chunks. The CUDA kernels sum in that scalar form, so this is what makes the two backends
  * agree (docs/cuda.md). Pairs beyond h are in the lists, as in a real solve. */

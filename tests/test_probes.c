@@ -383,7 +383,7 @@ static int force_patches(float target_error) {
 static int force_patches_tile_and_work_on_boxes(void) { return force_patches(0.0f); }
 
 /* The same with the error-controlled, Chebyshev-accelerated solve: the extrapolated passes are
- * attributed through the same formula (src/probes.c), and the weight is still carried. */
+ * attributed through the same formula (src/modules/probes.c), and the weight is still carried. */
 static int force_patches_with_chebyshev(void) { return force_patches(0.1f); }
 
 /* A small dam break against a far wall: the readings of every probe are bit-identical for 1

@@ -18,7 +18,7 @@
 #define PBF_API
 #endif
 
-/* Host/device qualifier for the one copy of the per-particle math (src/kernels.h):
+/* Host/device qualifier for the one copy of the per-particle math (src/math/kernels.h):
  * empty in C, __host__ __device__ under nvcc. */
 #ifdef __CUDACC__
 #define PBF_HD __host__ __device__

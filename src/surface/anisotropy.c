@@ -3,7 +3,7 @@
  * weighted mean gives its smoothed centre. Used by the mesher (field.c) and by the renderer's
  * ellipsoid splats through pbf_surface_anisotropy. The per-particle math is in
  * anisotropy_math.h, shared with the CUDA kernels of pbf_surface_gpu_anisotropy
- * (src/cuda/anisotropy.cu); this file holds the CPU's loops around it.
+ * (src/backend/cuda/anisotropy.cu); this file holds the CPU's loops around it.
  *
  * For particle i with neighbours j within R (the anisotropy radius), weights
  * w_ij = 1 − (|x_j − x_i| / R)³ (i itself included with weight 1):

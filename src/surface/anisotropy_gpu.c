@@ -3,7 +3,7 @@
  * The host's part: check the def and the arguments as pbf_surface_anisotropy does, ask the
  * device for the bounding box (and the first non-finite position), derive the grid and the
  * parameters with the CPU's own code (surface_anisotropy_setup), and run the device passes
- * (src/cuda/anisotropy.cu, through its C ABI src/cuda/anisotropy.h).
+ * (src/backend/cuda/anisotropy.cu, through its C ABI src/backend/cuda/anisotropy.h).
  *
  * This file is in the core library in every build. Without the CUDA backend (PBF_HAVE_CUDA
  * undefined: no nvcc, the sanitizer and fuzzer builds) the functions still link and say so. */

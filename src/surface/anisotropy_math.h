@@ -1,8 +1,9 @@
 /* The per-particle math of the anisotropy (Yu & Turk 2013; the method is at the top of
  * anisotropy.c): the ONE copy, called by the OpenMP loops of src/surface/anisotropy.c and by the
- * CUDA kernels of src/cuda/anisotropy.cu (pbf_surface_gpu_anisotropy). Only the loops differ.
+ * CUDA kernels of src/backend/cuda/anisotropy.cu (pbf_surface_gpu_anisotropy). Only the loops
+ * differ.
  *
- * Every function is PBF_HD static inline (after src/kernels.h): plain C here, __host__
+ * Every function is PBF_HD static inline (after src/math/kernels.h): plain C here, __host__
  * __device__ under nvcc. Both sides build without fused multiply-add (-ffp-contract=off,
  * --fmad=false), and sqrtf, sqrt and division round correctly on both, so a neighbour's weight
  * and each term of the sums are the same bits on the CPU and the GPU; what may differ is the

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "pbf/base.h" /* PBF_HD: the key and search functions below also run in CUDA kernels
-                       * (src/cuda/anisotropy.cu) */
+                       * (src/backend/cuda/anisotropy.cu) */
 
 typedef struct cell_index {
     int bits[3]; /* bits of each coordinate in a key */

@@ -1,5 +1,5 @@
 /* The per-particle math of Position Based Fluids (Macklin & Müller 2013): the ONE copy, called by
- * the CPU loops (solver.c) and the CUDA kernels (src/cuda/) alike. Only the loops differ.
+ * the CPU loops (solver.c) and the CUDA kernels (src/backend/cuda/) alike. Only the loops differ.
  *
  * Every function is PBF_HD static inline and pure: it reads its arguments and returns a value.
  * A neighbour pass adds each neighbour j of particle i with a *_lane() function into one of four
@@ -22,7 +22,8 @@
 
 /* One pair's kernel values, as pure functions of r² = |p_i − p_j|². They are written with plain
  * selects (a > b ? a : b), no early exit and no intrinsics, so that the CPU's list passes
- * (src/cpu_passes.h) can run them in `#pragma omp simd` loops, where each select becomes a
+ * (src/backend/cpu/cpu_passes.h) can run them in `#pragma omp simd` loops, where each select
+ * becomes a
  * vector blend and four pairs go through one instruction; the scalar accumulators below and
  * the CUDA kernels call the same functions. A pair at or beyond h gets exactly zero. */
 PBF_KERNEL_INLINE float pbf_pos(float a) { return a > 0.0f ? a : 0.0f; }
@@ -141,7 +142,7 @@ PBF_KERNEL_INLINE float pbf_scorr_weight(float rho, const pbf_params *p) {
  * surface apart: a block without gravity grew 2.6x in half a second (docs/physics.md, "s_corr").
  * Below y = 1e-3 the term (< 1e-12 k) is set to zero: its powers would be denormal numbers, which
  * cost a hundred cycles each on x86. n is p->scorr_n; a loop may pass it as a constant so that
- * pbf_ipow folds to its products (src/cpu_passes.h). */
+ * pbf_ipow folds to its products (src/backend/cpu/cpu_passes.h). */
 PBF_KERNEL_INLINE float pbf_delta_coef(float r2, float lambda_i, float lambda_j, float weight_ij,
                                        int n, const pbf_params *p) {
     float x = pbf_pos(p->h2 - r2) * p->scorr_inv_q;
@@ -232,8 +233,8 @@ PBF_KERNEL_INLINE void pbf_ghost_plane(float z, pbf_v3 n, const pbf_params *p, f
         pbf_ghost_plane_paper(z, n, p, w_sum, grad);
 }
 
-PBF_KERNEL_INLINE void pbf_ghost_line(pbf_v3 rho_vec, float sign, const pbf_params *p,
-                                      float *w_sum, pbf_v3 *grad) {
+PBF_KERNEL_INLINE void pbf_ghost_line(pbf_v3 rho_vec, float sign, const pbf_params *p, float *w_sum,
+                                      pbf_v3 *grad) {
     if (p->kernel)
         pbf_ghost_line_wendland(rho_vec, sign, p, w_sum, grad);
     else
@@ -243,12 +244,15 @@ PBF_KERNEL_INLINE void pbf_ghost_line(pbf_v3 rho_vec, float sign, const pbf_para
 /* Ghost layers of one surface at particle distance d (>= 0): z = d + r, d + 3r, ... < h. */
 PBF_KERNEL_INLINE void pbf_ghost_surface(float d, pbf_v3 n, const pbf_params *p, float *w_sum,
                                          pbf_v3 *grad) {
-    for (float z = d + p->radius; z < p->h; z += 2.0f * p->radius) pbf_ghost_plane(z, n, p, w_sum, grad);
+    for (float z = d + p->radius; z < p->h; z += 2.0f * p->radius)
+        pbf_ghost_plane(z, n, p, w_sum, grad);
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Mesh solids (src/geometry/, docs/physics.md "Mesh solids"). A triangle mesh becomes a field on
- * a regular grid in the solid's own frame, baked once (src/geometry/bake.c): per node the signed
+ * Mesh solids (src/modules/geometry/, docs/physics.md "Mesh solids"). A triangle mesh becomes a
+ * field on
+ * a regular grid in the solid's own frame, baked once (src/modules/geometry/bake.c): per node the
+ * signed
  * distance φ (positive in the fluid) and what the tangent plane misses of the boundary's density
  * and ∇C. The boundary is the walls' ghost layers, generalised to any shape: sheets of ghosts
  * parallel to the surface at depths r, 3r, 5r, ... (the level sets φ = −r, −3r, ...), areal
@@ -263,28 +267,28 @@ PBF_KERNEL_INLINE void pbf_ghost_surface(float d, pbf_v3 n, const pbf_params *p,
 #define PBF_FIELD_STRIDE 5 /* floats per node: φ, Δw, Δg (x, y, z) */
 
 typedef struct pbf_field {
-    pbf_v3 origin;     /* local coordinates of node (0, 0, 0), m */
-    float cell;        /* node spacing, m */
+    pbf_v3 origin; /* local coordinates of node (0, 0, 0), m */
+    float cell; /* node spacing, m */
     float inv_cell;
-    int nx, ny, nz;    /* nodes per axis, each at least 2 */
-    float outside;     /* sign of φ beyond the grid: +1 an obstacle (fluid), −1 a container */
+    int nx, ny, nz; /* nodes per axis, each at least 2 */
+    float outside; /* sign of φ beyond the grid: +1 an obstacle (fluid), −1 a container */
     const float *node; /* nx·ny·nz records of PBF_FIELD_STRIDE floats, x fastest */
 } pbf_field;
 
 typedef struct pbf_field_sample {
-    float phi;   /* signed distance to the surface, m, positive in the fluid */
+    float phi; /* signed distance to the surface, m, positive in the fluid */
     pbf_v3 grad; /* ∇φ in the local frame, not normalised */
-    float dw;    /* density residual (×m: kg/m³), 1/m³ */
-    pbf_v3 dg;   /* ∇C residual (×V), 1/m⁴, local frame */
+    float dw; /* density residual (×m: kg/m³), 1/m³ */
+    pbf_v3 dg; /* ∇C residual (×V), 1/m⁴, local frame */
 } pbf_field_sample;
 
 /* The cell of local x and the weights in it; beyond the grid box the nearest point of the box,
  * with the distance to it in *beyond (0 inside). */
 typedef struct pbf_field_cell {
     const float *c000; /* the cell's first node */
-    float t[3];        /* position in the cell, 0..1 per axis */
-    pbf_v3 excess;     /* x minus the nearest point of the box */
-    float beyond;      /* |excess| */
+    float t[3]; /* position in the cell, 0..1 per axis */
+    pbf_v3 excess; /* x minus the nearest point of the box */
+    float beyond; /* |excess| */
 } pbf_field_cell;
 
 PBF_KERNEL_INLINE pbf_field_cell pbf_field_locate(const pbf_field *f, pbf_v3 x) {
@@ -302,7 +306,8 @@ PBF_KERNEL_INLINE pbf_field_cell pbf_field_locate(const pbf_field *f, pbf_v3 x) 
         i[k] = ik;
         c.t[k] = cl - (float)ik;
     }
-    c.c000 = f->node + ((size_t)i[2] * (size_t)n[1] + (size_t)i[1]) * (size_t)n[0] * PBF_FIELD_STRIDE +
+    c.c000 = f->node +
+             ((size_t)i[2] * (size_t)n[1] + (size_t)i[1]) * (size_t)n[0] * PBF_FIELD_STRIDE +
              (size_t)i[0] * PBF_FIELD_STRIDE;
     c.excess = v3(excess[0], excess[1], excess[2]);
     float out2 = v3_dot(c.excess, c.excess);
@@ -541,7 +546,7 @@ PBF_KERNEL_INLINE void pbf_boundary_terms(pbf_v3 x, const pbf_params *p, const p
     xs[0] = x.x, xs[1] = x.y, xs[2] = x.z;
     float dist[6];
     for (int k = 0; k < 3; ++k) {
-        dist[2 * k] = pbf_maxf(xs[k] - lo[k], 0.0f);     /* min wall, normal +axis */
+        dist[2 * k] = pbf_maxf(xs[k] - lo[k], 0.0f); /* min wall, normal +axis */
         dist[2 * k + 1] = pbf_maxf(hi[k] - xs[k], 0.0f); /* max wall, normal −axis */
     }
     const float r = p->radius, s = 2.0f * r;
@@ -569,8 +574,8 @@ PBF_KERNEL_INLINE void pbf_boundary_terms(pbf_v3 x, const pbf_params *p, const p
                 for (float a = dist[wl] + r; a < p->h; a += s)
                     for (float b = dist[wm] + r; a * a + b * b < p->h2; b += s)
                         for (float c = dist[wn] + r; a * a + b * b + c * c < p->h2; c += s) {
-                            pbf_v3 dv = v3_add(v3_add(v3_scale(n, a), v3_scale(n2, b)),
-                                               v3_scale(n3, c));
+                            pbf_v3 dv =
+                                v3_add(v3_add(v3_scale(n, a), v3_scale(n2, b)), v3_scale(n3, c));
                             float r2 = v3_dot(dv, dv);
                             w_sum += pbf_poly6(r2, p);
                             g = v3_add(g, pbf_spiky_grad(dv, sqrtf(r2), p));
@@ -687,10 +692,10 @@ PBF_KERNEL_INLINE pbf_v3 pbf_predict_velocity(pbf_v3 v, const pbf_params *p) {
  *   λ_i = −C_i / (Σ_k |∇_{p_k} C_i|² + ε) */
 
 typedef struct pbf_lambda_acc {
-    float w_sum;       /* Σ_j W_ij, self included */
-    pbf_v3 grad_i;     /* Σ_j ∇W_ij */
-    float grad2_sum;   /* Σ_j |∇W_ij|² */
-    int neighbors;     /* j within h, self excluded */
+    float w_sum; /* Σ_j W_ij, self included */
+    pbf_v3 grad_i; /* Σ_j ∇W_ij */
+    float grad2_sum; /* Σ_j |∇W_ij|² */
+    int neighbors; /* j within h, self excluded */
 } pbf_lambda_acc;
 
 PBF_KERNEL_INLINE pbf_lambda_acc pbf_lambda_begin(const pbf_params *p) {
@@ -830,7 +835,8 @@ PBF_KERNEL_INLINE pbf_v3 pbf_conf_end(const pbf_conf_acc *a, pbf_v3 vi, pbf_v3 d
  * partial sums: entry k of the list (counted from the particle's first entry) goes to lane
  * k mod 4, and the lanes are added as (l0 + l1) + (l2 + l3) at the end (pbf_lanes_sum). The
  * order is part of the method, not left to a compiler: the CPU runs the four lanes as one SSE
- * vector (src/cpu_passes.h), the CUDA kernels as four registers (src/cuda/density.cu, velocity.cu), and both
+ * vector (src/backend/cpu/cpu_passes.h), the CUDA kernels as four registers
+ * (src/backend/cuda/density.cu, velocity.cu), and both
  * get the same bits for any vector width or thread count. A lane without entries stays +0, and
  * a pair beyond h adds only zeros, so a loop may pad a list with such pairs. The 27-cell walk
  * counts the neighbours it finds the same way: the k-th goes to lane k mod 4. */
@@ -971,7 +977,7 @@ PBF_KERNEL_INLINE pbf_conf_acc pbf_conf_lanes_end(const pbf_conf_lanes *L) {
  * with γ in SI numbers; pbf scales it by ρ0/(1000 kg/m³): Akinci's term for water, and the same
  * ratio to the cohesion for other rest densities. γ comes from σ (pbf__init_params) so that a
  * flat surface holds the energy σ per area. The solver adds dt Δv to the positions in its first
- * Δp pass (src/solver.c, stage_material, says why not to the velocities).
+ * Δp pass (src/core/solver.c, stage_material, says why not to the velocities).
  *
  * Adhesion (Akinci 2013's adhesion kernel) between the fluid and the walls and colliders:
  *   A(q) = 0.007/h^3.25 · (−4q²/h + 6q − 2h)^(1/4)  for h/2 < q <= h, else 0
@@ -1071,8 +1077,7 @@ PBF_KERNEL_INLINE pbf_v3 pbf_adhesion_dv(pbf_v3 x, const pbf_params *p, const pb
 
 /* Shortens the slide of x along a surface of unit normal n since the substep started (at x0) by
  * mu · push, stopping it when it is shorter than that. */
-PBF_KERNEL_INLINE pbf_v3 pbf_friction_slide(pbf_v3 x, pbf_v3 x0, pbf_v3 n, float push,
-                                            float mu) {
+PBF_KERNEL_INLINE pbf_v3 pbf_friction_slide(pbf_v3 x, pbf_v3 x0, pbf_v3 n, float push, float mu) {
     pbf_v3 d = v3_sub(x, x0);
     pbf_v3 t = v3_madd(d, n, -v3_dot(d, n));
     float len = v3_len(t), cut = mu * push;
@@ -1129,7 +1134,8 @@ PBF_KERNEL_INLINE pbf_v3 pbf_delta_end_friction(const pbf_delta_acc *a, pbf_v3 x
  * and the backward Euler step v' − dt ν ∇²v' = v is the linear system
  *   A v' = v,   (A u)_i = u_i + dt Σ_j s_ij d dᵀ (u_i − u_j):
  * the identity plus a weighted graph Laplacian of positive semi-definite 3×3 blocks, so A is
- * symmetric positive definite for any ν and dt, and conjugate gradients (src/viscosity.c, with
+ * symmetric positive definite for any ν and dt, and conjugate gradients (src/modules/viscosity.c,
+ * with
  * the 3×3 diagonal blocks as preconditioner) solve it however thick the fluid. XSPH stays as
  * it is; the two add up.
  *
@@ -1145,7 +1151,7 @@ PBF_KERNEL_INLINE pbf_v3 pbf_delta_end_friction(const pbf_delta_acc *a, pbf_v3 x
  * overshoots past rest. */
 
 /* s_ij of a pair at r² (zero at and beyond h): visc_eps = 0.01 h², visc_k = 10 ν V scaled so
- * that the rest lattice gives the exact Laplacian of a shear (src/viscosity.c: 1.54 × with
+ * that the rest lattice gives the exact Laplacian of a shear (src/modules/viscosity.c: 1.54 × with
  * h = 4r). */
 PBF_KERNEL_INLINE float pbf_visc_pair(float r2, const pbf_params *p) {
     float gm, g = pbf_pair_factor_k(r2, p, p->kernel, &gm); /* the world's pair's ∇W */
@@ -1169,8 +1175,7 @@ PBF_KERNEL_INLINE void pbf_visc_lane_s(pbf_visc_lanes *L, int l, float dx, float
 /* The same with s_ij computed from d. */
 PBF_KERNEL_INLINE void pbf_visc_lane(pbf_visc_lanes *L, int l, float dx, float dy, float dz,
                                      float ux, float uy, float uz, const pbf_params *p) {
-    pbf_visc_lane_s(L, l, dx, dy, dz, ux, uy, uz,
-                    pbf_visc_pair(dx * dx + dy * dy + dz * dz, p));
+    pbf_visc_lane_s(L, l, dx, dy, dz, ux, uy, uz, pbf_visc_pair(dx * dx + dy * dy + dz * dz, p));
 }
 
 /* (A u)_i from u_i and the lanes of its product pass. */
@@ -1192,8 +1197,7 @@ typedef struct pbf_sym3 {
 } pbf_sym3;
 
 typedef struct pbf_visc_diag_lanes {
-    float xx[PBF_LANES], yy[PBF_LANES], zz[PBF_LANES], xy[PBF_LANES], xz[PBF_LANES],
-        yz[PBF_LANES];
+    float xx[PBF_LANES], yy[PBF_LANES], zz[PBF_LANES], xy[PBF_LANES], xz[PBF_LANES], yz[PBF_LANES];
 } pbf_visc_diag_lanes;
 
 /* The diagonal block pass: pair d with its s_ij adds s_ij d dᵀ. */
@@ -1341,9 +1345,8 @@ PBF_KERNEL_INLINE float pbf_lambda_lane_phase(pbf_lambda_lanes *L, int l, float 
 }
 
 /* pbf_lambda_finish with particle i's inverse mass weight w_i on its own gradient. */
-PBF_KERNEL_INLINE float pbf_lambda_finish_phase(const pbf_lambda_acc *a, float rho_b,
-                                                pbf_v3 grad_b, float w_i, const pbf_params *p,
-                                                float *density) {
+PBF_KERNEL_INLINE float pbf_lambda_finish_phase(const pbf_lambda_acc *a, float rho_b, pbf_v3 grad_b,
+                                                float w_i, const pbf_params *p, float *density) {
     float rho = p->mass * a->w_sum + rho_b;
     *density = rho;
     float c = rho * p->inv_rest_density - 1.0f;
@@ -1391,7 +1394,8 @@ PBF_KERNEL_INLINE pbf_v3 pbf_vort_end_phase(const pbf_vort_acc *a, pbf_v3 xi, fl
 /* =============================================================================================
  * The tool (docs/tool.md). A rigid sphere of centre c and radius R moving at v_t through
  * the fluid, after seed 004 (Wang, Yu, Liang & Guo 2018, "Real-time interaction simulation with
- * position-based fluid"). Everything the solver does with it per particle is here; src/tool.c
+ * position-based fluid"). Everything the solver does with it per particle is here;
+ * src/modules/tool.c
  * moves the sphere and reduces the per-particle forces in slot order.
  *
  *  - Boundary: the sphere is a solid like the colliders (ghost shells curved with the sphere give
@@ -1492,9 +1496,9 @@ PBF_KERNEL_INLINE void pbf_tool_boundary(pbf_v3 x, const pbf_tool_params *t, con
 }
 
 /* pbf_lambda_end with the tool's boundary terms added. */
-PBF_KERNEL_INLINE float pbf_lambda_end_tool(const pbf_lambda_acc *a, pbf_v3 xi,
-                                            const pbf_params *p, const pbf_solid *solids,
-                                            const pbf_tool_params *t, float *density) {
+PBF_KERNEL_INLINE float pbf_lambda_end_tool(const pbf_lambda_acc *a, pbf_v3 xi, const pbf_params *p,
+                                            const pbf_solid *solids, const pbf_tool_params *t,
+                                            float *density) {
     float rho_b;
     pbf_v3 grad_b;
     pbf_boundary_terms(xi, p, solids, &rho_b, &grad_b);
@@ -1515,8 +1519,7 @@ PBF_KERNEL_INLINE float pbf_lambda_end_tool_phase(const pbf_lambda_acc *a, pbf_v
 
 /* Projects x out of the sphere to |x − c| = R + r, then back into the domain box (wall_clear
  * from each wall). A particle at the very centre leaves upwards. */
-PBF_KERNEL_INLINE pbf_v3 pbf_tool_project(pbf_v3 x, const pbf_tool_params *t,
-                                          const pbf_params *p) {
+PBF_KERNEL_INLINE pbf_v3 pbf_tool_project(pbf_v3 x, const pbf_tool_params *t, const pbf_params *p) {
     pbf_v3 d = v3_sub(x, t->center);
     float reach = t->radius + p->radius;
     float len2 = v3_dot(d, d);
@@ -1598,8 +1601,7 @@ PBF_KERNEL_INLINE float pbf_trapped_air_term(pbf_v3 xij, float r, pbf_v3 vij, fl
 
 /* One neighbour's share of the wave-crest curvature: (1 − n̂_i · n̂_j) W̃ when j lies behind
  * i's surface normal (x_j − x_i) · n̂_i < 0 (a convex surface), else 0. xji = x_j − x_i. */
-PBF_KERNEL_INLINE float pbf_wave_crest_term(pbf_v3 ni, pbf_v3 nj, pbf_v3 xji, float r,
-                                            float h) {
+PBF_KERNEL_INLINE float pbf_wave_crest_term(pbf_v3 ni, pbf_v3 nj, pbf_v3 xji, float r, float h) {
     if (v3_dot(xji, ni) >= 0.0f) return 0.0f;
     return (1.0f - v3_dot(ni, nj)) * pbf_diffuse_weight(r, h);
 }

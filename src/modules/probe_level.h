@@ -1,4 +1,5 @@
-/* The level probe (src/probe_level.c): the water level at a point from the interpolated fluid
+/* The level probe (src/modules/probe_level.c): the water level at a point from the interpolated
+ * fluid
  * fraction. probes.c reads it for pbf_world_sample_probes. */
 #ifndef PBF_PROBE_LEVEL_H
 #define PBF_PROBE_LEVEL_H

@@ -1,5 +1,6 @@
 /* The world's hooks into the CUDA backend (docs/cuda.md), for world.c, solver.c,
- * stats.c and io/checkpoint.c. Implemented in src/cuda/world_cuda.c when the backend is built
+ * stats.c and io/checkpoint.c. Implemented in src/backend/cuda/world_cuda.c when the backend is
+ * built
  * (PBF_HAVE_CUDA); otherwise the stubs below, and a CUDA world is never created.
  *
  * A CUDA world keeps its particle arrays in host memory too: the host copy is a cache, filled

@@ -1,4 +1,5 @@
-/* The state of a world split over MPI processes (src/mpi/, include/pbf/mpi.h): this rank's slab,
+/* The state of a world split over MPI processes (src/comm/mpi/, include/pbf/mpi.h): this rank's
+ * slab,
  * its neighbours, and the halo's send and receive lists. Made by split.c, used by halo.c; the
  * balancer (balance.c) moves the cuts. */
 #ifndef PBF_MPI_HALO_H

@@ -16,13 +16,13 @@
 /* ---------------------------------------------------------------------------------------------
  * Validation: every message names the field and its range. */
 
-#define CHECK_RANGE(cond, field, range, value)                                                  \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            pbf__format(err, err_size, "world def: %s must be %s, got %g", field, range,       \
-                        (double)(value));                                                       \
-            return PBF_ERR_INVALID_ARG;                                                         \
-        }                                                                                       \
+#define CHECK_RANGE(cond, field, range, value)                                                     \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            pbf__format(err, err_size, "world def: %s must be %s, got %g", field, range,           \
+                        (double)(value));                                                          \
+            return PBF_ERR_INVALID_ARG;                                                            \
+        }                                                                                          \
     } while (0)
 
 static int finite3(pbf_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
@@ -56,8 +56,8 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                 pbf__format(err, err_size,
                             "world def: wall_motion[%c_%s] needs amplitude >= 0, period > 0 and a "
                             "finite phase (got %g, %g, %g)",
-                            axis[k], side ? "max" : "min", (double)m->amplitude,
-                            (double)m->period, (double)m->phase);
+                            axis[k], side ? "max" : "min", (double)m->amplitude, (double)m->period,
+                            (double)m->phase);
                 return PBF_ERR_INVALID_ARG;
             }
         }
@@ -95,10 +95,10 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
     }
     CHECK_RANGE(s->scorr_deficit >= 0.0f && s->scorr_deficit <= 1.0f, "solver.scorr_deficit",
                 "in [0, 1]", s->scorr_deficit);
-    CHECK_RANGE(s->scorr_iterations >= 0 && s->scorr_iterations <= 1000,
-                "solver.scorr_iterations", "in [0, 1000]", s->scorr_iterations);
-    CHECK_RANGE(s->vorticity >= 0.0f && s->vorticity <= 10.0f, "solver.vorticity",
-                "in [0, 10] m/s", s->vorticity);
+    CHECK_RANGE(s->scorr_iterations >= 0 && s->scorr_iterations <= 1000, "solver.scorr_iterations",
+                "in [0, 1000]", s->scorr_iterations);
+    CHECK_RANGE(s->vorticity >= 0.0f && s->vorticity <= 10.0f, "solver.vorticity", "in [0, 10] m/s",
+                s->vorticity);
     CHECK_RANGE(s->xsph >= 0.0f && s->xsph <= 1.0f, "solver.xsph", "in [0, 1]", s->xsph);
     CHECK_RANGE(s->cfl >= 0.0f && s->cfl <= 10.0f, "solver.cfl", "in [0, 10]", s->cfl);
     CHECK_RANGE(s->target_error >= 0.0f && s->target_error <= 100.0f, "solver.target_error",
@@ -107,12 +107,11 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                 "in [1, 10000]", s->max_iterations);
     CHECK_RANGE(s->min_iterations >= 0 && s->min_iterations <= s->max_iterations,
                 "solver.min_iterations", "in [0, solver.max_iterations]", s->min_iterations);
-    CHECK_RANGE(s->chebyshev == 0 || s->chebyshev == 1, "solver.chebyshev", "0 or 1",
-                s->chebyshev);
+    CHECK_RANGE(s->chebyshev == 0 || s->chebyshev == 1, "solver.chebyshev", "0 or 1", s->chebyshev);
     CHECK_RANGE(s->chebyshev_rho >= 0.0f && s->chebyshev_rho < 1.0f, "solver.chebyshev_rho",
                 "in [0, 1)", s->chebyshev_rho);
-    CHECK_RANGE(s->chebyshev_gamma > 0.0f && s->chebyshev_gamma <= 1.0f,
-                "solver.chebyshev_gamma", "in (0, 1]", s->chebyshev_gamma);
+    CHECK_RANGE(s->chebyshev_gamma > 0.0f && s->chebyshev_gamma <= 1.0f, "solver.chebyshev_gamma",
+                "in (0, 1]", s->chebyshev_gamma);
     CHECK_RANGE(s->chebyshev_delay >= 0 && s->chebyshev_delay <= 100, "solver.chebyshev_delay",
                 "in [0, 100]", s->chebyshev_delay);
     CHECK_RANGE(d->neighbor_mode == PBF_NEIGHBOR_LIST || d->neighbor_mode == PBF_NEIGHBOR_CELLS,
@@ -122,10 +121,8 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                 "material.surface_tension", "in [0, 10] N/m", d->material.surface_tension);
     CHECK_RANGE(d->material.viscosity >= 0.0f && d->material.viscosity <= 100.0f,
                 "material.viscosity", "in [0, 100] m^2/s", d->material.viscosity);
-    CHECK_RANGE(d->material.viscosity_iterations >= 1 &&
-                    d->material.viscosity_iterations <= 10000,
-                "material.viscosity_iterations", "in [1, 10000]",
-                d->material.viscosity_iterations);
+    CHECK_RANGE(d->material.viscosity_iterations >= 1 && d->material.viscosity_iterations <= 10000,
+                "material.viscosity_iterations", "in [1, 10000]", d->material.viscosity_iterations);
     CHECK_RANGE(d->material.viscosity_tolerance > 0.0f && d->material.viscosity_tolerance < 1.0f,
                 "material.viscosity_tolerance", "in (0, 1)", d->material.viscosity_tolerance);
     CHECK_RANGE(d->material.surface_drag >= 0.0f && d->material.surface_drag <= 1000.0f,
@@ -147,8 +144,8 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
     }
     CHECK_RANGE(d->kernel == PBF_KERNEL_PAPER || d->kernel == PBF_KERNEL_WENDLAND, "kernel",
                 "PBF_KERNEL_PAPER or PBF_KERNEL_WENDLAND", d->kernel);
-    CHECK_RANGE(d->phase_count >= 0 && d->phase_count <= PBF_MAX_PHASES, "phase_count",
-                "in [0, 8]", d->phase_count);
+    CHECK_RANGE(d->phase_count >= 0 && d->phase_count <= PBF_MAX_PHASES, "phase_count", "in [0, 8]",
+                d->phase_count);
     float rho_lo = 3.4e38f, rho_hi = 0.0f;
     for (int k = 0; k < d->phase_count; ++k) {
         const pbf_phase_def *ph = &d->phases[k];
@@ -214,7 +211,7 @@ void pbf_world_destroy(pbf_world *w) {
     free_particles(w);
     for (int k = 0; k < pbf__module_count; ++k) /* modules: the features' state */
         if (pbf__modules[k]->free) pbf__modules[k]->free(w);
-    if (w->halo_free) w->halo_free(w); /* a world split over processes (src/mpi/) */
+    if (w->halo_free) w->halo_free(w); /* a world split over processes (src/comm/mpi/) */
     free(w->grid.cell_start);
     free(w->grid.cursor);
     free(w->iteration_error);
@@ -228,8 +225,7 @@ static size_t iteration_history_size(const pbf_solver_def *s) {
     return (size_t)n + 2;
 }
 
-pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err,
-                            size_t err_size) {
+pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err, size_t err_size) {
     if (!out) return PBF_ERR_INVALID_ARG;
     *out = NULL;
     if (!def) {
@@ -265,8 +261,7 @@ pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err
         pbf__format(err, err_size,
                     "world def: the grid of %d x %d x %d = %lld cells of size h = %g m over the "
                     "domain %s; enlarge particle_radius or shrink the domain",
-                    w->grid.nx, w->grid.ny, w->grid.nz, (long long)cells, (double)w->params.h,
-                    why);
+                    w->grid.nx, w->grid.ny, w->grid.nz, (long long)cells, (double)w->params.h, why);
         pbf_world_destroy(w);
         return PBF_ERR_OUT_OF_MEMORY;
     }
@@ -365,8 +360,7 @@ pbf_status pbf_world_add_block(pbf_world *w, const pbf_block_def *b) {
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
                          "block: smaller than one particle spacing (%g m) on some axis", (double)s);
     if (n + w->count > INT32_MAX / 4)
-        return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: %lld particles is too many",
-                         (long long)n);
+        return pbf__fail(w, PBF_ERR_INVALID_ARG, "block: %lld particles is too many", (long long)n);
     pbf_status st = pbf__check_particle_memory(w, w->count + n);
     if (st != PBF_OK) return st;
     pbf__cuda_touch(w); /* cuda: particles are added on the host */
@@ -403,8 +397,7 @@ pbf_status pbf_world_add_particles_phase(pbf_world *w, int count, const float *p
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "add_particles: count < 0 or positions NULL");
     for (int i = 0; i < count; ++i) {
         pbf_v3 x = v3_load(pos, i);
-        if (!isfinite(x.x) || !isfinite(x.y) || !isfinite(x.z) ||
-            !inside_domain(w, x))
+        if (!isfinite(x.x) || !isfinite(x.y) || !isfinite(x.z) || !inside_domain(w, x))
             return pbf__fail(w, PBF_ERR_INVALID_ARG,
                              "add_particles: particle %d at (%g %g %g) is not inside the domain", i,
                              (double)x.x, (double)x.y, (double)x.z);
@@ -418,8 +411,7 @@ pbf_status pbf_world_add_particles_phase(pbf_world *w, int count, const float *p
     st = pbf__world_grow(w, w->count + count);
     if (st != PBF_OK) return st;
     for (int i = 0; i < count; ++i)
-        pbf__push_particle(w, v3_load(pos, i), vel ? v3_load(vel, i) : v3(0.0f, 0.0f, 0.0f),
-                           phase);
+        pbf__push_particle(w, v3_load(pos, i), vel ? v3_load(vel, i) : v3(0.0f, 0.0f, 0.0f), phase);
     return PBF_OK;
 }
 
@@ -464,8 +456,7 @@ pbf_status pbf_world_add_collider(pbf_world *w, const pbf_collider_def *c) {
                              "collider: a capsule needs finite end points and radius > 0, got %g",
                              (double)c->radius);
         break;
-    default:
-        return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: unknown type %d", (int)c->type);
+    default: return pbf__fail(w, PBF_ERR_INVALID_ARG, "collider: unknown type %d", (int)c->type);
     }
     if (!(c->adhesion >= 0.0f && c->adhesion <= 10.0f))
         return pbf__fail(w, PBF_ERR_INVALID_ARG,
@@ -555,8 +546,7 @@ void pbf_world_get_densities(const pbf_world *w, float *out) {
     const int32_t *slot = pbf__slots_by_id(w);
     for (int k = 0; k < w->count; ++k) out[k] = w->density[slot[k]];
     if (w->params.phases_on) /* the solver keeps m_ref Σ W: scale by the particle's mass */
-        for (int k = 0; k < w->count; ++k)
-            out[k] *= w->params.phase_mass_ratio[w->phase[slot[k]]];
+        for (int k = 0; k < w->count; ++k) out[k] *= w->params.phase_mass_ratio[w->phase[slot[k]]];
 }
 
 void pbf_world_get_ids(const pbf_world *w, int32_t *out) {

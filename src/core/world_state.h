@@ -11,7 +11,8 @@
 #include "params.h" /* pbf_params, pbf_v3 and pbf_solid; the math itself is kernels.h */
 #include "pbf/pbf.h"
 
-/* Points of a substep where a world split over processes (src/mpi/, docs/mpi.md) exchanges data
+/* Points of a substep where a world split over processes (src/comm/mpi/, docs/mpi.md) exchanges
+ * data
  * with its neighbours. The solver calls w->halo_hook at each, and knows nothing else of MPI. */
 typedef enum pbf_halo_event {
     PBF_HALO_BEGIN, /* after predict: particles that left the slab migrate, then the halo
@@ -72,35 +73,41 @@ struct pbf_world {
     int iteration_error_count;
     int substep_iterations; /* Δp passes over the current step's substeps */
 
-    /* The energy audit (src/energy_audit.c): the last step's, and the energy at the last mark. */
+    /* The energy audit (src/modules/energy_audit.c): the last step's, and the energy at the last
+     * mark. */
     int energy_audit;
     pbf_energy_audit audit;
     double audit_mark;
 
-    /* The tool (src/tool.c, src/tool.h, docs/tool.md): NULL when the world has none. */
+    /* The tool (src/modules/tool.c, src/modules/tool.h, docs/tool.md): NULL when the world has
+     * none. */
     struct pbf_tool_body *tool;
 
-    /* Probes (src/probes.c, src/probes.h): NULL when the world has none. */
+    /* Probes (src/modules/probes.c, src/modules/probes.h): NULL when the world has none. */
     struct pbf_probes *probes;
 
-    /* Mesh solids and bodies (src/geometry/meshes.h): NULL when the world has none. */
+    /* Mesh solids and bodies (src/modules/geometry/meshes.h): NULL when the world has none. */
     struct pbf_geometry *geometry;
-    /* Emitters, sinks and the fixed capacity (src/emitter.c, src/emitter.h, include/pbf/flow.h):
+    /* Emitters, sinks and the fixed capacity (src/modules/emitter.c, src/modules/emitter.h,
+     * include/pbf/flow.h):
      * NULL when the world has none. */
     struct pbf_flow *flow;
 
-    /* Diffuse particles: spray, foam, bubbles (src/diffuse.c, include/pbf/diffuse.h): NULL when
+    /* Diffuse particles: spray, foam, bubbles (src/modules/diffuse.c, include/pbf/diffuse.h): NULL
+     * when
      * they are off. */
     struct pbf_diffuse *diffuse;
 
-    /* The implicit viscosity solve's scratch (src/viscosity.c): NULL until its first substep. */
+    /* The implicit viscosity solve's scratch (src/modules/viscosity.c): NULL until its first
+     * substep. */
     struct pbf_viscosity *viscosity;
 
-    /* The CUDA backend (src/cuda/world_cuda.h, docs/cuda.md): NULL on the CPU. A CUDA world's
+    /* The CUDA backend (src/backend/cuda/world_cuda.h, docs/cuda.md): NULL on the CPU. A CUDA
+     * world's
      * particle arrays above are a host cache of the device state. */
     struct pbf_cuda_world *cuda;
 
-    /* A world split over processes (src/mpi/, include/pbf/mpi.h): NULL otherwise. The hook
+    /* A world split over processes (src/comm/mpi/, include/pbf/mpi.h): NULL otherwise. The hook
      * gets the substep's status at PBF_HALO_AGREE and returns the agreed one; at the other
      * events `status` is PBF_OK and the hook returns its own. */
     struct pbf_halo *halo;

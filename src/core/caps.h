@@ -1,4 +1,4 @@
-/* What runs where, inside the library (src/caps.c; the table is public in
+/* What runs where, inside the library (src/core/caps.c; the table is public in
  * include/pbf/features.h). The checks the rest of the library asks before it adds a feature. */
 #ifndef PBF_CAPS_H
 #define PBF_CAPS_H

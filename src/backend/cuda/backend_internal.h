@@ -12,7 +12,8 @@
  *   step.cu         a whole step: the order of the stages, CUDA graphs, pbf_cuda_step
  *
  * One copy of the math: each __global__ kernel is a thin loop body around the PBF_HD functions
- * of src/kernels.h and src/grid.h, the same functions the OpenMP loops of solver.c call, in the
+ * of src/math/kernels.h and src/core/grid.h, the same functions the OpenMP loops of solver.c call,
+ * in the
  * same order, over the same neighbours in the same order (the list passes in the four lanes of
  * kernels.h's "Lane sums", as the CPU's vector loops). The stage order and the buffer swaps
  * mirror solver.c: substep() and its stages (grid: gather3, Δp: the Jacobi rotation p_tmp → p
@@ -192,7 +193,8 @@ struct Results {
 };
 
 /* ---------------------------------------------------------------------------------------------
- * Neighbour iteration, as src/cpu_passes.h: f(j, lane) for each neighbour j of particle i, with
+ * Neighbour iteration, as src/backend/cpu/cpu_passes.h: f(j, lane) for each neighbour j of
+ * particle i, with
  * the lane of kernels.h's "Lane sums". List mode reads the CSR list built at the start of the
  * substep (entry k to lane (k − start) mod 4); cells mode (and a list that overflowed) walks the
  * ≤ 9 index ranges of pbf_grid_ranges, skipping the particle itself and candidates at or beyond

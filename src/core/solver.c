@@ -125,7 +125,7 @@ void pbf__init_params(pbf_world *w) {
     p->h = (float)h;
     p->h2 = (float)(h * h);
     p->kernel = d->kernel == PBF_KERNEL_WENDLAND;
-    if (p->kernel) { /* Wendland C2 and its gradient (src/kernels.h) */
+    if (p->kernel) { /* Wendland C2 and its gradient (src/math/kernels.h) */
         p->poly6_k = (float)(21.0 / (2.0 * PI_D * pow(h, 3)));
         p->spiky_k = (float)(-210.0 / (PI_D * pow(h, 5)));
     } else {
@@ -181,7 +181,7 @@ void pbf__init_params(pbf_world *w) {
 
 static double now_ms(void) { return omp_get_wtime() * 1000.0; }
 
-/* A world split over processes exchanges its halo here (src/mpi/); a no-op otherwise. */
+/* A world split over processes exchanges its halo here (src/comm/mpi/); a no-op otherwise. */
 static pbf_status halo(pbf_world *w, pbf_halo_event event) {
     return w->halo ? w->halo_hook(w, event, PBF_OK) : PBF_OK;
 }
@@ -200,8 +200,7 @@ static void stage_predict(pbf_world *w, int nt) {
     const uint8_t *phase = P->phases_on ? w->phase : NULL; /* several fluids: gravity scales */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
-        pbf_v3 vi = phase ? pbf_predict_velocity_phase(v3_load(v, i),
-                                                       P->phase_gravity[phase[i]], P)
+        pbf_v3 vi = phase ? pbf_predict_velocity_phase(v3_load(v, i), P->phase_gravity[phase[i]], P)
                           : pbf_predict_velocity(v3_load(v, i), P);
         v3_store(v, i, vi);
         v3_store(p, i, v3_madd(v3_load(x, i), vi, P->dt));
@@ -215,15 +214,18 @@ static void stage_grid(pbf_world *w, int nt) {
     pbf_grid_sort(&w->grid, w->p, w->count, nt);
     const uint32_t *order = w->grid.order;
     const int n = w->count;
-#define PBF_FIELD_GATHER(name, type, components, flags, scratch)                                \
-    if ((flags) & PBF_FIELD_SORTED) {                                                           \
-        const type *src_ = w->name;                                                             \
-        type *dst_ = w->scratch;                                                                \
-        _Pragma("omp parallel for schedule(static) num_threads(nt)") for (int i = 0; i < n; ++i) \
-            for (int k = 0; k < (components); ++k)                                              \
-                dst_[(size_t)(components) * i + k] = src_[(size_t)(components) * order[i] + k]; \
-        w->scratch = w->name;                                                                   \
-        w->name = dst_;                                                                         \
+#define PBF_FIELD_GATHER(name, type, components, flags, scratch)                                   \
+    if ((flags)&PBF_FIELD_SORTED) {                                                                \
+        const type *src_ = w->name;                                                                \
+        type *dst_ = w->scratch;                                                                   \
+        _Pragma("omp parallel for schedule(static) num_threads(nt)") for (int i = 0; i < n;        \
+                                                                          ++i) for (int k = 0;     \
+                                                                                    k <            \
+                                                                                    (components);  \
+                                                                                    ++k)           \
+            dst_[(size_t)(components)*i + k] = src_[(size_t)(components)*order[i] + k];            \
+        w->scratch = w->name;                                                                      \
+        w->name = dst_;                                                                            \
     }
     PBF_PARTICLE_FIELDS(PBF_FIELD_GATHER)
 #undef PBF_FIELD_GATHER
@@ -248,8 +250,7 @@ static void stage_lambda_phase(pbf_world *w, int nt) {
         pbf_v3 xi = v3_load(p, i);
         float wi = P->phase_inv_mass[phase[i]];
         pbf_lambda_acc a =
-            list ? pbf__lambda_list_phase(P, p, phase, xi, nb, nb_start[i], nb_start[i + 1],
-                                          pair_g)
+            list ? pbf__lambda_list_phase(P, p, phase, xi, nb, nb_start[i], nb_start[i + 1], pair_g)
                  : pbf__lambda_cells_phase(P, &w->grid, p, phase, i, xi);
         lambda[i] = T ? pbf_lambda_end_tool_phase(&a, xi, wi, P, S, T, &density[i])
                       : pbf_lambda_end_phase(&a, xi, wi, P, S, &density[i]);
@@ -309,10 +310,10 @@ static void stage_material(pbf_world *w, int nt) {
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (int i = 0; i < n; ++i) {
             pbf_v3 xi = v3_load(p, i);
-            v3_store(normal, i,
-                     list ? pbf__normal_list(P, p, density, xi, nb, nb_start[i], nb_start[i + 1],
-                                             pair_g)
-                          : pbf__normal_cells(P, &w->grid, p, density, i, xi));
+            v3_store(
+                normal, i,
+                list ? pbf__normal_list(P, p, density, xi, nb, nb_start[i], nb_start[i + 1], pair_g)
+                     : pbf__normal_cells(P, &w->grid, p, density, i, xi));
         }
         halo(w, PBF_HALO_NORMALS); /* split over processes: the neighbours' normals */
     }
@@ -345,7 +346,7 @@ static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega,
     const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
     const float *pair_g = w->neighbors.pair_g;
     float *out = w->p_tmp;
-    const pbf_tool_params *T = pbf__tool_kernel(w);  /* tool */
+    const pbf_tool_params *T = pbf__tool_kernel(w); /* tool */
     float *tool_dx = T ? w->tool->dx : NULL;
     float *mesh_target = pbf__meshes_target(w); /* meshes: their forces */
     const uint8_t *phase = P->phases_on ? w->phase : NULL; /* several fluids: mass weights */
@@ -422,16 +423,16 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
     const int controlled = sd->target_error > 0.0f;
     const int max_it = controlled ? sd->max_iterations : sd->iterations;
     /* materials act in the first Δp pass: at least one is done */
-    const int min_it = sd->min_iterations > 0 || !(w->params.surface_tension_on ||
-                                                   w->params.adhesion_on)
-                           ? sd->min_iterations
-                           : 1;
+    const int min_it =
+        sd->min_iterations > 0 || !(w->params.surface_tension_on || w->params.adhesion_on)
+            ? sd->min_iterations
+            : 1;
     /* With a fixed count the solve stays the paper's plain Jacobi: over 2–3 accelerated
      * iterations Chebyshev lowers the error but leaves a resting column jittering (its kinetic
      * energy stayed 3× above the plain solve's in tests/test_solver.c). */
-    pbf_solve_control ctl = pbf_solve_control_begin(sd->target_error * 0.01f, min_it, max_it,
-                                                    sd->chebyshev, sd->chebyshev_rho,
-                                                    sd->chebyshev_delay);
+    pbf_solve_control ctl =
+        pbf_solve_control_begin(sd->target_error * 0.01f, min_it, max_it, sd->chebyshev,
+                                sd->chebyshev_rho, sd->chebyshev_delay);
     int k = 0;
     /* s_corr in the first scorr_iterations passes only (pbf_solver_def.scorr_iterations) */
     pbf_params no_scorr = w->params;
@@ -489,13 +490,13 @@ static void stage_vorticity(pbf_world *w, int nt) {
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i);
-        pbf_vort_acc a = list ? pbf__vort_list(P, p, v, xi, vi, nb, nb_start[i], nb_start[i + 1],
-                                               pair_g)
-                              : pbf__vort_cells(P, &w->grid, p, v, i, xi, vi);
+        pbf_vort_acc a =
+            list ? pbf__vort_list(P, p, v, xi, vi, nb, nb_start[i], nb_start[i + 1], pair_g)
+                 : pbf__vort_cells(P, &w->grid, p, v, i, xi, vi);
         pbf_v3 om;
-        v3_store(dv, i, phase ? pbf_vort_end_phase(&a, xi, P->phase_xsph[phase[i]], P, S, &om,
-                                                   &density[i])
-                              : pbf_vort_end(&a, xi, P, S, &om, &density[i]));
+        v3_store(dv, i,
+                 phase ? pbf_vort_end_phase(&a, xi, P->phase_xsph[phase[i]], P, S, &om, &density[i])
+                       : pbf_vort_end(&a, xi, P, S, &om, &density[i]));
         v3_store(omega, i, om);
         omega_len[i] = v3_len(om);
     }
@@ -567,8 +568,8 @@ static pbf_status watchdog(pbf_world *w) {
         if (!(v2 <= v2_max)) v2_max = v2, fastest = i;
     }
     if (fastest >= 0 && !(v2_max <= limit * limit)) {
-        return pbf__unstable_speed(w, w->ids[fastest], v3_load(w->p, fastest), t,
-                                   sqrtf(v2_max), cfl_speed, P->dt);
+        return pbf__unstable_speed(w, w->ids[fastest], v3_load(w->p, fastest), t, sqrtf(v2_max),
+                                   cfl_speed, P->dt);
     }
     return PBF_OK;
 }
@@ -596,8 +597,8 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     if (w->count == 0 && !w->halo) { /* nothing to solve until an emitter adds particles */
         for (int k = 0; k < pbf__module_count; ++k) { /* the bodies still move */
             const pbf_module *m = pbf__modules[k];
-            pbf_status st = m->empty_substeps && m->substep_begin ? m->substep_begin(w, dt, nt)
-                                                                  : PBF_OK;
+            pbf_status st =
+                m->empty_substeps && m->substep_begin ? m->substep_begin(w, dt, nt) : PBF_OK;
             if (st != PBF_OK) return st;
         }
         for (int k = 0; k < pbf__module_count; ++k)
@@ -614,9 +615,8 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     /* modules: the tool moves to the substep's end (its scratch covers the slots the halo
      * added), then the bodies move and sweep the particles' paths */
     for (int k = 0; k < pbf__module_count; ++k) {
-        pbf_status st = pbf__modules[k]->substep_begin
-                            ? pbf__modules[k]->substep_begin(w, dt, nt)
-                            : PBF_OK;
+        pbf_status st =
+            pbf__modules[k]->substep_begin ? pbf__modules[k]->substep_begin(w, dt, nt) : PBF_OK;
         if (st != PBF_OK) return st;
     }
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_PREDICT, w->p, w->v, NULL, NULL);
@@ -628,8 +628,8 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
 
     if (w->def.neighbor_mode == PBF_NEIGHBOR_LIST) {
         /* p_tmp is free until the first Δp pass: the build's scratch */
-        if (pbf_neighbor_list_build(&w->neighbors, &w->grid, w->p, w->p_tmp, w->count, P->h,
-                                    nt) != 0)
+        if (pbf_neighbor_list_build(&w->neighbors, &w->grid, w->p, w->p_tmp, w->count, P->h, nt) !=
+            0)
             return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
                              "out of memory growing the neighbour list of %d particles", w->count);
         t1 = now_ms(), ms[PBF_STAGE_NEIGHBORS] += t1 - t, t = t1;
@@ -645,8 +645,8 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
 
     stage_vorticity(w, nt);
     for (int k = 0; k < pbf__module_count; ++k) { /* modules: viscosity, after XSPH, vorticity */
-        pbf_status st = pbf__modules[k]->after_velocity ? pbf__modules[k]->after_velocity(w, nt)
-                                                        : PBF_OK;
+        pbf_status st =
+            pbf__modules[k]->after_velocity ? pbf__modules[k]->after_velocity(w, nt) : PBF_OK;
         if (st != PBF_OK) return st;
     }
     if (w->def.solver.target_error <= 0.0f) /* fixed count: the error after the last pass */
@@ -663,8 +663,8 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     if (w->halo) wd = w->halo_hook(w, PBF_HALO_AGREE, wd); /* all processes stop, or none */
     if (wd != PBF_OK) return wd;
     for (int k = 0; k < pbf__module_count; ++k) { /* modules: diffuse particles */
-        pbf_status st = pbf__modules[k]->after_watchdog ? pbf__modules[k]->after_watchdog(w, nt)
-                                                        : PBF_OK;
+        pbf_status st =
+            pbf__modules[k]->after_watchdog ? pbf__modules[k]->after_watchdog(w, nt) : PBF_OK;
         if (st != PBF_OK) return st;
     }
 
@@ -714,8 +714,8 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     const int substeps = w->def.substeps;
     const float dt_sub = dt / (float)substeps;
     for (int k = 0; k < pbf__module_count; ++k) { /* modules: a full capacity stops the step */
-        pbf_status st = pbf__modules[k]->step_check ? pbf__modules[k]->step_check(w, dt, substeps)
-                                                    : PBF_OK;
+        pbf_status st =
+            pbf__modules[k]->step_check ? pbf__modules[k]->step_check(w, dt, substeps) : PBF_OK;
         if (st != PBF_OK) return st;
     }
     int keep_stepping = 0;

@@ -1,6 +1,6 @@
 /* Halo exchange and migration for a world split into slabs along x (include/pbf/mpi.h).
  *
- * Per substep (the solver calls pbf__halo_hook at each point, src/solver.c):
+ * Per substep (the solver calls pbf__halo_hook at each point, src/core/solver.c):
  *   BEGIN      particles whose predicted x left the slab go to the neighbour with the arrays
  *              marked PBF_FIELD_MIGRATE (fields.h: x, p, v, id, phase); then copies of the
  *              particles within `width` of each cut are appended as ghosts (PBF_FIELD_HALO)

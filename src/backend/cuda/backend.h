@@ -1,9 +1,11 @@
 /* The CUDA backend's plain C ABI (docs/cuda.md).
  *
- * The .cu files of src/cuda/ implement it, by stage (backend_internal.h lists them): particle
+ * The .cu files of src/backend/cuda/ implement it, by stage (backend_internal.h lists them):
+ * particle
  * data lives in device memory, every stage of the step runs as a thin __global__ wrapper around
- * the PBF_HD functions of src/kernels.h (the same functions the CPU loops of src/solver.c
- * call), and the host only moves parameters in and a few bytes of results out per step. src/cuda/world_cuda.c connects it to pbf_world.
+ * the PBF_HD functions of src/math/kernels.h (the same functions the CPU loops of src/core/solver.c
+ * call), and the host only moves parameters in and a few bytes of results out per step.
+ * src/backend/cuda/world_cuda.c connects it to pbf_world.
  *
  * Every function returns a pbf_status and writes a message into err (may be NULL); nothing
  * prints, nothing exits. */
@@ -24,7 +26,7 @@ extern "C" {
 typedef struct pbf_cuda pbf_cuda;
 
 /* How the grid build sorts particles by cell. Both are stable (equal cells keep their slot
- * order) and give the same permutation as the CPU's counting sort (src/grid.c). */
+ * order) and give the same permutation as the CPU's counting sort (src/core/grid.c). */
 typedef enum pbf_cuda_sort {
     /* Histogram with integer atomics, CUB exclusive scan, scatter, then a pass that puts each
      * cell's particles back in slot order (the atomics' order is not deterministic). */

@@ -1,5 +1,5 @@
 /* The device side of pbf_surface_gpu_anisotropy (include/pbf/surface.h), in
- * src/cuda/anisotropy.cu, behind a plain C ABI. Only built with the CUDA backend
+ * src/backend/cuda/anisotropy.cu, behind a plain C ABI. Only built with the CUDA backend
  * (PBF_HAVE_CUDA); src/surface/anisotropy_gpu.c calls it: it checks the def and the arguments,
  * asks for the bounding box, derives the parameters on the host with the CPU's own code
  * (surface_anisotropy_setup) and then runs the passes. The per-particle math is

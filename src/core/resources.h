@@ -12,7 +12,8 @@
 extern size_t pbf__test_memory_limit;
 
 /* Tests only: when > 0, the time in seconds a mesh file's reader may take instead of the
- * generous 10 s + 10 s per MB (src/geometry/mesh_import_guard.c). The mesh fuzz target sets it
+ * generous 10 s + 10 s per MB (src/modules/geometry/mesh_import_guard.c). The mesh fuzz target
+ * sets it
  * (tests/fuzz/fuzz_mesh.c): its corpus holds a file on which Assimp loops forever, and every
  * replay of the corpus waited the full 10 s for it. */
 extern double pbf__test_mesh_read_seconds;

@@ -4,7 +4,8 @@
  * struct pbf_world that holds one entry per particle slot. The struct's members, their growth
  * and the byte count (particles.c), their frees (world.c), the sort's gathers (solver.c), the
  * compaction after sinks, migration and the halo (particles.c), the MPI packing (particles.c,
- * for src/mpi/halo.c) and the checkpoint's PARTICLE section (src/io/checkpoint.c) are made from
+ * for src/comm/mpi/halo.c) and the checkpoint's PARTICLE section (src/io/checkpoint.c) are made
+ * from
  * this list: a new per-particle array is one line here.
  *
  * flags, what the array takes part in:

@@ -171,7 +171,7 @@ size_t pbf__tool_memory_bytes(const pbf_world *w) {
     return sizeof *w->tool + (size_t)w->tool->capacity * 10 * sizeof(float);
 }
 
-/* Split over processes (src/mpi/): the smallest distance and the contacts of every process
+/* Split over processes (src/comm/mpi/): the smallest distance and the contacts of every process
  * (collective; exact, so the same on each). */
 static void reduce_contacts(const pbf_world *w, float *min_dist, int *contacts) {
     if (w->halo == NULL) return;

@@ -578,7 +578,8 @@ static void sum_over_ranks(pbf_world *w, double f[][3], double t[][3], int m) {
  * target (stage_delta wrote it) is what the solids gave it, λ_i ∇C_solid plus the collision
  * clamp: the impulse m Δx / dt of the solids on it. It goes to the nearest solid within h, when
  * that is a mesh (a domain wall or collider nearer keeps it). Over a substep the mesh's force is
- * −(m/dt²) Σ Δx; as for the wall probes (src/probes.c) the fluid–fluid terms cancel, so a resting
+ * −(m/dt²) Σ Δx; as for the wall probes (src/modules/probes.c) the fluid–fluid terms cancel, so a
+ * resting
  * fluid's solids carry exactly its weight. With Chebyshev acceleration (solver.target_error > 0)
  * a pass also carries part of the previous one's displacement: the force is then approximate.
  * Per particle in parallel, summed serially in slot order: the same for any thread count; split

@@ -1,6 +1,6 @@
 /* The world's glue to the CUDA backend (world_cuda.h, docs/cuda.md): creation, the
  * host cache of the particle arrays, and the substeps of a CUDA world's step. Host-side control
- * only: the device stages are the .cu files of src/cuda/ (backend.h), and their math is
+ * only: the device stages are the .cu files of src/backend/cuda/ (backend.h), and their math is
  * src/kernels.h.
  *
  * solver.c's pbf_world_step is the step of every world: the profile, the modules' step hooks

@@ -26,7 +26,8 @@ typedef struct pbf_probes {
     pbf_patch patches[PBF_MAX_PROBES];
     double force[PBF_MAX_PROBES]; /* by probe: the last step's mean normal force, N */
     int force_count[PBF_MAX_PROBES];
-    /* Chebyshev acceleration only (src/probes.c): the solids' share of each tracked particle's
+    /* Chebyshev acceleration only (src/modules/probes.c): the solids' share of each tracked
+     * particle's
      * last displacement, carried into the next pass by the (ω − 1) momentum term, and the pass
      * that wrote it. Grown to the particle count on first use. */
     float *carry;

@@ -20,7 +20,7 @@ cudaError_t pbf_cub_sort_pairs(void *temp, size_t *temp_bytes, const uint32_t *k
                                int n, int bits, cudaStream_t stream);
 
 /* The same for 64-bit keys and int32 values (the surface anisotropy's cell keys,
- * src/cuda/anisotropy.cu): stable, on the low `bits` bits. */
+ * src/backend/cuda/anisotropy.cu): stable, on the low `bits` bits. */
 cudaError_t pbf_cub_sort_pairs64(void *temp, size_t *temp_bytes, const uint64_t *keys_in,
                                  uint64_t *keys_out, const int32_t *values_in, int32_t *values_out,
                                  int n, int bits, cudaStream_t stream);

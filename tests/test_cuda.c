@@ -897,7 +897,7 @@ static int flow_matches_cpu(int sink) {
             return 1;
         }
         double rel = max_relative_difference(cpu, gpu);
-        if (!(rel <= worst)) worst = rel, worst_frame = f + 1;
+        if (f == 0 || !(rel <= worst)) worst = rel, worst_frame = f + 1;
         pbf_profile pg = pbf_world_get_profile(gpu);
         ENSURE(pg.avg_neighbors > 0.0f); /* the profile is filled */
         pbf_world_destroy(gpu);

@@ -5,7 +5,8 @@
  * A CUDA world keeps its particle arrays in host memory too: the host copy is a cache, filled
  * from the device on demand (pbf__cuda_pull, before any read of w->x, w->v, w->density,
  * w->ids) and sent to the device before the next step after the host changed it
- * (pbf__cuda_touch, before any write). Stepping moves no particle data. */
+ * (pbf__cuda_touch, before any write). Stepping moves no particle data, but for the flow's
+ * pass between substeps while emitters or sinks act (emitter.c pulls and touches). */
 #ifndef PBF_CUDA_WORLD_CUDA_H
 #define PBF_CUDA_WORLD_CUDA_H
 

@@ -20,7 +20,8 @@
 #define ON_CPU "it has no device pass yet; run the scene on the CPU (--backend cpu)"
 #define NOT_SPLIT "its state is not exchanged between processes yet; run the scene in one process"
 /* An unverified cell (U): CUDA code whose parity test (tests/test_cuda.c) has not passed on a
- * GPU; none now (every U cell passed on an H200, 2026-11-28: bench/gpu.sh's matrix stage). */
+ * GPU: emitters and sinks (their host pass between device substeps, written without a GPU);
+ * bench/gpu.sh's matrix stage runs each cell's test. */
 #define NOT_RUN                                                                                    \
     "its device code has not run on a GPU yet (docs/cuda.md); run the scene on the CPU "           \
     "(--backend cpu), or set PBF_ALLOW_UNVERIFIED=1 to try it"
@@ -55,12 +56,12 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
     [PBF_FEATURE_EMITTERS] = {"emitters",
                               "emitters and a particle capacity (scene keys 'flow.emitters', "
                               "'flow.capacity')",
-                              {Y, N, Y},
-                              {"", ON_CPU, ""}},
+                              {Y, U, Y},
+                              {"", NOT_RUN, ""}},
     [PBF_FEATURE_SINKS] = {"sinks",
                            "sinks (scene key 'flow.sinks', or a mesh with \"sink\": true)",
-                           {Y, N, Y},
-                           {"", ON_CPU, ""}},
+                           {Y, U, Y},
+                           {"", NOT_RUN, ""}},
     [PBF_FEATURE_SURFACE_TENSION] = {"surface_tension",
                                      "surface tension (scene key 'fluid.surface_tension')",
                                      {Y, Y, Y},
@@ -165,6 +166,7 @@ uint32_t pbf_world_features(const pbf_world *w) {
         m |= 1u << (d->sink                          ? PBF_FEATURE_SINKS
                     : d->motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
                                                      : PBF_FEATURE_MESHES);
+        if (d->sink) m |= 1u << PBF_FEATURE_MESHES; /* a sink mesh is a mesh too */
     }
     if (w->flow != NULL && (w->flow->emitter_count > 0 || w->flow->capacity > 0))
         m |= 1u << PBF_FEATURE_EMITTERS;

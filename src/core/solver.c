@@ -589,24 +589,30 @@ static pbf_status substep_final(pbf_world *w, double t_start, int empty) {
     return PBF_OK;
 }
 
+/* A substep of a world with no particles (and no split), on any backend: nothing to solve
+ * until an emitter adds particles; the modules that run in empty substeps still do. */
+static pbf_status empty_substep(pbf_world *w, float dt, int nt) {
+    pbf__substep_params(w, dt, w->time + dt); /* as substep() */
+    const double t_start = w->time;
+    for (int k = 0; k < pbf__module_count; ++k) { /* the bodies still move */
+        const pbf_module *m = pbf__modules[k];
+        pbf_status st =
+            m->empty_substeps && m->substep_begin ? m->substep_begin(w, dt, nt) : PBF_OK;
+        if (st != PBF_OK) return st;
+    }
+    for (int k = 0; k < pbf__module_count; ++k)
+        if (pbf__modules[k]->empty_substeps && pbf__modules[k]->substep_end)
+            pbf__modules[k]->substep_end(w, dt, nt);
+    w->time += dt;
+    return substep_final(w, t_start, 1);
+}
+
 static pbf_status substep(pbf_world *w, float dt, int nt) {
+    if (w->count == 0 && !w->halo) return empty_substep(w, dt, nt);
     pbf_params *P = &w->params;
     double *ms = w->profile.stage_ms;
     pbf__substep_params(w, dt, w->time + dt); /* dt, s_corr, the CFL limit, the walls */
     const double t_start = w->time;
-    if (w->count == 0 && !w->halo) { /* nothing to solve until an emitter adds particles */
-        for (int k = 0; k < pbf__module_count; ++k) { /* the bodies still move */
-            const pbf_module *m = pbf__modules[k];
-            pbf_status st =
-                m->empty_substeps && m->substep_begin ? m->substep_begin(w, dt, nt) : PBF_OK;
-            if (st != PBF_OK) return st;
-        }
-        for (int k = 0; k < pbf__module_count; ++k)
-            if (pbf__modules[k]->empty_substeps && pbf__modules[k]->substep_end)
-                pbf__modules[k]->substep_end(w, dt, nt);
-        w->time += dt;
-        return substep_final(w, t_start, 1);
-    }
 
     double t = now_ms(), t1;
     stage_predict(w, nt);
@@ -699,6 +705,31 @@ static pbf_status finish_profile(pbf_world *w) {
     return PBF_OK;
 }
 
+/* The substeps of a CUDA world (cuda/world_cuda.h). While a module acts on the particles at
+ * the end of every substep (host_final: the flow's sinks and emitters), one substep at a time:
+ * the device runs it, then the modules' substep_final run on the host as in substep(); they read
+ * the particles back from the device and mark it stale when they change them (pbf__cuda_pull,
+ * pbf__cuda_touch), so the next substep sends them up again. A substep with no particles is the
+ * CPU's empty one. The profile's density error and neighbours are those of the last substep the
+ * device ran (none: zero, as finish_profile's of no particles). Otherwise the whole step is one
+ * device call. */
+static pbf_status cuda_substeps(pbf_world *w, float dt_sub, int substeps, int host_final, int nt) {
+    if (!host_final) return pbf__cuda_substeps(w, dt_sub, 0, substeps);
+    w->profile.avg_density_error = w->profile.max_density_error = w->profile.avg_neighbors = 0.0f;
+    for (int s = 0; s < substeps; ++s) {
+        const double t_start = w->time;
+        pbf_status st = PBF_OK;
+        if (w->count == 0) {
+            st = empty_substep(w, dt_sub, nt);
+        } else {
+            st = pbf__cuda_substeps(w, dt_sub, s, 1);
+            if (st == PBF_OK) st = substep_final(w, t_start, 0);
+        }
+        if (st != PBF_OK) return st;
+    }
+    return PBF_OK;
+}
+
 pbf_status pbf_world_step(pbf_world *w, float dt) {
     if (!(dt > 0.0f) || !isfinite(dt))
         return pbf__fail(w, PBF_ERR_INVALID_ARG, "step: dt must be positive and finite, got %g",
@@ -718,17 +749,21 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
             pbf__modules[k]->step_check ? pbf__modules[k]->step_check(w, dt, substeps) : PBF_OK;
         if (st != PBF_OK) return st;
     }
-    int keep_stepping = 0;
+    /* keep_stepping: a module acts in substeps without particles; host_final: one that also
+     * acts at every substep's end (the flow), which a CUDA world runs on the host */
+    int keep_stepping = 0, host_final = 0;
     for (int k = 0; k < pbf__module_count; ++k) {
-        if (pbf__modules[k]->step_begin) pbf__modules[k]->step_begin(w, dt);
-        if (pbf__modules[k]->keeps_stepping) keep_stepping |= pbf__modules[k]->keeps_stepping(w);
+        const pbf_module *m = pbf__modules[k];
+        if (m->step_begin) m->step_begin(w, dt);
+        const int keeps = m->keeps_stepping ? m->keeps_stepping(w) : 0;
+        keep_stepping |= keeps;
+        host_final |= keeps && m->substep_final != NULL;
     }
-    /* no fluid: nothing to step but the clock, unless a module moves (a CUDA world has no such
-     * module: caps.c refuses them on the device) */
-    if (w->count == 0 && (w->cuda != NULL || (!keep_stepping && !w->halo))) {
+    /* no fluid: nothing to step but the clock, unless a module moves or may emit */
+    if (w->count == 0 && !keep_stepping && !w->halo) {
         w->time += dt;
     } else if (w->cuda != NULL) { /* cuda: the substeps and finish_profile on the GPU */
-        pbf_status st = pbf__cuda_substeps(w, dt_sub, substeps);
+        pbf_status st = cuda_substeps(w, dt_sub, substeps, host_final, nt);
         if (st != PBF_OK) return st;
     } else {
         for (int s = 0; s < substeps; ++s) {

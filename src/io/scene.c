@@ -356,10 +356,12 @@ uint32_t pbf_scene_features(const pbf_scene *s) {
     for (int k = 0; k < s->probe_count; ++k)
         m |= 1u << (s->probes[k].type == PBF_PROBE_FORCE ? PBF_FEATURE_FORCE_PROBES
                                                          : PBF_FEATURE_PROBES);
-    for (int k = 0; k < s->mesh_count; ++k)
+    for (int k = 0; k < s->mesh_count; ++k) {
         m |= 1u << (s->meshes[k].sink                          ? PBF_FEATURE_SINKS
                     : s->meshes[k].motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
                                                                : PBF_FEATURE_MESHES);
+        if (s->meshes[k].sink) m |= 1u << PBF_FEATURE_MESHES; /* a sink mesh is a mesh too */
+    }
     if (s->emitter_count > 0 || s->capacity > 0) m |= 1u << PBF_FEATURE_EMITTERS;
     if (s->sink_count > 0) m |= 1u << PBF_FEATURE_SINKS;
     if (s->diffuse_enabled) m |= 1u << PBF_FEATURE_DIFFUSE;

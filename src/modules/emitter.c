@@ -10,6 +10,7 @@
 #include "module.h" /* this feature as a module of the step */
 #include "geometry/geometry_state.h" /* sink meshes: their fields */
 #include "caps.h" /* what runs where: emitters and sinks checked */
+#include "cuda/world_cuda.h" /* cuda: the particles read back before, sent up after a change */
 #include "emitter.h"
 
 #define MAX_LAYER (1 << 20) /* particles per layer: a nozzle of more is surely a mistake */
@@ -377,6 +378,7 @@ static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
     for (int k = 0; g != NULL && k < g->count; ++k)
         if (g->body[k]->def.sink) pbf__mesh_body_solid(g->body[k], &mesh[meshes++]);
     uint8_t *gone = w->gone; /* fields.h: the compaction's flags */
+    int any = 0;
     for (int i = 0; i < n; ++i) {
         pbf_v3 x = v3_load(w->x, i);
         int in = 0;
@@ -388,7 +390,9 @@ static void remove_in_sinks(pbf_world *w, pbf_flow *f) {
             in = pbf_field_phi(mesh[k].field, &c) < 0.0f;
         }
         gone[i] = (uint8_t)in;
+        any |= in;
     }
+    if (any) pbf__cuda_touch(w); /* cuda: the next substep sends the rest to the device */
     int removed = pbf__particles_compact(w, gone); /* particles.c: every kept array follows */
     if (w->halo != NULL) w->halo_reduce(w, &removed, 1, PBF_HALO_SUM_INT); /* the whole world's */
     f->removed += removed;
@@ -408,7 +412,9 @@ static void drive_nozzle(pbf_world *w, const pbf_emitter *e) {
         float pu = v3_dot(d, e->u), pv = v3_dot(d, e->v);
         int in = disc ? pu * pu + pv * pv <= (e->half_u + r) * (e->half_u + r)
                       : fabsf(pu) <= e->half_u + r && fabsf(pv) <= e->half_v + r;
-        if (in) v3_store(w->v, i, vel);
+        if (!in) continue;
+        pbf__cuda_touch(w); /* cuda: the next substep sends the velocities to the device */
+        v3_store(w->v, i, vel);
     }
 }
 
@@ -416,7 +422,14 @@ pbf_status pbf__flow_substep_end(pbf_world *w, double t0) {
     pbf_flow *f = w->flow;
     if (f == NULL) return PBF_OK;
     const double t1 = w->time;
-    if (f->sink_count > 0 || (w->geometry != NULL && w->geometry->sinks > 0)) remove_in_sinks(w, f);
+    const int sinks = f->sink_count > 0 || (w->geometry != NULL && w->geometry->sinks > 0);
+    int active = 0;
+    for (int k = 0; k < f->emitter_count; ++k) active |= emitter_active(&f->emitters[k], t0, t1);
+    if (sinks || active) { /* cuda: the particles as the device left them (CPU: a no-op) */
+        pbf_status st = pbf__cuda_pull(w);
+        if (st != PBF_OK) return st;
+    }
+    if (sinks) remove_in_sinks(w, f);
     for (int k = 0; k < f->emitter_count; ++k) {
         pbf_emitter *e = &f->emitters[k];
         if (!emitter_active(e, t0, t1)) continue;
@@ -427,6 +440,7 @@ pbf_status pbf__flow_substep_end(pbf_world *w, double t0) {
             e->travel = travel;
             continue;
         }
+        pbf__cuda_touch(w); /* cuda: the next substep sends the new particles to the device */
         pbf_status st = pbf__world_reserve(w, w->count + layers * e->n);
         if (st != PBF_OK) return st;
         /* the layers, newest last: layer L left the plane (layers - 1 - L) spacings plus the

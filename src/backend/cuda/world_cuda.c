@@ -10,7 +10,9 @@
  * substeps' constants come from pbf__substep_params (world_state.h), the watchdog's limits and
  * messages from watchdog.h, both shared with solver.c. What the device batch still sequences
  * itself, because its passes run inside the batch: the tool's motion before each substep and its
- * forces after it, and the force probes' planes and sums. Calls go one way: solver.c calls
+ * forces after it, and the force probes' planes and sums. With emitters or sinks solver.c asks
+ * for one substep at a time and runs their hooks on the host in between (they pull the particles
+ * and mark the device stale when they change them). Calls go one way: solver.c calls
  * pbf__cuda_substeps here, never the reverse. */
 #include "world_cuda.h"
 
@@ -124,20 +126,19 @@ void pbf__cuda_detach(pbf_world *w) {
  * host. */
 static uint8_t *phases_of(pbf_world *w) { return w->def.phase_count > 0 ? w->phase : NULL; }
 
-void pbf__cuda_pull(const pbf_world *world) {
+pbf_status pbf__cuda_pull(const pbf_world *world) {
     /* The host arrays are a cache of the device state: filling them changes no observable
      * state, so read-back functions that take a const world may do it. */
     pbf_world *w = (pbf_world *)world;
     struct pbf_cuda_world *c = w->cuda;
-    if (c == NULL || c->host_current) return;
+    if (c == NULL || c->host_current) return PBF_OK;
     char why[PBF_ERROR_SIZE];
     pbf_status st =
         pbf_cuda_download(c->dev, w->x, w->v, w->density, w->ids, phases_of(w), why, sizeof why);
-    if (st != PBF_OK) { /* the host keeps the last state it had; the message says why */
-        pbf__fail(w, st, "%s", why);
-        return;
-    }
+    if (st != PBF_OK) /* the host keeps the last state it had; the message says why */
+        return pbf__fail(w, st, "%s", why);
     c->host_current = 1;
+    return PBF_OK;
 }
 
 void pbf__cuda_touch(pbf_world *w) {
@@ -205,7 +206,7 @@ static pbf_status report_unstable(pbf_world *w, const pbf_cuda_step_out *o, doub
     }
 }
 
-/* Substeps s0 .. s0 + count − 1 of the step on the device: substep()'s constants of each
+/* Substeps s0 .. s0 + count − 1 of the step (s0 counted from the step's start) on the device: substep()'s constants of each
  * (pbf__substep_params), the tool moved to each one's end, one pbf_cuda_step, then its results:
  * the profile, the watchdog's report, the tool's forces substep by substep. */
 static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
@@ -299,10 +300,11 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
     return PBF_OK;
 }
 
-/* The substeps of a CUDA world's step (solver.c: pbf_world_step has set up the step and ran
- * the modules' step_begin; it runs their step_end and closes the profile after this): the whole
- * step in one call or, with a free tool, one substep at a time. */
-pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int substeps) {
+/* Substeps first .. first + substeps − 1 of a CUDA world's step (solver.c: pbf_world_step has
+ * set up the step and ran the modules' step_begin; it runs their step_end and closes the profile
+ * after this, and with emitters or sinks asks for one substep at a time and runs their hooks in
+ * between): all in one call or, with a free tool, one substep at a time. */
+pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int first, int substeps) {
     struct pbf_cuda_world *c = w->cuda;
     /* what the world uses was checked against the table when it was added (caps.c) */
     char why[PBF_ERROR_SIZE];
@@ -326,7 +328,7 @@ pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int substeps) {
      * one call (one graph launch with a fixed iteration count). */
     const int chunk = w->tool != NULL && w->tool->def.motion == PBF_TOOL_FREE ? 1 : substeps;
     for (int s0 = 0; s0 < substeps; s0 += chunk) {
-        st = run_substeps(w, s0, chunk, dt_sub);
+        st = run_substeps(w, first + s0, chunk, dt_sub);
         if (st != PBF_OK) return st;
     }
     return PBF_OK;

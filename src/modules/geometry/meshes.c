@@ -263,7 +263,10 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     const pbf_feature feature = def->sink                          ? PBF_FEATURE_SINKS
                                 : def->motion == PBF_MESH_FLOATING ? PBF_FEATURE_BODIES
                                                                    : PBF_FEATURE_MESHES;
-    if (pbf__caps_require(w, feature) != PBF_OK) { /* caps.c: the table's message, named */
+    /* a sink mesh is a mesh too: where mesh solids do not run (CUDA) its field and motion do
+     * not either */
+    if (pbf__caps_require(w, feature) != PBF_OK ||
+        (def->sink && pbf__caps_require(w, PBF_FEATURE_MESHES) != PBF_OK)) { /* the table's */
         char why[PBF_ERROR_SIZE];
         memcpy(why, w->error, sizeof why);
         return pbf__fail(w, PBF_ERR_UNSUPPORTED, "mesh '%s': %s", def->path, why);

@@ -4,8 +4,9 @@
  * Two ways to step the same worlds:
  *   batch:      pbf_world_batch_step, threads across worlds, 1 thread inside each;
  *   one by one: each world in turn with pbf_world_step and all the threads inside it.
- * The rate is worlds × steps per second over the timed steps (after the warm-up). At the end the
- * two ways' states are compared: every world must be bit-identical. */
+ * The two ways take turns step by step, so that both see the same load of a shared machine. The
+ * rate is worlds × steps per second over the timed steps (after the warm-up). At the end the two
+ * ways' states are compared: every world must be bit-identical. */
 #include "bench_batch.h"
 
 #include <math.h>
@@ -39,31 +40,25 @@ static void resize(pbf_scene *s, int64_t target) {
     s->world.particle_radius = best_r;
 }
 
-/* The batch's timed steps: seconds, or < 0 on error (printed). */
-static double time_batch(const bench_batch_options *o, pbf_world_batch *b, float dt) {
-    double t0 = 0.0;
+/* Both ways, step by step in turn (a batch step, then the same step one world after another),
+ * so that both see the same load of a shared machine. Adds each way's seconds over the timed
+ * steps to *tb and *ts; returns 0, or an exit code (printed). */
+static int time_both(const bench_batch_options *o, pbf_world_batch *b, pbf_world **w, float dt,
+                     double *tb, double *ts) {
+    *tb = *ts = 0.0;
     for (int k = 0; k < o->warmup + o->steps; ++k) {
-        if (k == o->warmup) t0 = omp_get_wtime();
-        if (pbf_world_batch_step(b, dt) != PBF_OK) {
-            cli_error("batch, step %d: %s", k + 1, pbf_world_batch_error(b));
-            return -1.0;
-        }
-    }
-    return omp_get_wtime() - t0;
-}
-
-/* The same worlds one after another, each with all the threads: seconds, or < 0 on error. */
-static double time_one_by_one(const bench_batch_options *o, pbf_world **w, float dt) {
-    double t0 = 0.0;
-    for (int k = 0; k < o->warmup + o->steps; ++k) {
-        if (k == o->warmup) t0 = omp_get_wtime();
+        const double t0 = omp_get_wtime();
+        if (pbf_world_batch_step(b, dt) != PBF_OK)
+            return cli_error("batch, step %d: %s", k + 1, pbf_world_batch_error(b));
+        const double t1 = omp_get_wtime();
         for (int i = 0; i < o->worlds; ++i)
-            if (pbf_world_step(w[i], dt) != PBF_OK) {
-                cli_error("one by one, world %d, step %d: %s", i, k + 1, pbf_world_error(w[i]));
-                return -1.0;
-            }
+            if (pbf_world_step(w[i], dt) != PBF_OK)
+                return cli_error("one by one, world %d, step %d: %s", i, k + 1,
+                                 pbf_world_error(w[i]));
+        const double t2 = omp_get_wtime();
+        if (k >= o->warmup) *tb += t1 - t0, *ts += t2 - t1;
     }
-    return omp_get_wtime() - t0;
+    return 0;
 }
 
 int bench_batch(const bench_batch_options *o) {
@@ -104,9 +99,8 @@ int bench_batch(const bench_batch_options *o) {
                pbf_version(), o->worlds, pbf_world_batch_particle_count(b), s->name,
                s->world.solver.iterations, s->world.substeps, s->world.substeps == 1 ? "" : "s",
                (double)s->fps, o->steps, o->warmup, threads, threads == 1 ? "" : "s");
-        const double tb = time_batch(o, b, dt);
-        const double ts = tb < 0.0 ? -1.0 : time_one_by_one(o, w, dt);
-        if (tb < 0.0 || ts < 0.0) rc = CLI_EXIT_ERROR;
+        double tb = 0.0, ts = 0.0;
+        rc = time_both(o, b, w, dt, &tb, &ts);
         int same = 0;
         for (int i = 0; rc == 0 && i < o->worlds; ++i)
             same += pbf_world_hash(w[i]) == pbf_world_hash(pbf_world_batch_world(b, i));

@@ -351,8 +351,8 @@ int cmd_bench(int argc, char **argv) {
         return CLI_EXIT_OK;
     }
     if (rc == CLI_EXIT_OK && o.batch) { /* many small worlds, app/bench_batch.c */
-        bench_batch_options t = {o.worlds, o.sizes_given ? o.sizes[0] : 2000, o.steps, o.warmup,
-                                 o.threads, &o.sets};
+        bench_batch_options t = {
+            o.worlds, o.sizes_given ? o.sizes[0] : 2000, o.steps, o.warmup, o.threads, &o.sets};
         rc = bench_batch(&t);
         cli_overrides_free(&o.sets);
         return rc;

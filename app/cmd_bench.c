@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_batch.h" /* --batch */
 #include "bench_tool.h" /* --tool */
 #include "cli.h"
 #include "pbf/export.h"
@@ -22,7 +23,7 @@
 static const char bench_synopsis[] =
     "usage: pbf bench [--particles LIST] [--steps N] [--warmup N] [--threads N]\n"
     "                 [--neighbor-mode list|cells] [--csv FILE] [--set key=value ...]\n"
-    "                 [--backend cpu|cuda] [--tool]\n"
+    "                 [--backend cpu|cuda] [--tool] [--batch [--worlds N]]\n"
 #ifdef PBF_APP_HAVE_RENDER
     "                 [--render [--resolution WxH]]\n"
 #endif
@@ -49,6 +50,11 @@ static const char bench_help[] =
     "  --tool                  the haptic loop instead (docs/tool.md): steps of 1 ms with a tool\n"
     "                          moving in the water of scenes/tool_sphere.json, as steps/s;\n"
     "                          default counts 10000,20000,40000,80000\n"
+    "  --batch                 many small worlds instead (docs/library.md): --worlds worlds of\n"
+    "                          --particles particles each (default 1024 of 2000), stepped as\n"
+    "                          one batch (threads across worlds) and one after another (threads\n"
+    "                          inside each world), as worlds*steps/s\n"
+    "  --worlds N              worlds of --batch (default 1024)\n"
     "  --set KEY=VALUE         override a scene parameter (solver.iterations=6, ...); repeatable\n"
 #ifdef PBF_APP_HAVE_RENDER
     "  --render                also time the renderer: ms per frame (fluid look, image read\n"
@@ -60,6 +66,7 @@ static const char bench_help[] =
     "examples:\n"
     "  pbf bench\n"
     "  pbf bench --particles 50000 --steps 50 --threads 1 --csv bench_1t.csv\n"
+    "  pbf bench --batch --worlds 256 --steps 10\n"
     "  pbf bench --neighbor-mode cells --set solver.iterations=6\n"
     "  pbf bench --particles 50000 --set time.substeps=4 --set solver.target_error=0.01\n";
 
@@ -75,6 +82,7 @@ typedef struct bench_options {
     cli_overrides sets;
     int render_w, render_h; /* --render: the image size; 0 when not rendering */
     int tool, sizes_given; /* --tool: app/bench_tool.c; --particles was given */
+    int batch, worlds; /* --batch: app/bench_batch.c; --worlds */
 } bench_options;
 
 typedef struct bench_result {
@@ -283,6 +291,10 @@ static int parse_args(int argc, char **argv, bench_options *o, int *help) {
             o->csv = v;
         else if (cli_flag(&p, "--tool", NULL))
             o->tool = 1;
+        else if (cli_flag(&p, "--batch", NULL))
+            o->batch = 1;
+        else if (cli_option(&p, "--worlds", &v))
+            ok = cli_parse_int(&p, "--worlds", v, 1, 1000000, &o->worlds);
 #ifdef PBF_APP_HAVE_RENDER
         else if (cli_flag(&p, "--render", NULL)) {
             if (o->render_w == 0) o->render_w = 1280, o->render_h = 720;
@@ -330,12 +342,20 @@ int cmd_bench(int argc, char **argv) {
     o.neighbor_mode = -1;
     o.backend = -1;
     o.threads = -1;
+    o.worlds = 1024;
     int help = 0;
     int rc = parse_args(argc, argv, &o, &help);
     if (rc == CLI_EXIT_OK && help) {
         printf("%s\n%s", bench_synopsis, bench_help);
         cli_overrides_free(&o.sets);
         return CLI_EXIT_OK;
+    }
+    if (rc == CLI_EXIT_OK && o.batch) { /* many small worlds, app/bench_batch.c */
+        bench_batch_options t = {
+            o.worlds, o.sizes_given ? o.sizes[0] : 2000, o.steps, o.warmup, o.threads, &o.sets};
+        rc = bench_batch(&t);
+        cli_overrides_free(&o.sets);
+        return rc;
     }
     if (rc == CLI_EXIT_OK && o.tool) { /* the haptic loop's rate, app/bench_tool.c */
         bench_tool_options t = {o.sizes_given ? o.sizes : NULL,

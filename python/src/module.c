@@ -105,6 +105,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         add_type(m, &pbfpy_scene_type, "Scene") < 0 ||
         add_type(m, &pbfpy_checkpoint_type, "Checkpoint") < 0 ||
         add_type(m, &pbfpy_world_type, "World") < 0 ||
+        add_type(m, &pbfpy_batch_type, "WorldBatch") < 0 ||
         add_type(m, &pbfpy_renderer_type, "Renderer") < 0 ||
         PyModule_AddStringConstant(m, "__version__", pbf_version()) < 0 ||
         PyModule_AddObjectRef(m, "HAVE_RENDER", have_render ? Py_True : Py_False) < 0) {

@@ -7,6 +7,7 @@
  *   module.c                    the module: types, exceptions, functions
  *   world.c world_parts.c       pbf.World (world_parts.c: blocks, colliders, tool, probes;
  *     world_meshes.c            world_meshes.c: the mesh solids)
+ *   batch.c                     pbf.WorldBatch: many small worlds (include/pbf/batch.h)
  *   scene.c checkpoint.c        pbf.Scene, pbf.Checkpoint
  *   render.c                    pbf.Renderer, PNG files
  *   results.c                   named-tuple results (Profile, Stats, ToolState, ...), files
@@ -52,6 +53,7 @@ typedef struct pbfpy_world {
 extern PyTypeObject pbfpy_scene_type; /* scene.c */
 extern PyTypeObject pbfpy_checkpoint_type; /* checkpoint.c */
 extern PyTypeObject pbfpy_world_type; /* world.c */
+extern PyTypeObject pbfpy_batch_type; /* batch.c */
 extern PyTypeObject pbfpy_renderer_type; /* render.c */
 
 /* The world when it may be used now; NULL with ValueError (closed) or RuntimeError (busy in

@@ -319,6 +319,12 @@ case_bench() {
     expect_in "$TMP/out" "ms_median"
     [ "$(wc -l <"$TMP/b.csv")" -eq 3 ] || fail "bench csv: $(cat "$TMP/b.csv")"
     head -1 "$TMP/b.csv" | grep -q '^particles,particle_radius,ms_median,ms_min,ms_' || fail "bench csv header"
+    # many small worlds: both ways must end bit-identical (the rates are not checked)
+    expect_rc 0 "$PBF" bench --batch --worlds 3 --particles 300 --steps 2 --warmup 1 --threads 2
+    expect_in "$TMP/out" "worlds bit-identical both ways: 3 of 3"
+    expect_in "$TMP/out" "worlds*steps/s"
+    expect_rc 2 "$PBF" bench --batch --worlds 0
+    expect_in "$TMP/err" "--worlds expects an integer in [1, 1000000]"
 }
 
 declare -F "case_$CASE" >/dev/null || fail "no such case"

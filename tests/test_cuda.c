@@ -20,7 +20,9 @@
  *  - several fluids: one step of the oil and water scene, and the phases kept through the sort;
  *  - emitters and sinks (the host's pass between device substeps): frame by frame from the
  *    CPU's state the same particles, ids and flow counts, positions within one_step's bound;
- *    over a whole run the same emitted ids and the flow within 2 %. */
+ *    over a whole run the same emitted ids and the flow within 2 %;
+ *  - mesh solids (their fields on the device), a static box and a keyframed sphere: one step as
+ *    one_step compares it, and a short run's flow within 1 % with the mesh at the CPU's pose. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,9 @@
 #include "cuda/backend.h"
 #include "grid.h"
 #include "pbf/checkpoint.h"
+#include "mesh_files.h"
 #include "pbf/flow.h"
+#include "pbf/geometry.h"
 #include "pbf/pbf.h"
 #include "pbf/probes.h"
 #include "pbf/scene.h"
@@ -932,6 +936,106 @@ static int flow_matches_cpu(int sink) {
 static int emitters_match_cpu(void) { return flow_matches_cpu(0); }
 static int sinks_match_cpu(void) { return flow_matches_cpu(1); }
 
+/* ---- mesh solids ---------------------------------------------------------------------- */
+
+static char mesh_dir[512]; /* the meshes' files and the fields' cache of this test */
+
+/* The coarse dam break (6,144 particles) with a mesh solid written here: kind 0 none (the same
+ * scene without it), 1 a static box against the block's front (its face 7.5 mm from the last
+ * particles' centres, closer than r), 2 an icosphere of 8 cm radius keyframed into the block's
+ * front at 0.2 m/s, turning about y and z (its surface starts 2.5 mm from them). 0 on
+ * success. */
+static int mesh_scene(pbf_scene *scene, int kind) {
+    if (load_dam_break(scene, 0) != 0) return 1;
+    if (kind == 0) return 0;
+    char path[640];
+    test_mesh m;
+    if (kind == 1) {
+        const float lo[3] = {0.395f, 0.0f, 0.1f}, hi[3] = {0.55f, 0.3f, 0.3f};
+        m = test_mesh_box(lo, hi);
+        snprintf(path, sizeof path, "%s/box.obj", mesh_dir);
+    } else {
+        const float c[3] = {0.0f, 0.0f, 0.0f};
+        m = test_mesh_sphere(c, 0.08f, 2);
+        snprintf(path, sizeof path, "%s/sphere.obj", mesh_dir);
+    }
+    const int written = test_mesh_write_obj(path, &m);
+    test_mesh_free(&m);
+    if (written != 0) return 1;
+    pbf_mesh_def d = pbf_default_mesh_def();
+    snprintf(d.path, sizeof d.path, "%s", path);
+    if (kind == 2) {
+        d.motion = PBF_MESH_KINEMATIC;
+        d.key_count = 2;
+        d.keys[0] = (pbf_mesh_key){0.0f, {0.47f, 0.3f, 0.2f}, {0.0f, 0.0f, 0.0f}};
+        d.keys[1] = (pbf_mesh_key){1.0f, {0.27f, 0.3f, 0.2f}, {0.0f, 90.0f, 30.0f}};
+        d.position = d.keys[0].position;
+    }
+    scene->meshes[scene->mesh_count++] = d;
+    return 0;
+}
+
+/* Static and keyframed mesh solids on the device (unverified until this passes on a GPU, hence
+ * the opt-in). Each mesh acts on the CPU: one step with it moves the particles beyond one_step's
+ * bound from where they are without it. Then one step as one_step compares it (list and cells,
+ * and error control), and a short run of 10 frames: the density error and the kinetic energy
+ * within 1 % (dam_break_50_steps' bounds) and the mesh at exactly the CPU's pose (it moves on
+ * the host, by the same keys). */
+static int meshes_match_cpu(void) {
+    setenv("PBF_ALLOW_UNVERIFIED", "1", 1);
+    ENSURE(test_mesh_cache_dir(mesh_dir, sizeof mesh_dir, "test_cuda_meshes") == 0);
+    pbf_scene *plain = malloc(sizeof *plain), *scene = malloc(sizeof *scene);
+    ENSURE(plain && scene && mesh_scene(plain, 0) == 0);
+    const float dt = 1.0f / plain->fps;
+    for (int kind = 1; kind <= 2; ++kind) {
+        ENSURE(mesh_scene(scene, kind) == 0);
+        const char *name = kind == 1 ? "static box" : "keyframed sphere";
+        pbf_world *with = make_world(scene, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
+        pbf_world *without = make_world(plain, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
+        ENSURE(with && without && pbf_world_mesh_count(with) == 1);
+        ENSURE(pbf_world_step(with, dt) == PBF_OK && pbf_world_step(without, dt) == PBF_OK);
+        const double acts = max_relative_difference(with, without);
+        printf("  %s: one step on the CPU moves the particles by up to %.3g relative against the "
+               "scene without it\n",
+               name, acts);
+        ENSURE(acts > 1e-5); /* beyond one_step's bound: the comparisons below can see it */
+        pbf_world_destroy(with);
+        pbf_world_destroy(without);
+
+        for (int m = 0; m < 2; ++m)
+            ENSURE(one_step(scene, (pbf_neighbor_mode)m, PBF_CUDA_SORT_COUNTING, 0.0f) == 0);
+        ENSURE(one_step(scene, PBF_NEIGHBOR_LIST, PBF_CUDA_SORT_COUNTING, 0.05f) == 0);
+
+        pbf_world *cpu = make_world(scene, PBF_BACKEND_CPU, PBF_NEIGHBOR_LIST, 0.0f);
+        pbf_world *gpu = make_world(scene, PBF_BACKEND_CUDA, PBF_NEIGHBOR_LIST, 0.0f);
+        ENSURE(cpu && gpu);
+        for (int f = 0; f < 10; ++f) {
+            ENSURE(pbf_world_step(cpu, dt) == PBF_OK);
+            ENSURE(pbf_world_step(gpu, dt) == PBF_OK);
+        }
+        pbf_profile pc = pbf_world_get_profile(cpu), pg = pbf_world_get_profile(gpu);
+        pbf_stats sc = pbf_world_get_stats(cpu), sg = pbf_world_get_stats(gpu);
+        float tc[12], tg[12];
+        pbf_world_mesh_transform(cpu, 0, tc);
+        pbf_world_mesh_transform(gpu, 0, tg);
+        printf("  %s, 10 frames: density error %.4f%% (CPU) %.4f%% (CUDA), kinetic energy "
+               "%.6g J / %.6g J, mesh at (%.4f, %.4f, %.4f) m\n",
+               name, 100.0 * pc.avg_density_error, 100.0 * pg.avg_density_error, sc.kinetic_energy,
+               sg.kinetic_energy, (double)tc[3], (double)tc[7], (double)tc[11]);
+        ENSURE(sc.particles == sg.particles);
+        ENSURE_NEAR(pg.avg_density_error, pc.avg_density_error, 0.01 * pc.avg_density_error);
+        ENSURE_NEAR(sg.kinetic_energy, sc.kinetic_energy, 0.01 * sc.kinetic_energy);
+        ENSURE(memcmp(tc, tg, sizeof tc) == 0);
+        if (kind == 2) ENSURE(tc[3] < 0.47f - 0.03f); /* it moved: 10 frames at 0.2 m/s */
+        pbf_world_destroy(cpu);
+        pbf_world_destroy(gpu);
+    }
+    free(plain);
+    free(scene);
+    test_mesh_remove_dir(mesh_dir);
+    return 0;
+}
+
 TEST_MAIN_BEGIN
 if (!cuda_available()) return 77; /* CTest: skipped */
 RUN_TEST(grid_sort_matches_cpu);
@@ -950,6 +1054,7 @@ RUN_TEST(wendland_matches_cpu);
 RUN_TEST(phases_match_cpu);
 RUN_TEST(emitters_match_cpu);
 RUN_TEST(sinks_match_cpu);
+RUN_TEST(meshes_match_cpu);
 RUN_TEST(dam_break_50_steps_matches_cpu);
 RUN_TEST(error_control_iterations_match_cpu);
 TEST_MAIN_END

@@ -112,7 +112,8 @@ typedef struct pbf_mesh_solid_info {
 } pbf_mesh_solid_info;
 
 /* A moving mesh after the last step. Forces are the fluid's on the mesh (gravity excluded),
- * averaged over the step; the torque is about the position. */
+ * averaged over the step; the torque is about the position. A CUDA world does not measure them
+ * (docs/cuda.md, "Mesh solids"): there force and torque are 0. */
 typedef struct pbf_mesh_solid_state {
     double time; /* s */
     pbf_vec3 position; /* m: the local frame's origin (a floating body's centre of mass) */

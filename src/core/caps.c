@@ -20,7 +20,8 @@
 #define ON_CPU "it has no device pass yet; run the scene on the CPU (--backend cpu)"
 #define NOT_SPLIT "its state is not exchanged between processes yet; run the scene in one process"
 /* An unverified cell (U): CUDA code whose parity test (tests/test_cuda.c) has not passed on a
- * GPU: emitters and sinks (their host pass between device substeps, written without a GPU);
+ * GPU: emitters and sinks (their host pass between device substeps, written without a GPU),
+ * static and kinematic mesh solids (their fields' device copies and sweep, ditto);
  * bench/gpu.sh's matrix stage runs each cell's test. */
 #define NOT_RUN                                                                                    \
     "its device code has not run on a GPU yet (docs/cuda.md); run the scene on the CPU "           \
@@ -47,8 +48,8 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                                   {"", "", ""}},
     [PBF_FEATURE_MESHES] = {"meshes",
                             "mesh solids (scene key 'meshes')",
-                            {Y, N, Y},
-                            {"", ON_CPU, ""}},
+                            {Y, U, Y},
+                            {"", NOT_RUN, ""}},
     [PBF_FEATURE_BODIES] = {"floating_bodies",
                             "floating mesh bodies (scene key 'meshes', motion \"floating\")",
                             {Y, N, Y},

@@ -487,6 +487,22 @@ PBF_KERNEL_INLINE pbf_v3 pbf_field_sweep(const pbf_field *f, pbf_v3 a, pbf_v3 b,
     return b;
 }
 
+/* A fluid particle's predicted move from x (the substep's start) to p (its end) against `count`
+ * mesh solids in turn, each walked in its own frame: x in its pose at the substep's start
+ * (start[k]), p in its pose at the end (end[k]), the relative motion, so that neither a fast
+ * particle nor a fast mesh passes through a thin part (pbf_field_sweep). Returns the new p. The
+ * CPU's (src/modules/geometry/meshes.c) and the device's (src/backend/cuda/meshes.cu) sweep. */
+PBF_KERNEL_INLINE pbf_v3 pbf_mesh_sweep_path(pbf_v3 x, pbf_v3 p, const pbf_solid *start,
+                                             const pbf_solid *end, int count, float r) {
+    for (int k = 0; k < count; ++k) {
+        pbf_v3 a = pbf_mesh_local(&start[k], x), b = pbf_mesh_local(&end[k], p);
+        pbf_v3 stop = pbf_field_sweep(end[k].field, a, b, r);
+        if (stop.x != b.x || stop.y != b.y || stop.z != b.z)
+            p = v3_add(end[k].a, pbf_mesh_world_dir(&end[k], stop));
+    }
+    return p;
+}
+
 /* Signed distance from x to a solid's surface (positive outside the solid) and the outward unit
  * normal (pointing into the fluid). */
 PBF_KERNEL_INLINE float pbf_solid_sdf(const pbf_solid *s, pbf_v3 x, pbf_v3 *n) {

@@ -112,6 +112,13 @@ typedef struct pbf_cuda_tool_sums {
     int contacts; /* particles within 2 r of the surface */
 } pbf_cuda_tool_sums;
 
+/* A mesh solid's baked field (kernels.h: pbf_field, its struct and its nodes) in device memory:
+ * *device is the copy of `host`, a pointer for a pbf_solid's field on the device. The copy is
+ * made the first time a field is asked for and kept until pbf_cuda_destroy (a world's fields
+ * never change once baked, and stay at their address while the world lives). */
+pbf_status pbf_cuda_field(pbf_cuda *c, const pbf_field *host, const pbf_field **device, char *err,
+                          size_t err_size);
+
 /* One pbf_world_step. */
 typedef struct pbf_cuda_step_in {
     int substeps;
@@ -141,6 +148,14 @@ typedef struct pbf_cuda_step_in {
     int probe_carry;
     double *patch_sums;
     int *patch_counts;
+    /* Mesh solids (the PBF_SOLID_MESH entries of solids; their fields' device copies, see
+     * pbf_cuda_field): after the prediction each particle's path from x to p is walked in each
+     * of sweep_count meshes' frames, from its pose at the substep's start (sweep_start) to its
+     * pose at the end (sweep_end), as meshes.c's pbf__meshes_substep_begin (kernels.h:
+     * pbf_mesh_sweep_path). The same poses serve every substep of the call: a step with moving
+     * meshes is one call per substep. 0: no meshes. */
+    int sweep_count;
+    const pbf_solid *sweep_start, *sweep_end;
 } pbf_cuda_step_in;
 
 /* Watchdog findings (solver.c: watchdog), in the order it checks a particle. */

@@ -9,6 +9,7 @@
  *   density.cu      the density solve: λ and Δp passes, error control
  *   velocity.cu     velocity, vorticity and XSPH, the watchdog, the end-of-step statistics
  *   tool_probes.cu  the tool's and the force probes' passes and sums
+ *   meshes.cu       mesh solids: the sweep of the particles' paths (their fields: memory.cu)
  *   step.cu         a whole step: the order of the stages, CUDA graphs, pbf_cuda_step
  *
  * One copy of the math: each __global__ kernel is a thin loop body around the PBF_HD functions
@@ -295,6 +296,7 @@ enum { R_X, R_P, R_P_TMP, R_P_PREV, R_V, R_V_TMP, R_COUNT };
 struct GraphKey {
     int n, substeps, iterations, scorr_iterations, mode, sort, timed, tpp, tpp_lambda, tool,
         patches;
+    int sweep; /* mesh solids whose sweep runs after the prediction (meshes.cu: k_sweep) */
     int material; /* the materials' passes (surface tension, adhesion) and k_delta's shift */
     int drag; /* surface drag's pass (k_drag) */
     int phases; /* several fluids: the phases carried through the sort */
@@ -362,6 +364,17 @@ struct pbf_cuda {
     pbf_cuda_substep *d_sub, *h_sub;
     int sub_capacity;
     pbf_solid *h_solids;
+    /* Mesh solids: the sweep's frames (meshes.cu; pinned, 2 · PBF_MAX_SOLIDS: the starts, then
+     * the ends) and the fields' device copies, by the host field they copy. */
+    pbf_solid *h_sweep;
+    struct DeviceField {
+        const pbf_field *host;
+        const float *host_node;
+        pbf_field *dev; /* the struct, its node pointing at node below */
+        float *node;
+        size_t bytes;
+    } fields[PBF_MAX_SOLIDS];
+    int field_count;
     Results *d_res, *h_res;
     float *d_hist, *h_hist;
     int hist_capacity;
@@ -441,6 +454,9 @@ cudaError_t record(pbf_cuda *c, int k);
 /* Adds the intervals recorded so far to acc (the stream must be idle). */
 void add_intervals(const cudaEvent_t *ev, const int *marks, int count, double *acc);
 cudaError_t mark(pbf_cuda *c, int stage);
+/* The mesh fields' device copies (pbf_cuda_field): their bytes, and their release. */
+size_t meshes_bytes(const pbf_cuda *c);
+void meshes_free(pbf_cuda *c);
 /* Stream-ordered copies: the backend's stream does not wait for the legacy default stream. */
 cudaError_t to_device(pbf_cuda *c, void *dst, const void *src, size_t bytes);
 cudaError_t to_host(pbf_cuda *c, void *dst, const void *src, size_t bytes);
@@ -491,6 +507,13 @@ cudaError_t enqueue_probes(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, flo
                            int scorr);
 /* tool.c: pbf__tool_substep_end's pass and sums of substep sub (filed under velocity) */
 cudaError_t enqueue_tool(pbf_cuda *c, int sub);
+
+/* ---- meshes.cu ------------------------------------------------------------------------------ */
+
+/* The step's sweep frames (c->h_sweep, `count` meshes) into meshes.cu's constant memory. */
+cudaError_t meshes_upload_sweep(pbf_cuda *c, int count);
+/* meshes.c: pbf__meshes_substep_begin's sweep of every particle's path, after the prediction */
+cudaError_t enqueue_sweep(pbf_cuda *c, const pbf_cuda_step_in *in, int sub);
 
 } // namespace pbf_cu
 

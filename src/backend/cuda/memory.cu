@@ -350,6 +350,8 @@ extern "C" pbf_status pbf_cuda_create(const pbf_cuda_config *cfg, pbf_cuda **out
     if (e == cudaSuccess) e = cudaMallocHost((void **)&c->h_res, sizeof(Results));
     if (e == cudaSuccess)
         e = cudaMallocHost((void **)&c->h_solids, PBF_MAX_SOLIDS * sizeof(pbf_solid));
+    if (e == cudaSuccess)
+        e = cudaMallocHost((void **)&c->h_sweep, 2 * PBF_MAX_SOLIDS * sizeof(pbf_solid));
     if (e == cudaSuccess) e = cudaMemsetAsync(c->d_res, 0, sizeof(Results), c->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess) {
@@ -376,6 +378,8 @@ extern "C" void pbf_cuda_destroy(pbf_cuda *c) {
     if (c->h_sub) cudaFreeHost(c->h_sub);
     if (c->h_hist) cudaFreeHost(c->h_hist);
     if (c->h_solids) cudaFreeHost(c->h_solids);
+    if (c->h_sweep) cudaFreeHost(c->h_sweep);
+    meshes_free(c);
     dfree(&c->d_tool);
     if (c->h_tool) cudaFreeHost(c->h_tool);
     dfree(&c->d_patch_sums);
@@ -406,9 +410,67 @@ extern "C" size_t pbf_cuda_memory_bytes(const pbf_cuda *c) {
                                             (size_t)blocks_for(c->capacity) * sizeof(ProbeAcc)
                            : 0) +
            (size_t)c->sub_capacity * (sizeof(pbf_cuda_substep) + sizeof(pbf_cuda_tool_sums)) +
-           (size_t)c->hist_capacity * sizeof(float) + sizeof(Results);
+           (size_t)c->hist_capacity * sizeof(float) + sizeof(Results) + meshes_bytes(c);
 }
 extern "C" pbf_cuda_sort pbf_cuda_get_sort(const pbf_cuda *c) { return c->sort; }
+
+size_t pbf_cu::meshes_bytes(const pbf_cuda *c) {
+    size_t bytes = 0;
+    for (int k = 0; k < c->field_count; ++k) bytes += c->fields[k].bytes + sizeof(pbf_field);
+    return bytes;
+}
+
+void pbf_cu::meshes_free(pbf_cuda *c) {
+    for (int k = 0; k < c->field_count; ++k) {
+        dfree(&c->fields[k].dev);
+        dfree(&c->fields[k].node);
+    }
+    c->field_count = 0;
+}
+
+extern "C" pbf_status pbf_cuda_field(pbf_cuda *c, const pbf_field *host, const pbf_field **device,
+                                     char *err, size_t err_size) {
+    *device = nullptr;
+    for (int k = 0; k < c->field_count; ++k)
+        if (c->fields[k].host == host && c->fields[k].host_node == host->node) {
+            *device = c->fields[k].dev;
+            return PBF_OK;
+        }
+    if (c->field_count >= PBF_MAX_SOLIDS) {
+        pbf_cuda_format(err, err_size, "more than %d mesh fields on the device", PBF_MAX_SOLIDS);
+        return PBF_ERR_INVALID_ARG;
+    }
+    /* the nodes, then the struct with its node pointer on the device */
+    auto &f = c->fields[c->field_count];
+    const size_t bytes =
+        (size_t)host->nx * (size_t)host->ny * (size_t)host->nz * PBF_FIELD_STRIDE * sizeof(float);
+    pbf_field copy = *host;
+    float *node = nullptr;
+    pbf_field *dev = nullptr;
+    cudaError_t e = cudaSetDevice(c->device);
+    if (e == cudaSuccess) e = dalloc(c, &node, bytes / sizeof(float));
+    if (e == cudaSuccess) e = dalloc(c, &dev, 1);
+    copy.node = node;
+    if (e == cudaSuccess) e = to_device(c, node, host->node, bytes);
+    if (e == cudaSuccess) e = to_device(c, dev, &copy, sizeof copy);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream); /* copy leaves this frame */
+    if (e != cudaSuccess) {
+        dfree(&node);
+        dfree(&dev);
+        char what[128];
+        pbf_cuda_format(what, sizeof what, "copying a mesh field of %d x %d x %d nodes (%.1f MiB)",
+                        host->nx, host->ny, host->nz, (double)bytes / (1024.0 * 1024.0));
+        return fail(e, what, err, err_size);
+    }
+    f.host = host;
+    f.host_node = host->node;
+    f.dev = dev;
+    f.node = node;
+    f.bytes = bytes;
+    c->field_count++;
+    *device = dev;
+    return PBF_OK;
+}
 
 cudaError_t pbf_cu::to_device(pbf_cuda *c, void *dst, const void *src, size_t bytes) {
     return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream);

@@ -171,6 +171,8 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
     k_predict<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V),
                                    phases_of(c, &in->sub[sub].params)); /* several fluids */
     CK(cudaGetLastError());
+    CK(enqueue_sweep(c, in, sub)); /* mesh solids: no path through a thin part */
+    c->stage = "prediction";
     if (in->tool_sums) /* the tool's displacement of each particle, summed over the substep */
         CK(cudaMemsetAsync(c->tool_dx, 0, 3 * (size_t)n * sizeof(float), s));
     CK(mark(c, PBF_STAGE_PREDICT));

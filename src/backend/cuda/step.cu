@@ -1,5 +1,5 @@
 /* A whole step of the CUDA backend (backend_internal.h): the stages in solver.c's order for
- * every substep (sort.cu, density.cu, velocity.cu), the capture of a fixed-count step into a
+ * every substep (sort.cu, meshes.cu, density.cu, velocity.cu), the capture of a fixed-count step into a
  * CUDA graph and its replay, and pbf_cuda_step around them: the inputs in, the results out. */
 #include "backend_internal.h"
 
@@ -43,6 +43,7 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.tpp_lambda = c->tpp_lambda;
     k.tool = in->tool_sums != nullptr;
     k.patches = in->patch_count;
+    k.sweep = in->sweep_count;
     k.material = in->sub[0].params.surface_tension_on * 2 + in->sub[0].params.adhesion_on;
     k.drag = in->sub[0].params.surface_drag > 0.0f;
     k.phases = c->has_phases + 2 * in->sub[0].params.phases_on;
@@ -159,6 +160,12 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf
                         cudaMemcpyHostToDevice, c->stream);
     if (e == cudaSuccess && solids > 0) e = density_upload_solids(c, solids);
     if (e == cudaSuccess && solids > 0) e = velocity_upload_solids(c, solids);
+    if (e == cudaSuccess && in->sweep_count > 0) { /* mesh solids: the sweep's frames */
+        const int m = in->sweep_count < PBF_MAX_SOLIDS ? in->sweep_count : PBF_MAX_SOLIDS;
+        memcpy(c->h_sweep, in->sweep_start, (size_t)m * sizeof(pbf_solid));
+        memcpy(c->h_sweep + PBF_MAX_SOLIDS, in->sweep_end, (size_t)m * sizeof(pbf_solid));
+        e = meshes_upload_sweep(c, m);
+    }
     if (e == cudaSuccess && in->patch_count > 0) {
         memcpy(c->h_patches, in->patches, (size_t)in->patch_count * sizeof(pbf_cuda_patch));
         e = probes_upload_patches(c, in->patch_count);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "geometry/mesh_pose.h" /* mesh solids' poses and sweep frames; their passes run on the device */
 #include "probes.h" /* force probes' patches and sums; their pass runs on the device */
 #include "tool.h" /* the tool's motion and forces; its passes run on the device */
 #include "watchdog.h" /* the watchdog's limits and report, shared with solver.c */
@@ -34,6 +35,10 @@ struct pbf_cuda_world {
     pbf_cuda_tool_sums *tool_sums;
     int sub_capacity;
     pbf_cuda_patch patches[PBF_MAX_PROBES]; /* the force probes' patches */
+    /* the solids as the device reads them (a mesh's field: its device copy), and the meshes'
+     * sweep frames likewise */
+    pbf_solid solids[PBF_MAX_SOLIDS];
+    pbf_solid sweep_start[PBF_MAX_MESHES], sweep_end[PBF_MAX_MESHES];
     double patch_sums[PBF_MAX_PROBES];
     int patch_counts[PBF_MAX_PROBES];
 };
@@ -206,6 +211,19 @@ static pbf_status report_unstable(pbf_world *w, const pbf_cuda_step_out *o, doub
     }
 }
 
+/* A copy of count solids for the device: each mesh's field pointer becomes its device copy's
+ * (pbf_cuda_field copies a field the first time it is seen: once per mesh added). */
+static pbf_status device_solids(pbf_world *w, const pbf_solid *in, int count, pbf_solid *out) {
+    char why[PBF_ERROR_SIZE];
+    for (int k = 0; k < count; ++k) {
+        out[k] = in[k];
+        if (in[k].type != PBF_SOLID_MESH) continue;
+        pbf_status st = pbf_cuda_field(w->cuda->dev, in[k].field, &out[k].field, why, sizeof why);
+        if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
+    }
+    return PBF_OK;
+}
+
 /* Substeps s0 .. s0 + count − 1 of the step (s0 counted from the step's start) on the device: substep()'s constants of each
  * (pbf__substep_params), the tool moved to each one's end, one pbf_cuda_step, then its results:
  * the profile, the watchdog's report, the tool's forces substep by substep. */
@@ -228,6 +246,9 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
             pbf__tool_move(w, dt_sub, t + dt_sub, s0 + s);
             c->sub[s].tool = w->tool->k;
         }
+        /* meshes: the moving ones where they are at the substep's end (as their substep_begin;
+         * with moving meshes count is 1, so w->time is this substep's start) */
+        pbf__meshes_move(w, dt_sub);
         if (patches > 0) /* probes: the patches' planes at this substep's walls */
             pbf__probes_reach(w->probes, P, carry ? P->h : 0.0f, c->sub[s].probe_plane,
                               c->sub[s].probe_lo, c->sub[s].probe_hi);
@@ -240,11 +261,21 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
         memcpy(c->patches[k].lo, q->lo, sizeof q->lo);
         memcpy(c->patches[k].hi, q->hi, sizeof q->hi);
     }
+    /* the solids after the meshes' move, and the meshes' sweep frames, with device fields */
+    const int solids = P->solid_count < PBF_MAX_SOLIDS ? P->solid_count : PBF_MAX_SOLIDS;
+    const int sweeps = pbf__meshes_sweep_frames(w, c->sweep_start, c->sweep_end);
+    pbf_status st = device_solids(w, w->solids, solids, c->solids);
+    if (st == PBF_OK) st = device_solids(w, c->sweep_start, sweeps, c->sweep_start);
+    if (st == PBF_OK) st = device_solids(w, c->sweep_end, sweeps, c->sweep_end);
+    if (st != PBF_OK) return st;
     pbf_cuda_step_in in;
     memset(&in, 0, sizeof in);
     in.substeps = count;
     in.sub = c->sub;
-    in.solids = w->solids;
+    in.solids = c->solids;
+    in.sweep_count = sweeps;
+    in.sweep_start = c->sweep_start;
+    in.sweep_end = c->sweep_end;
     in.neighbor_mode = (int)w->def.neighbor_mode;
     in.iterations = sd->iterations;
     in.controlled = sd->target_error > 0.0f;
@@ -267,7 +298,7 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
     in.patch_counts = c->patch_counts;
     pbf_cuda_step_out out;
     char why[PBF_ERROR_SIZE];
-    pbf_status st = pbf_cuda_step(c->dev, &in, &out, why, sizeof why);
+    st = pbf_cuda_step(c->dev, &in, &out, why, sizeof why);
     if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
     c->host_current = 0;
     for (int k = 0; k < PBF_STAGE_COUNT; ++k) w->profile.stage_ms[k] += out.stage_ms[k];
@@ -324,9 +355,13 @@ pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int first, int substep
         c->sub_capacity = substeps;
     }
     /* A free tool moves by the force of the substep before: the device runs one substep
-     * at a time and the host integrates the body in between. Otherwise the whole step is
-     * one call (one graph launch with a fixed iteration count). */
-    const int chunk = w->tool != NULL && w->tool->def.motion == PBF_TOOL_FREE ? 1 : substeps;
+     * at a time and the host integrates the body in between. Moving meshes (kinematic) move
+     * on the host too, to each substep's end (their poses go to the device with the solids,
+     * once per call). Otherwise the whole step is one call (one graph launch with a fixed
+     * iteration count). */
+    const int moving = w->geometry != NULL && w->geometry->moving > 0;
+    const int chunk =
+        moving || (w->tool != NULL && w->tool->def.motion == PBF_TOOL_FREE) ? 1 : substeps;
     for (int s0 = 0; s0 < substeps; s0 += chunk) {
         st = run_substeps(w, first + s0, chunk, dt_sub);
         if (st != PBF_OK) return st;

@@ -34,42 +34,6 @@ pbf_mesh_def pbf_default_mesh_def(void) {
 
 int pbf_mesh_import_available(void) { return pbf__mesh_import_available(); }
 
-/* ---------------------------------------------------------------------------------------------
- * Poses */
-
-void pbf__mesh_body_pose_at(const pbf_mesh_body *b, double t, double position[3], double R[9]) {
-    const pbf_mesh_def *d = &b->def;
-    double pos[3] = {d->position.x, d->position.y, d->position.z};
-    double rot[3] = {d->rotation.x, d->rotation.y, d->rotation.z};
-    if (d->motion == PBF_MESH_KINEMATIC && d->key_count > 0) {
-        const pbf_mesh_key *k = d->keys;
-        const int n = d->key_count;
-        int i = 0;
-        double s = 0.0;
-        if (!(t > (double)k[0].time)) {
-            i = 0;
-        } else if (t >= (double)k[n - 1].time) {
-            i = n - 1;
-        } else {
-            while (i + 2 < n && t >= (double)k[i + 1].time) ++i;
-            s = (t - k[i].time) / ((double)k[i + 1].time - k[i].time);
-        }
-        const pbf_mesh_key *a = &k[i], *c = &k[i + 1 < n ? i + 1 : i];
-        const double pa[6] = {a->position.x, a->position.y, a->position.z,
-                              a->rotation.x, a->rotation.y, a->rotation.z};
-        const double pc[6] = {c->position.x, c->position.y, c->position.z,
-                              c->rotation.x, c->rotation.y, c->rotation.z};
-        for (int q = 0; q < 3; ++q) {
-            pos[q] = pa[q] + s * (pc[q] - pa[q]);
-            rot[q] = pa[3 + q] + s * (pc[3 + q] - pa[3 + q]);
-        }
-    }
-    pbf__mat_from_euler(rot[0], rot[1], rot[2], R);
-    double off[3];
-    pbf__mat_apply(R, b->offset, off);
-    for (int q = 0; q < 3; ++q) position[q] = pos[q] + off[q];
-}
-
 static void publish(const pbf_world *w, pbf_mesh_body *b) {
     pbf_mesh_solid_state *s = &b->state;
     s->time = w->time;
@@ -77,18 +41,6 @@ static void publish(const pbf_world *w, pbf_mesh_body *b) {
     for (int k = 0; k < 4; ++k) s->orientation[k] = (float)b->q[k];
     s->velocity = v3((float)b->velocity[0], (float)b->velocity[1], (float)b->velocity[2]);
     s->angular_velocity = v3((float)b->omega[0], (float)b->omega[1], (float)b->omega[2]);
-}
-
-void pbf__meshes_sync(pbf_world *w) {
-    pbf_geometry *g = w->geometry;
-    int n = w->collider_count;
-    if (g != NULL)
-        for (int i = 0; i < g->count && n < PBF_MAX_SOLIDS; ++i) {
-            pbf_mesh_body *b = g->body[i];
-            b->solid = b->def.sink ? -1 : n;
-            if (!b->def.sink) pbf__mesh_body_solid(b, &w->solids[n++]);
-        }
-    w->params.solid_count = n;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -477,29 +429,6 @@ void pbf__meshes_step_begin(pbf_world *w) {
     }
 }
 
-/* Moves every body to where it is at the end of the substep. */
-static void advance(pbf_world *w, pbf_mesh_body *b, float dt) {
-    memcpy(b->position_start, b->position, sizeof b->position);
-    memcpy(b->R_start, b->R, sizeof b->R);
-    memcpy(b->q_start, b->q, sizeof b->q);
-    if (b->def.motion == PBF_MESH_FLOATING) {
-        pbf__bodies_advance(w, b, dt);
-        return;
-    }
-    if (b->def.motion != PBF_MESH_KINEMATIC || b->def.key_count == 0) return;
-    pbf__mesh_body_pose_at(b, w->time + dt, b->position, b->R);
-    for (int k = 0; k < 3; ++k) b->velocity[k] = (b->position[k] - b->position_start[k]) / dt;
-    /* ω from R R_startᵀ ≈ I + [ω dt]× (small rotations per substep) */
-    double Rt[9], dR[9];
-    for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) Rt[3 * r + c] = b->R_start[3 * c + r];
-    pbf__mat_mul(b->R, Rt, dR);
-    b->omega[0] = 0.5 * (dR[7] - dR[5]) / dt;
-    b->omega[1] = 0.5 * (dR[2] - dR[6]) / dt;
-    b->omega[2] = 0.5 * (dR[3] - dR[1]) / dt;
-    pbf__quat_from_mat(b->R, b->q);
-}
-
 /* The force scratch for n particles. */
 static int reserve(pbf_geometry *g, int n) {
     if (n <= g->capacity) return 1;
@@ -524,41 +453,19 @@ pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
                          w->count);
     for (int i = 0; i < g->count; ++i)
         for (int k = 0; k < 3; ++k) g->body[i]->sub_force[k] = g->body[i]->sub_torque[k] = 0.0;
-    if (g->moving > 0) {
-        for (int i = 0; i < g->count; ++i) advance(w, g->body[i], dt);
-        if (g->floating > 0) pbf__bodies_contacts(w, dt);
-        pbf__meshes_sync(w);
-    }
+    pbf__meshes_move(w, dt);
     /* Each particle's path from x (start pose) to its prediction p (end pose), walked in each
      * mesh's frame: the relative motion, so that neither a fast particle nor a fast paddle
      * passes through a thin part. */
-    const int n = w->count, m = g->count;
+    const int n = w->count;
     const float r = w->def.particle_radius;
     const float *x = w->x;
     float *p = w->p;
     pbf_solid start[PBF_MAX_MESHES], end[PBF_MAX_MESHES];
-    int is_solid[PBF_MAX_MESHES];
-    for (int k = 0; k < m; ++k) {
-        const pbf_mesh_body *b = g->body[k];
-        is_solid[k] = !b->def.sink;
-        pbf__mesh_body_solid(b, &end[k]);
-        start[k] = end[k];
-        start[k].a = v3((float)b->position_start[0], (float)b->position_start[1],
-                        (float)b->position_start[2]);
-        for (int q = 0; q < 9; ++q) start[k].rot[q] = (float)b->R_start[q];
-    }
+    const int m = pbf__meshes_sweep_frames(w, start, end);
 #pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i) {
-        pbf_v3 xi = v3_load(x, i), pi = v3_load(p, i);
-        for (int k = 0; k < m; ++k) {
-            if (!is_solid[k]) continue;
-            pbf_v3 a = pbf_mesh_local(&start[k], xi), b = pbf_mesh_local(&end[k], pi);
-            pbf_v3 stop = pbf_field_sweep(end[k].field, a, b, r);
-            if (stop.x != b.x || stop.y != b.y || stop.z != b.z)
-                pi = v3_add(end[k].a, pbf_mesh_world_dir(&end[k], stop));
-        }
-        v3_store(p, i, pi);
-    }
+    for (int i = 0; i < n; ++i)
+        v3_store(p, i, pbf_mesh_sweep_path(v3_load(x, i), v3_load(p, i), start, end, m, r));
     return PBF_OK;
 }
 

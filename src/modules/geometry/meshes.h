@@ -6,13 +6,10 @@
 
 #include "bodies.h"
 #include "geometry_state.h"
+#include "mesh_pose.h"
 
-/* The solids array's mesh entries (after the colliders) and params.solid_count. */
-void pbf__meshes_sync(pbf_world *w);
 void pbf__meshes_free(pbf_world *w);
 size_t pbf__meshes_memory_bytes(const pbf_world *w);
-/* The kinematic pose at time t: position and rotation matrix of the local frame. */
-void pbf__mesh_body_pose_at(const pbf_mesh_body *b, double t, double position[3], double R[9]);
 
 /* The state of a body that carries from one step to the next (checkpoints): PBF_BODY_STATE
  * doubles. */

@@ -1,6 +1,7 @@
 /* A whole step of the CUDA backend (backend_internal.h): the stages in solver.c's order for
- * every substep (sort.cu, meshes.cu, density.cu, velocity.cu), the capture of a fixed-count step into a
- * CUDA graph and its replay, and pbf_cuda_step around them: the inputs in, the results out. */
+ * every substep (sort.cu, meshes.cu, density.cu, velocity.cu), the capture of a fixed-count
+ * step into a CUDA graph and its replay, and pbf_cuda_step around them: the inputs in, the
+ * results out. */
 #include "backend_internal.h"
 
 namespace {

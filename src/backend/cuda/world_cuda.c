@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "geometry/mesh_pose.h" /* mesh solids' poses and sweep frames; their passes run on the device */
+#include "geometry/mesh_pose.h" /* mesh solids' poses and sweep frames (passes: the device) */
 #include "probes.h" /* force probes' patches and sums; their pass runs on the device */
 #include "tool.h" /* the tool's motion and forces; its passes run on the device */
 #include "watchdog.h" /* the watchdog's limits and report, shared with solver.c */

@@ -89,6 +89,10 @@
 #   diffuseckpt  a 2-rank checkpoint of it at frame 6 of 10: resumed on two ranks every frame and
 #            diffuse file after it bit for bit; resumed in one process (the pieces merged, their
 #            diffuse particles too) close to the run that never stopped (check_mpi.py diffuse)
+#   diffroute2, diffroute4  PBF_BINARY is tests/test_mpi_diffuse: 600 substeps of a small dam
+#            break with diffuse particles on two and four ranks, every diffuse particle within h
+#            of its rank's slab after each substep (routed to the rank that owns its x), the
+#            whole world's count never above max_count
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
@@ -460,6 +464,10 @@ diffuse1 | diffuse2 | diffuse4 | diffuseckpt)
     else
         python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" diffuse || fail "check_mpi.py"
     fi
+    ;;
+diffroute2 | diffroute4)
+    timeout 120 "${MPIRUN[@]}" -np "${CASE#diffroute}" "$PBF" ||
+        fail "test_mpi_diffuse on ${CASE#diffroute} ranks exited $?"
     ;;
 refused)
     # a tank 0.3 m long with h = 0.08 m: slabs at least 0.1 m wide, so 3 ranks at most

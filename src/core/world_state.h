@@ -132,7 +132,8 @@ struct pbf_world {
      * to the process whose slab holds that x (any process, not only a neighbour); *out (malloc'd,
      * the caller frees it) gets the *out_n records this process owns now, those from process 0
      * first, each process's in their order. Collective; PBF_ERR_OUT_OF_MEMORY on failure, the
-     * same on every process. For a module's own sets (the diffuse particles). */
+     * same on every process (also when one passes records NULL with n > 0: it could not pack
+     * them). For a module's own sets (the diffuse particles). */
     pbf_status (*halo_route)(pbf_world *w, const void *records, int n, size_t size, void **out,
                              int *out_n);
     /* For n integers per process: before[k] the sum of mine[k] over the processes of lower rank,

@@ -412,12 +412,8 @@ static pbf_status route(pbf_world *w, pbf_diffuse *D) {
             memcpy(r + 24, D->life + k, 4);
             r[28] = D->kind[k];
         }
-    /* a rank out of memory sends nothing but still takes part: route fails on every rank */
-    pbf_status st = w->halo_route(w, rec, rec ? m : 0, ROUTE_RECORD, &in, &got);
-    if (rec == NULL && st == PBF_OK) {
-        free(in);
-        st = pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory for %d diffuse particles", m);
-    }
+    /* a rank out of memory still takes part (NULL records): the route fails on every rank */
+    pbf_status st = w->halo_route(w, rec, m, ROUTE_RECORD, &in, &got);
     free(rec);
     if (st != PBF_OK) return st;
     if (grow_set(D, got) != PBF_OK) {

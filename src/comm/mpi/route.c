@@ -29,7 +29,8 @@ pbf_status pbf__halo_route(pbf_world *w, const void *records, int n, size_t size
         calloc((size_t)4 * R, sizeof *count); /* send counts, displs; recv counts, displs */
     int *dest = malloc(((size_t)n + 1) * sizeof *dest);
     unsigned char *sbuf = malloc((size_t)n * size + 1);
-    int failed = count == NULL || dest == NULL || sbuf == NULL;
+    /* records NULL with n > 0: the caller ran out of memory packing them; all ranks fail */
+    int failed = count == NULL || dest == NULL || sbuf == NULL || (records == NULL && n > 0);
     if (!failed) {
         for (int k = 0; k < n; ++k) {
             float x;

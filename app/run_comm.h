@@ -41,6 +41,11 @@ typedef struct run_comm {
      * arrays are freed first. Non-zero on failure, the message in err; every rank gets the same
      * answer. */
     int (*gather)(const pbf_world *world, pbf_particles *out, char *err, size_t size);
+    /* Every rank's diffuse particles gathered to rank 0, rank 0's first (collective;
+     * include/pbf/mpi.h, pbf_mpi_world_gather_diffuse); none on the other ranks. Non-zero on
+     * failure, the message in err; every rank gets the same answer. */
+    int (*gather_diffuse)(const pbf_world *world, pbf_diffuse_particles *out, char *err,
+                          size_t size);
     /* The world's cuts (ranks + 1 values) into cuts; returns the rank count. */
     int (*cuts)(const pbf_world *world, double *cuts);
     /* Like split, at the given cuts (a resumed run on its checkpoint's rank count). */

@@ -63,6 +63,11 @@ static int gather(const pbf_world *world, pbf_particles *out, char *err, size_t 
     return pbf_mpi_world_gather(world, out, err, size) != PBF_OK;
 }
 
+static int gather_diffuse(const pbf_world *world, pbf_diffuse_particles *out, char *err,
+                          size_t size) {
+    return pbf_mpi_world_gather_diffuse(world, out, err, size) != PBF_OK;
+}
+
 int run_comm_start(int *argc, char ***argv) {
     if (getenv("OMPI_COMM_WORLD_SIZE") == NULL && getenv("PMIX_RANK") == NULL) return 0;
     int provided = 0;
@@ -79,6 +84,7 @@ int run_comm_start(int *argc, char ***argv) {
     world_comm.balance = balance;
     world_comm.write_ply = write_ply;
     world_comm.gather = gather;
+    world_comm.gather_diffuse = gather_diffuse;
     world_comm.cuts = cuts;
     world_comm.split_at = split_at;
     return 0;

@@ -363,6 +363,27 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
             }
         }
     }
+    /* spray, foam and bubbles: every rank's gathered to rank 0 (collective), which writes them
+     * as one process does (a PLY, and a .vtu with vtu) */
+    char *diffuse[2] = {NULL, NULL};
+    if (o->formats != 0 && pbf_world_get_diffuse_def(world, NULL)) {
+        char err[sizeof o->error];
+        pbf_diffuse_particles all;
+        memset(&all, 0, sizeof all);
+        if (o->comm->gather_diffuse(world, &all, err, sizeof err) != 0 && rc == 0)
+            rc = frame_fail(o, "%s", err);
+        for (int f = 0; f < 2 && rc == 0 && is_rank0(o); ++f) {
+            if (f == 1 && !(o->formats & PBF_FORMAT_VTU)) break;
+            snprintf(name, sizeof name, "diffuse_%05d.%s", frame, f == 0 ? "ply" : "vtu");
+            diffuse[f] = join(o->dir, name);
+            if (diffuse[f] == NULL)
+                rc = frame_fail(o, "out of memory");
+            else if (pbf_export_diffuse_write_particles(&all, f, diffuse[f], o->error,
+                                                        sizeof o->error) != PBF_OK)
+                rc = 1, free(diffuse[f]), diffuse[f] = NULL;
+        }
+        pbf_diffuse_particles_free(&all);
+    }
     /* probes: every rank samples (collective: the whole world's values), rank 0 writes below */
     pbf_probe_sample samples[PBF_MAX_PROBES];
     if (pbf_world_probe_count(world) > 0 && pbf_world_sample_probes(world, samples) != PBF_OK &&
@@ -410,6 +431,10 @@ static int frame_split(run_output *o, const pbf_world *world, int frame) {
     for (size_t f = 0; f < FORMAT_COUNT; ++f) {
         if (failed && solids[f] != NULL) unlink(solids[f]);
         free(solids[f]);
+    }
+    for (int f = 0; f < 2; ++f) {
+        if (failed && diffuse[f] != NULL) unlink(diffuse[f]);
+        free(diffuse[f]);
     }
     if (failed) { /* nothing of the frame stays */
         if (piece != NULL && rc == 0) unlink(piece), --o->files_written;

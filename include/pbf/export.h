@@ -155,6 +155,11 @@ PBF_API pbf_status pbf_export_diffuse_read(const char *path, pbf_diffuse_particl
                                            size_t err_size);
 /* Frees the arrays and zeroes *p. Safe on a zeroed struct and on NULL. */
 PBF_API void pbf_diffuse_particles_free(pbf_diffuse_particles *p);
+/* Writes such a set as pbf_export_diffuse_write (vtu 0) or pbf_export_diffuse_write_vtu (1)
+ * write a world's: a split run's rank 0 writes the particles gathered from every rank
+ * (pbf_mpi_world_gather_diffuse, include/pbf/mpi.h). */
+PBF_API pbf_status pbf_export_diffuse_write_particles(const pbf_diffuse_particles *p, int vtu,
+                                                      const char *path, char *err, size_t err_size);
 
 /* File name extension of a format: "ply", "vtk" or "vtu"; "" for anything else. */
 PBF_API const char *pbf_format_extension(pbf_format format);

@@ -18,8 +18,11 @@
  * One rank gives the same bits as a world never split. Two or more ranks sum over each
  * particle's neighbours in another order, so the results agree to rounding, not bit for bit.
  *
- * Refused with PBF_ERR_INVALID_ARG and a message (not supported split yet): the CUDA backend,
- * diffuse particles (the table of what runs where, docs/features.md, has the list). Emitters
+ * Refused with PBF_ERR_INVALID_ARG and a message (not supported split yet): the CUDA backend
+ * (the table of what runs where, docs/features.md, has the list). Diffuse particles work: each
+ * rank generates them from the fluid it owns (the ghosts as neighbours), keeps those in its slab
+ * (they follow their x to the rank that owns it every substep) and the cap is the whole world's,
+ * the ranks' new particles taken in rank order. Emitters
  * work: each rank emits the nozzle points in its own slab and every rank hands out the whole
  * layer's ids in the same order, so the ids are one process's. A particle capacity
  * (pbf_world_set_capacity) is each rank's: before every step all ranks take the largest count
@@ -130,6 +133,14 @@ PBF_API pbf_status pbf_mpi_export_ply(const pbf_particles *p, MPI_Comm comm, con
  * as pbf_particles_from_world. */
 PBF_API pbf_status pbf_mpi_world_gather(const pbf_world *world, pbf_particles *out, char *err,
                                         size_t err_size);
+
+/* The diffuse particles (spray, foam, bubbles) of every rank gathered to rank 0 (collective), for
+ * its diffuse_NNNNN.ply and .vtu: rank 0's first, then rank 1's, ..., each rank's in its set's
+ * order (one rank: the set of a world never split, as it is). The other ranks' out is empty.
+ * Whatever out held is freed first; free it with pbf_diffuse_particles_free. The same status on
+ * every rank; PBF_ERR_INVALID_ARG for a world that was not split. */
+PBF_API pbf_status pbf_mpi_world_gather_diffuse(const pbf_world *world, pbf_diffuse_particles *out,
+                                                char *err, size_t err_size);
 
 /* The whole world's statistics and profile, reduced over the ranks in rank order (the same
  * value on every rank, for any thread count): counts and energies summed, maxima taken, means

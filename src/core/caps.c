@@ -18,7 +18,6 @@
 
 /* The reasons a cell is refused; each says what to use instead. */
 #define ON_CPU "it has no device pass yet; run the scene on the CPU (--backend cpu)"
-#define NOT_SPLIT "its state is not exchanged between processes yet; run the scene in one process"
 /* An unverified cell (U): CUDA code whose parity test (tests/test_cuda.c) has not passed on a
  * GPU: emitters and sinks (their host pass between device substeps, written without a GPU),
  * static and kinematic mesh solids (their fields' device copies and sweep, ditto);
@@ -91,8 +90,8 @@ static const pbf_feature_info table[PBF_FEATURE_COUNT] = {
                             {"", "", ""}},
     [PBF_FEATURE_DIFFUSE] = {"diffuse",
                              "diffuse particles: spray, foam and bubbles (scene key 'diffuse')",
-                             {Y, N, N},
-                             {"", ON_CPU, NOT_SPLIT}},
+                             {Y, N, Y},
+                             {"", ON_CPU, ""}},
     [PBF_FEATURE_ENERGY_AUDIT] = {"energy_audit",
                                   "the energy audit (the C API's world_set_energy_audit)",
                                   {Y, N, Y},

@@ -11,7 +11,8 @@
  *     after_delta    after every Δp pass of the density solve (force measurements)
  *     after_velocity after the velocity update, XSPH and vorticity (the viscosity solve)
  *     substep_end    after those (the tool's and bodies' forces)
- *     after_watchdog after the watchdog has passed the substep (diffuse particles)
+ *     after_watchdog after the watchdog has passed the substep, the ghosts still there when
+ *                    split (diffuse particles)
  *     substep_final  last, once the corrected positions are the state (sinks, emitters)
  *   step_end       the step's means (forces)
  * With no particles (and no split) a substep runs only the modules marked empty_substeps, at

@@ -548,7 +548,9 @@ static pbf_status watchdog(pbf_world *w) {
     const float inv_dt2 = P->inv_dt * P->inv_dt;
     float v2_max = 0.0f;
     int fastest = -1;
+    const uint8_t *ghost = w->halo_ghost; /* split: another process checks its own */
     for (int i = 0; i < n; ++i) {
+        if (ghost && ghost[i]) continue;
         pbf_v3 x = v3_load(w->p, i), v = v3_load(w->v, i);
         pbf_v3 d = v3_sub(x, v3_load(w->x, i));
         if (!isfinite(x.x) || !isfinite(x.y) || !isfinite(x.z))
@@ -664,15 +666,13 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_TOOL, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
-    halo(w, PBF_HALO_END);
-    pbf_status wd = watchdog(w); /* the instability watchdog, every substep */
+    pbf_status wd = watchdog(w); /* the instability watchdog, every substep (ghosts skipped) */
     if (w->halo) wd = w->halo_hook(w, PBF_HALO_AGREE, wd); /* all processes stop, or none */
+    /* modules: diffuse particles, which read the fluid around them: the ghosts too */
+    for (int k = 0; wd == PBF_OK && k < pbf__module_count; ++k)
+        wd = pbf__modules[k]->after_watchdog ? pbf__modules[k]->after_watchdog(w, nt) : PBF_OK;
+    halo(w, PBF_HALO_END);
     if (wd != PBF_OK) return wd;
-    for (int k = 0; k < pbf__module_count; ++k) { /* modules: diffuse particles */
-        pbf_status st =
-            pbf__modules[k]->after_watchdog ? pbf__modules[k]->after_watchdog(w, nt) : PBF_OK;
-        if (st != PBF_OK) return st;
-    }
 
     /* the corrected positions become the state */
     float *x = w->x;

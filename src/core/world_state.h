@@ -24,7 +24,8 @@ typedef enum pbf_halo_event {
                        * its tension pass */
     PBF_HALO_POSITIONS, /* after a Δp pass: the halo's corrected positions p */
     PBF_HALO_OMEGA, /* after the vorticity pass: the halo's |ω| for the confinement pass */
-    PBF_HALO_END, /* before the watchdog: the halo is dropped */
+    PBF_HALO_END, /* after the watchdog and the modules that read the ghosts last (diffuse
+                   * particles): the halo is dropped */
     PBF_HALO_AGREE /* after the watchdog: every process stops if one does */
 } pbf_halo_event;
 
@@ -127,6 +128,17 @@ struct pbf_world {
     /* Whether a particle at x (along the split axis) is this process's: inside its slab, as
      * migration decides (the emitters emit only their own nozzle points). Not collective. */
     int (*halo_owns)(const pbf_world *w, float x);
+    /* Sends each of n records of `size` bytes, whose first float is its x along the split axis,
+     * to the process whose slab holds that x (any process, not only a neighbour); *out (malloc'd,
+     * the caller frees it) gets the *out_n records this process owns now, those from process 0
+     * first, each process's in their order. Collective; PBF_ERR_OUT_OF_MEMORY on failure, the
+     * same on every process (also when one passes records NULL with n > 0: it could not pack
+     * them). For a module's own sets (the diffuse particles). */
+    pbf_status (*halo_route)(pbf_world *w, const void *records, int n, size_t size, void **out,
+                             int *out_n);
+    /* For n integers per process: before[k] the sum of mine[k] over the processes of lower rank,
+     * total[k] over all of them (n at most PBF_HALO_SUM_MAX). Collective. */
+    void (*halo_scan)(pbf_world *w, const int64_t *mine, int64_t *before, int64_t *total, int n);
     /* From PBF_HALO_BEGIN to PBF_HALO_END: 1 for each slot that holds a ghost (a copy of a
      * neighbour's particle, not this process's), which sums over the world's particles skip.
      * NULL outside a substep and in a world that was not split. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diffuse.h" /* the pieces' diffuse particles, appended */
 #include "world_state.h"
 
 static pbf_status fail(char *err, size_t err_size, pbf_status st, const char *fmt, ...) {
@@ -69,6 +70,9 @@ PBF_API pbf_status pbf_checkpoint_create_world_merged(const pbf_checkpoint *cons
         if (st != PBF_OK) break;
         if (part->next_id > next_id) next_id = part->next_id;
         st = append(w, part);
+        /* spray, foam and bubbles: each piece holds those in its slab, every piece the same
+         * def, substep counter and whole world's generated count */
+        if (st == PBF_OK) st = pbf__diffuse_append(w, part);
         if (st != PBF_OK) fail(err, err_size, st, "out of memory merging checkpoint pieces");
         pbf_world_destroy(part);
     }

@@ -39,77 +39,94 @@ static pbf_status read_diffuse(const pbf_world *world, const char *path, int *n,
     return PBF_OK;
 }
 
-pbf_status pbf_export_diffuse_write(const pbf_world *world, const char *path, char *err,
-                                    size_t err_size) {
-    if (world == NULL || path == NULL) {
-        if (err && err_size) snprintf(err, err_size, "pbf_export_diffuse_write: NULL argument");
-        return PBF_ERR_INVALID_ARG;
-    }
-    int n = 0;
-    float *x = NULL;
-    uint8_t *kind = NULL;
-    pbf_status got = read_diffuse(world, path, &n, &x, &kind, err, err_size);
-    if (got != PBF_OK) return got;
-    float *v = x + 3 * (size_t)n, *life = x + 6 * (size_t)n;
+/* The PLY of n particles from the arrays (positions, velocities 3 floats each). */
+static pbf_status write_ply(int n, const float *x, const float *v, const uint8_t *kind,
+                            const float *life, const char *path, char *err, size_t err_size) {
     atomic_file af;
     pbf_status st = pbf__atomic_open(&af, path, err, err_size);
-    if (st == PBF_OK) {
-        pbf__atomic_printf(&af,
-                           "ply\n"
-                           "format binary_little_endian 1.0\n"
-                           "comment pbf diffuse particles: kind 0 spray, 1 foam, 2 bubble\n"
-                           "element vertex %d\n"
-                           "property float x\nproperty float y\nproperty float z\n"
-                           "property float vx\nproperty float vy\nproperty float vz\n"
-                           "property uchar kind\n"
-                           "property float lifetime\n"
-                           "end_header\n",
-                           n);
-        unsigned char buf[CHUNK * RECORD];
-        for (int start = 0; start < n; start += CHUNK) {
-            int end = n - start < CHUNK ? n : start + CHUNK;
-            unsigned char *dst = buf;
-            for (int i = start; i < end; ++i, dst += RECORD) {
-                for (int k = 0; k < 3; ++k) {
-                    put_le32(dst + 4 * k, x[3 * i + k]);
-                    put_le32(dst + 12 + 4 * k, v[3 * i + k]);
-                }
-                dst[24] = kind[i];
-                put_le32(dst + 25, life[i]);
+    if (st != PBF_OK) return st;
+    pbf__atomic_printf(&af,
+                       "ply\n"
+                       "format binary_little_endian 1.0\n"
+                       "comment pbf diffuse particles: kind 0 spray, 1 foam, 2 bubble\n"
+                       "element vertex %d\n"
+                       "property float x\nproperty float y\nproperty float z\n"
+                       "property float vx\nproperty float vy\nproperty float vz\n"
+                       "property uchar kind\n"
+                       "property float lifetime\n"
+                       "end_header\n",
+                       n);
+    unsigned char buf[CHUNK * RECORD];
+    for (int start = 0; start < n; start += CHUNK) {
+        int end = n - start < CHUNK ? n : start + CHUNK;
+        unsigned char *dst = buf;
+        for (int i = start; i < end; ++i, dst += RECORD) {
+            for (int k = 0; k < 3; ++k) {
+                put_le32(dst + 4 * k, x[3 * i + k]);
+                put_le32(dst + 12 + 4 * k, v[3 * i + k]);
             }
-            pbf__atomic_write(&af, buf, (size_t)(dst - buf));
+            dst[24] = kind[i];
+            put_le32(dst + 25, life[i]);
         }
-        st = pbf__atomic_commit(&af, err, err_size);
+        pbf__atomic_write(&af, buf, (size_t)(dst - buf));
     }
-    free(x);
-    free(kind);
-    return st;
+    return pbf__atomic_commit(&af, err, err_size);
 }
 
-pbf_status pbf_export_diffuse_write_vtu(const pbf_world *world, const char *path, char *err,
-                                        size_t err_size) {
-    if (world == NULL || path == NULL) {
-        if (err && err_size) snprintf(err, err_size, "pbf_export_diffuse_write_vtu: NULL argument");
-        return PBF_ERR_INVALID_ARG;
-    }
-    int n = 0;
-    float *x = NULL;
-    uint8_t *kind = NULL;
-    pbf_status got = read_diffuse(world, path, &n, &x, &kind, err, err_size);
-    if (got != PBF_OK) return got;
-    float *v = x + 3 * (size_t)n, *life = x + 6 * (size_t)n;
+/* The .vtu of n particles from the arrays. */
+static pbf_status write_vtu(int n, const float *x, const float *v, const uint8_t *kind,
+                            const float *life, const char *path, char *err, size_t err_size) {
     const vtu_array arrays[] = {{"velocity", VTU_FLOAT32, 3, v, 0},
                                 {"kind", VTU_UINT8, 1, kind, 0},
                                 {"lifetime", VTU_FLOAT32, 1, life, 0}};
     atomic_file af;
     pbf_status st = pbf__atomic_open(&af, path, err, err_size);
-    if (st == PBF_OK) {
-        pbf__write_vtu_cells(&af, x, n, NULL, 0, arrays, 3);
-        st = pbf__atomic_commit(&af, err, err_size);
+    if (st != PBF_OK) return st;
+    pbf__write_vtu_cells(&af, x, n, NULL, 0, arrays, 3);
+    return pbf__atomic_commit(&af, err, err_size);
+}
+
+/* The world's particles through write_ply (vtu 0) or write_vtu (1). */
+static pbf_status write_world(const pbf_world *world, int vtu, const char *path, char *err,
+                              size_t err_size) {
+    if (world == NULL || path == NULL) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s: NULL argument",
+                     vtu ? "pbf_export_diffuse_write_vtu" : "pbf_export_diffuse_write");
+        return PBF_ERR_INVALID_ARG;
     }
+    int n = 0;
+    float *x = NULL;
+    uint8_t *kind = NULL;
+    pbf_status st = read_diffuse(world, path, &n, &x, &kind, err, err_size);
+    if (st != PBF_OK) return st;
+    float *v = x + 3 * (size_t)n, *life = x + 6 * (size_t)n;
+    st = (vtu ? write_vtu : write_ply)(n, x, v, kind, life, path, err, err_size);
     free(x);
     free(kind);
     return st;
+}
+
+pbf_status pbf_export_diffuse_write(const pbf_world *world, const char *path, char *err,
+                                    size_t err_size) {
+    return write_world(world, 0, path, err, err_size);
+}
+
+pbf_status pbf_export_diffuse_write_vtu(const pbf_world *world, const char *path, char *err,
+                                        size_t err_size) {
+    return write_world(world, 1, path, err, err_size);
+}
+
+pbf_status pbf_export_diffuse_write_particles(const pbf_diffuse_particles *p, int vtu,
+                                              const char *path, char *err, size_t err_size) {
+    if (p == NULL || path == NULL || p->count < 0 ||
+        (p->count > 0 && (!p->positions || !p->velocities || !p->kinds || !p->lifetimes))) {
+        if (err && err_size)
+            snprintf(err, err_size, "pbf_export_diffuse_write_particles: NULL argument");
+        return PBF_ERR_INVALID_ARG;
+    }
+    return (vtu ? write_vtu : write_ply)(p->count, p->positions, p->velocities, p->kinds,
+                                         p->lifetimes, path, err, err_size);
 }
 
 /* ---- reading back ------------------------------------------------------------------------- */

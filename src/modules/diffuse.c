@@ -311,8 +311,13 @@ static void spawn_counts(pbf_world *w, pbf_diffuse *D, int nt) {
     const float *p = w->p, *v = w->v, *nrm = D->normal;
     const int n = w->count;
     const uint32_t step = (uint32_t)D->substeps;
+    const uint8_t *ghost = w->halo_ghost; /* split: a ghost's owner spawns its particles */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
+        if (ghost && ghost[i]) {
+            D->spawn[i] = 0;
+            continue;
+        }
         pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i), ni = v3_load(nrm, i);
         float energy = 0.5f * v3_dot(vi, vi);
         float phi_k = pbf_diffuse_clamp(energy, d->energy_min, d->energy_max);
@@ -386,18 +391,103 @@ static void place(pbf_world *w, pbf_diffuse *D, int first, int nt) {
     }
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * A world split over processes (docs/mpi.md): each process holds the diffuse particles in its
+ * slab and, during the substep, the fluid's ghosts around it */
+
+#define ROUTE_RECORD 29 /* x, v, life (7 floats) and the kind: x first (w->halo_route) */
+
+/* Sends every diffuse particle to the process whose slab holds its x; the set becomes what
+ * arrives, process 0's first, each in its order. Collective. */
+static pbf_status route(pbf_world *w, pbf_diffuse *D) {
+    const int m = D->count;
+    unsigned char *rec = malloc((size_t)m * ROUTE_RECORD + 1);
+    void *in = NULL;
+    int got = 0;
+    if (rec != NULL)
+        for (int k = 0; k < m; ++k) {
+            unsigned char *r = rec + (size_t)k * ROUTE_RECORD;
+            memcpy(r, D->x + 3 * k, 12);
+            memcpy(r + 12, D->v + 3 * k, 12);
+            memcpy(r + 24, D->life + k, 4);
+            r[28] = D->kind[k];
+        }
+    /* a rank out of memory still takes part (NULL records): the route fails on every rank */
+    pbf_status st = w->halo_route(w, rec, m, ROUTE_RECORD, &in, &got);
+    free(rec);
+    if (st != PBF_OK) return st;
+    if (grow_set(D, got) != PBF_OK) {
+        free(in);
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory for %d diffuse particles", got);
+    }
+    const unsigned char *src = in;
+    for (int k = 0; k < got; ++k) {
+        const unsigned char *r = src + (size_t)k * ROUTE_RECORD;
+        memcpy(D->x + 3 * k, r, 12);
+        memcpy(D->v + 3 * k, r + 12, 12);
+        memcpy(D->life + k, r + 24, 4);
+        D->kind[k] = r[28];
+    }
+    D->count = got;
+    free(in);
+    return PBF_OK;
+}
+
+void pbf__diffuse_keep_owned(pbf_world *w) {
+    pbf_diffuse *D = w->diffuse;
+    if (D == NULL || w->halo_owns == NULL) return;
+    for (int k = 0; k < D->count; ++k)
+        if (!w->halo_owns(w, D->x[3 * k])) D->kind[k] = DIFFUSE_DEAD;
+    compact(D);
+}
+
+pbf_status pbf__diffuse_append(pbf_world *w, const pbf_world *part) {
+    const pbf_diffuse *P = part->diffuse;
+    pbf_diffuse *D = w->diffuse;
+    if (P == NULL || P->count == 0) return PBF_OK;
+    if (D == NULL || grow_set(D, D->count + P->count) != PBF_OK) return PBF_ERR_OUT_OF_MEMORY;
+    const size_t at = (size_t)D->count, n = (size_t)P->count;
+    memcpy(D->x + 3 * at, P->x, 3 * n * sizeof *D->x);
+    memcpy(D->v + 3 * at, P->v, 3 * n * sizeof *D->v);
+    memcpy(D->life + at, P->life, n * sizeof *D->life);
+    memcpy(D->kind + at, P->kind, n);
+    D->count += P->count;
+    return PBF_OK;
+}
+
 pbf_status pbf__diffuse_substep(pbf_world *w, int nt) {
     pbf_diffuse *D = w->diffuse;
-    const int n = w->count;
+    const int n = w->count; /* split: the owned particles and the ghosts */
     if (grow_fluid(D, n) != PBF_OK)
         return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
                          "out of memory for the diffuse particles' scratch of %d particles", n);
+    if (w->halo) {
+        /* the ghosts' final positions and velocities (XSPH, vorticity and the viscosity solve
+         * changed their owners' after the last exchange), and each diffuse particle on the
+         * process that holds the fluid around it */
+        w->halo_exchange(w, w->p, 3);
+        w->halo_exchange(w, w->v, 3);
+        pbf_status st = route(w, D);
+        if (st != PBF_OK) return st;
+    }
     advect(w, D, nt);
     compact(D);
     normals(w, D, nt);
+    if (w->halo) w->halo_exchange(w, D->normal, 3); /* the ghosts' normals: their owners' */
     spawn_counts(w, D, nt);
-    /* prefix sum in slot order, cut where the set is full: the same set for any thread count */
+    /* prefix sum in slot order, cut where the set is full: the same set for any thread count.
+     * Split: the whole world's set against max_count, the processes' spawns taken in rank
+     * order (a process's room is what the lower ranks left) */
     int64_t room = (int64_t)D->def.max_count - D->count;
+    int64_t world_room = room, world_spawn = 0;
+    if (w->halo) {
+        int64_t mine[2] = {D->count, 0}, before[2], all[2];
+        for (int i = 0; i < n; ++i) mine[1] += D->spawn[i];
+        w->halo_scan(w, mine, before, all, 2);
+        world_room = (int64_t)D->def.max_count - all[0];
+        world_spawn = all[1];
+        room = world_room - before[1];
+    }
     if (room < 0) room = 0; /* max_count lowered below the set: no new ones until it shrinks */
     int64_t total = 0;
     for (int i = 0; i < n; ++i) {
@@ -413,8 +503,11 @@ pbf_status pbf__diffuse_substep(pbf_world *w, int nt) {
                              (long long)(D->count + total));
         place(w, D, D->count, nt);
         D->count += (int)total;
-        D->generated += total;
+        if (!w->halo) D->generated += total;
     }
+    /* split: the whole world's count, the same on every process */
+    if (w->halo && world_room > 0)
+        D->generated += world_spawn < world_room ? world_spawn : world_room;
     D->substeps++;
     return PBF_OK;
 }

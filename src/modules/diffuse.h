@@ -16,7 +16,7 @@ typedef struct pbf_diffuse {
     uint8_t *kind; /* pbf_diffuse_kind; DIFFUSE_DEAD marks one removed at the compaction */
     /* Substeps run with diffuse on: the hash's counter (saved in checkpoints). */
     uint64_t substeps;
-    int64_t generated;
+    int64_t generated; /* split over processes: the whole world's, the same on every process */
     /* Per fluid particle scratch: its outward unit surface normal (0 inside), its spawn count
      * and then the prefix sum of those. */
     int fluid_capacity;
@@ -34,6 +34,15 @@ size_t pbf__diffuse_memory_bytes(const pbf_world *w);
  * count set; the caller fills x, v, life and kind. */
 pbf_status pbf__diffuse_restore(pbf_world *w, const pbf_diffuse_def *def, int count,
                                 uint64_t substeps, int64_t generated);
+
+/* A world just split over processes (src/comm/mpi/split.c) from the whole world: keeps the
+ * diffuse particles in this process's slab (w->halo_owns). */
+void pbf__diffuse_keep_owned(pbf_world *w);
+
+/* Merging checkpoint pieces (src/io/checkpoint_merge.c): appends part's diffuse particles to
+ * w's set (w's def, counter and generated count stay: the whole world's on every piece).
+ * PBF_ERR_OUT_OF_MEMORY, or when w has no diffuse particles on but part has some. */
+pbf_status pbf__diffuse_append(pbf_world *w, const pbf_world *part);
 
 /* This feature as a module of the step (module.h, modules.c). */
 extern const struct pbf_module pbf__diffuse_module;

@@ -81,6 +81,18 @@
 #            order): one rank one process's bits; two ranks the physics of np2, frames 1 and 2 as
 #            `early` and the particles' mean distance from one process's at most 1e-6 m over
 #            frames 1 to 8 (check_mpi.py viscous; without the exchange it fails from frame 2)
+#   diffuse1, diffuse2, diffuse4  diffuse particles (row `diffuse`): the dam break with spray, foam
+#            and bubbles on (1268 of them at frame 15); one rank writes one process's bits and
+#            diffuse_NNNNN.ply/.vtu byte for byte; two and four ranks the physics of np2 and the
+#            diffuse particles close (check_mpi.py diffuse: each kind's count exactly one
+#            process's while the fluid agrees to about 1e-4 m, frames 0 to 8)
+#   diffuseckpt  a 2-rank checkpoint of it at frame 6 of 10: resumed on two ranks every frame and
+#            diffuse file after it bit for bit; resumed in one process (the pieces merged, their
+#            diffuse particles too) close to the run that never stopped (check_mpi.py diffuse)
+#   diffroute2, diffroute4  PBF_BINARY is tests/test_mpi_diffuse: 600 substeps of a small dam
+#            break with diffuse particles on two and four ranks, every diffuse particle within h
+#            of its rank's slab after each substep (routed to the rank that owns its x), the
+#            whole world's count never above max_count
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
@@ -418,12 +430,49 @@ migrate2 | migrate4)
     timeout 120 "${MPIRUN[@]}" -np "${CASE#migrate}" "$PBF" ||
         fail "test_mpi_migrate on ${CASE#migrate} ranks exited $?"
     ;;
+diffuse1 | diffuse2 | diffuse4 | diffuseckpt)
+    ARGS+=(--set diffuse.enabled=true)
+    if [ "$CASE" = diffuseckpt ]; then
+        ARGS=(--set fluid.particle_radius=0.02 --set diffuse.enabled=true --frames 10 --format vtu
+            --quiet --threads 1)
+        split 2 "$TMP/whole" --checkpoint-every 6
+        cp -r "$TMP/whole" "$TMP/two"
+        cp -r "$TMP/whole" "$TMP/one"
+        for d in two one; do # the resumed runs write them again
+            rm "$TMP"/$d/frame_0000[789]* "$TMP"/$d/frame_00010* "$TMP"/$d/diffuse_0000[789]*
+            rm "$TMP"/$d/diffuse_00010*
+        done
+        timeout 90 "${MPIRUN[@]}" -np 2 "$PBF" resume "$TMP/two" --quiet >"$TMP/out" 2>&1 ||
+            { cat "$TMP/out" >&2; fail "resume on 2 ranks exited $?"; }
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/two" identical || fail "two ranks"
+        for f in "$TMP"/whole/diffuse_*; do
+            cmp "$f" "$TMP/two/${f##*/}" || fail "resumed on two ranks: another ${f##*/}"
+        done
+        timeout 60 "$PBF" resume "$TMP/one" --quiet >"$TMP/out" 2>&1 ||
+            { cat "$TMP/out" >&2; fail "resume in one process exited $?"; }
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/one" diffuse ||
+            fail "resumed in one process"
+        exit 0
+    fi
+    serial
+    split "${CASE#diffuse}" "$TMP/split"
+    if [ "$CASE" = diffuse1 ]; then
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"
+        for f in "$TMP"/serial/diffuse_*; do
+            cmp "$f" "$TMP/split/${f##*/}" || fail "one rank: another ${f##*/}"
+        done
+    else
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" diffuse || fail "check_mpi.py"
+    fi
+    ;;
+diffroute2 | diffroute4)
+    timeout 120 "${MPIRUN[@]}" -np "${CASE#diffroute}" "$PBF" ||
+        fail "test_mpi_diffuse on ${CASE#diffroute} ranks exited $?"
+    ;;
 refused)
     # a tank 0.3 m long with h = 0.08 m: slabs at least 0.1 m wide, so 3 ranks at most
     expect_refusal "so at most 3 ranks" -np 4 "$PBF" run "$SCENE" "${ARGS[@]}" \
         --set 'domain.max=[0.3,0.8,0.4]' --set 'fluid.blocks[0].max=[0.2,0.6,0.4]' --out "$TMP/a"
-    expect_refusal "(scene key 'diffuse'): not available in a world split over MPI processes" -np 2 "$PBF" run "$SCENE" "${ARGS[@]}" \
-        --set diffuse.enabled=true --out "$TMP/d"
     expect_refusal "only 'pbf run' and 'pbf resume' run split" -np 2 "$PBF" info "$SCENE"
     # a scene error: every rank finds it, rank 0 alone says it
     expect_refusal "'fluid.particle_radius' must be in (0, 10] m" -np 2 "$PBF" run "$SCENE" \

@@ -317,5 +317,7 @@ void pbf__halo_free(pbf_world *w) {
     w->halo_reduce = NULL;
     w->halo_exchange = NULL;
     w->halo_owns = NULL;
+    w->halo_route = NULL;
+    w->halo_scan = NULL;
     w->halo_ghost = NULL;
 }

@@ -49,6 +49,11 @@ void pbf__halo_exchange(pbf_world *w, float *values, int stride);
 void pbf__halo_reduce(const pbf_world *w, void *values, int n, pbf_halo_op op);
 /* w->halo_owns: whether x lies in this rank's slab [lo, hi) (migration's test). */
 int pbf__halo_owns(const pbf_world *w, float x);
+/* w->halo_route (route.c): records to the rank that owns their x (MPI_Alltoallv). */
+pbf_status pbf__halo_route(pbf_world *w, const void *records, int n, size_t size, void **out,
+                           int *out_n);
+/* w->halo_scan (route.c): integers summed over the lower ranks and over all (MPI_Allgather). */
+void pbf__halo_scan(pbf_world *w, const int64_t *mine, int64_t *before, int64_t *total, int n);
 /* Moves cuts[1..ranks-1] apart until every slab of [cuts[0], cuts[ranks]] is at least `width`
  * wide (a ghost then only ever comes from the next slab). Returns 0 when that cannot be done
  * (split.c; the balancer, balance.c, places its cuts with it too). */

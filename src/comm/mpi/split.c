@@ -11,6 +11,7 @@
 
 #include "caps.h" /* what runs where: the MPI column */
 #include "halo.h"
+#include "diffuse.h" /* a whole world's diffuse particles: each rank keeps its own */
 
 static pbf_status refuse(char *err, size_t err_size, const char *fmt, ...) {
     if (err != NULL && err_size > 0) {
@@ -142,6 +143,10 @@ static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, d
     w->halo_reduce = pbf__halo_reduce;
     w->halo_exchange = pbf__halo_exchange;
     w->halo_owns = pbf__halo_owns;
+    w->halo_route = pbf__halo_route;
+    w->halo_scan = pbf__halo_scan;
+    /* diffuse particles (modules/diffuse.c): a rank keeps those in its slab, or its piece's */
+    if (!keep_all) pbf__diffuse_keep_owned(w);
     return PBF_OK;
 }
 

@@ -319,7 +319,7 @@ if [ ${#bench_csvs[@]} -gt 0 ]; then
 fi
 
 # The table of what runs where (`pbf features`) with each CUDA cell's parity test as it ran on
-# this device: a cell whose test passed here is ready to become `yes` in src/caps.c.
+# this device: a cell whose test passed here is ready to become `yes` in src/core/caps.c.
 if has_stage matrix; then
     echo "== matrix"
     [ -s "$out/test_cuda.log" ] || TAIL=0 run test_cuda 300 "$build/tests/test_cuda"

@@ -1,7 +1,7 @@
 /* The world's glue to the CUDA backend (world_cuda.h, docs/cuda.md): creation, the
  * host cache of the particle arrays, and the substeps of a CUDA world's step. Host-side control
  * only: the device stages are the .cu files of src/backend/cuda/ (backend.h), and their math is
- * src/kernels.h.
+ * src/math/kernels.h.
  *
  * solver.c's pbf_world_step is the step of every world: the profile, the modules' step hooks
  * (the tool's step_begin and step_end, the probes' means) and the substeps' count and dt. It

@@ -2,7 +2,7 @@
  *
  * PBF_PARTICLE_FIELDS(X) calls X(name, type, components, flags, scratch) for every array of
  * struct pbf_world that holds one entry per particle slot. The struct's members, their growth
- * and the byte count (particles.c), their frees (world.c), the sort's gathers (solver.c), the
+ * and the byte count (particles.c), their frees (world.c), the sort's gathers (cpu_stages.c), the
  * compaction after sinks, migration and the halo (particles.c), the MPI packing (particles.c,
  * for src/comm/mpi/halo.c) and the checkpoint's PARTICLE section (src/io/checkpoint.c) are made
  * from

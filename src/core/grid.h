@@ -39,7 +39,7 @@ typedef struct pbf_neighbor_list {
     uint32_t *start; /* capacity + 1 */
     uint32_t *index;
     float *pair_g; /* per entry: the pair's spiky gradient factor of the current λ pass,
-                             reused by the Δp pass of the same iteration (solver.c) */
+                             reused by the Δp pass of the same iteration (cpu_stages.c) */
     size_t index_capacity;
     pbf_neighbor_chunk *chunks; /* one per thread, kept between steps (no per-step malloc) */
     int chunk_count;

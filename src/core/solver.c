@@ -1,11 +1,13 @@
 /* The PBF step (Macklin & Müller 2013, Algorithm 1): pbf_world_step for every world (the
- * profile, the modules' step hooks, the substeps' count and dt), and the substeps on the CPU.
- * A CUDA world's substeps run on the device (cuda/world_cuda.h: pbf__cuda_substeps), with the
- * same per-substep constants (world_state.h: pbf__substep_params).
+ * profile, the modules' step hooks, the substeps' count and dt), and the order of a substep on
+ * the CPU: its stages, the halo exchanges between them, the modules' hooks, the density solve's
+ * control, the watchdog. A CUDA world's substeps run on the device (cuda/world_cuda.h:
+ * pbf__cuda_substeps), with the same per-substep constants (world_state.h: pbf__substep_params).
  *
- * Each stage is a parallel loop over particles that writes only its own particle (Jacobi), with
- * the math from kernels.h. Reductions run serially in slot order after the loops. Together this
- * makes the result bit-identical for any thread count. */
+ * The stages are the CPU backend's (cpu_stages.h): parallel loops over particles that write
+ * only their own particle (Jacobi), with the math from kernels.h. The reductions
+ * (cpu_reduce.h) run serially in slot order. Together this makes the result bit-identical for
+ * any thread count. This file holds no loop over particles. */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -15,8 +17,9 @@
 #include "geometry/meshes.h" /* the Δp pass writes the meshes' force targets */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): its substeps, marked "cuda" */
 #include "world_state.h"
-#include "watchdog.h" /* its limits and report, shared with the CUDA step */
-#include "cpu_passes.h" /* the vectorized list passes */
+#include "kernels.h" /* the kernels' constants (pbf__init_params) */
+#include "cpu_stages.h" /* the CPU backend: the stages' loops */
+#include "cpu_reduce.h" /* the CPU backend: density error, watchdog, profile */
 #include "energy_audit.h" /* the energy audit: marks after the stages, when it is on */
 #include "solve_control.h" /* stop and Chebyshev decisions, shared with the CUDA step */
 
@@ -190,220 +193,6 @@ static int thread_count(const pbf_world *w) {
     return w->def.threads > 0 ? w->def.threads : omp_get_max_threads();
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Stages */
-
-static void stage_predict(pbf_world *w, int nt) {
-    const pbf_params *P = &w->params;
-    const int n = w->count;
-    float *x = w->x, *p = w->p, *v = w->v;
-    const uint8_t *phase = P->phases_on ? w->phase : NULL; /* several fluids: gravity scales */
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i) {
-        pbf_v3 vi = phase ? pbf_predict_velocity_phase(v3_load(v, i), P->phase_gravity[phase[i]], P)
-                          : pbf_predict_velocity(v3_load(v, i), P);
-        v3_store(v, i, vi);
-        v3_store(p, i, v3_madd(v3_load(x, i), vi, P->dt));
-    }
-}
-
-/* The grid sort, then every sorted per-particle array (fields.h) gathered into the new order:
- * each through its scratch array, which is then swapped in. Copies only, so the values are the
- * bits of the slots they came from. */
-static void stage_grid(pbf_world *w, int nt) {
-    pbf_grid_sort(&w->grid, w->p, w->count, nt);
-    const uint32_t *order = w->grid.order;
-    const int n = w->count;
-#define PBF_FIELD_GATHER(name, type, components, flags, scratch)                                   \
-    if ((flags)&PBF_FIELD_SORTED) {                                                                \
-        const type *src_ = w->name;                                                                \
-        type *dst_ = w->scratch;                                                                   \
-        _Pragma("omp parallel for schedule(static) num_threads(nt)") for (int i = 0; i < n;        \
-                                                                          ++i) for (int k = 0;     \
-                                                                                    k <            \
-                                                                                    (components);  \
-                                                                                    ++k)           \
-            dst_[(size_t)(components)*i + k] = src_[(size_t)(components)*order[i] + k];            \
-        w->scratch = w->name;                                                                      \
-        w->name = dst_;                                                                            \
-    }
-    PBF_PARTICLE_FIELDS(PBF_FIELD_GATHER)
-#undef PBF_FIELD_GATHER
-}
-
-/* stage_lambda of a world with several fluids: the neighbours' inverse mass weights in the
- * denominator (kernels.h, "Several fluids"). */
-static void stage_lambda_phase(pbf_world *w, int nt) {
-    const pbf_params *P = &w->params;
-    const pbf_solid *S = w->solids;
-    const int n = w->count;
-    const float *p = w->p;
-    const uint8_t *phase = w->phase;
-    float *lambda = w->lambda, *density = w->density;
-    int32_t *counts = w->neighbor_counts;
-    const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
-    const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
-    float *pair_g = w->neighbors.pair_g;
-    const pbf_tool_params *T = pbf__tool_kernel(w);
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i) {
-        pbf_v3 xi = v3_load(p, i);
-        float wi = P->phase_inv_mass[phase[i]];
-        pbf_lambda_acc a =
-            list ? pbf__lambda_list_phase(P, p, phase, xi, nb, nb_start[i], nb_start[i + 1], pair_g)
-                 : pbf__lambda_cells_phase(P, &w->grid, p, phase, i, xi);
-        lambda[i] = T ? pbf_lambda_end_tool_phase(&a, xi, wi, P, S, T, &density[i])
-                      : pbf_lambda_end_phase(&a, xi, wi, P, S, &density[i]);
-        counts[i] = a.neighbors;
-    }
-}
-
-static void stage_lambda(pbf_world *w, int nt) {
-    const pbf_params *P = &w->params;
-    const pbf_solid *S = w->solids;
-    const int n = w->count;
-    const float *p = w->p;
-    float *lambda = w->lambda, *density = w->density;
-    int32_t *counts = w->neighbor_counts;
-    const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
-    const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
-    float *pair_g = w->neighbors.pair_g;
-    const pbf_tool_params *T = pbf__tool_kernel(w); /* tool: NULL when there is none */
-    if (P->phases_on) {
-        stage_lambda_phase(w, nt);
-        return;
-    }
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i) {
-        pbf_v3 xi = v3_load(p, i);
-        pbf_lambda_acc a = /* the list keeps each pair's gradient factor for the Δp pass */
-            list ? pbf__lambda_list(P, p, xi, nb, nb_start[i], nb_start[i + 1], pair_g)
-                 : pbf__lambda_cells(P, &w->grid, p, i, xi);
-        lambda[i] = T ? pbf_lambda_end_tool(&a, xi, P, S, T, &density[i])
-                      : pbf_lambda_end(&a, xi, P, S, &density[i]);
-        counts[i] = a.neighbors;
-    }
-}
-
-/* Surface tension and adhesion (kernels.h, "Materials"), as a displacement dt Δv that the first
- * Δp pass of the substep adds (w->dv; the normals go to w->omega: both are free until the
- * vorticity passes). It is computed after the first λ pass, at the predicted positions, with
- * that pass's densities and (list mode) gradient factors.
- *
- * Why a displacement inside the solve and not a velocity change: PBF turns position corrections
- * into velocities, v = (p − x)/dt, and a pairwise central correction evaluated at the predicted
- * positions changes the angular momentum by Σ_pairs f_ij x_ij × v_ij. Against a cohesion given
- * as a velocity, the solver's corrections are a net push apart (f > 0) every substep, and a
- * zero-gravity droplet spun up from round-off until it tore (its angular momentum grew 3× per
- * 0.5 s). Given as a correction at the same positions, cohesion and push cancel. */
-static void stage_material(pbf_world *w, int nt) {
-    const pbf_params *P = &w->params;
-    const pbf_solid *S = w->solids;
-    const int n = w->count;
-    const float *p = w->p, *density = w->density;
-    float *shift = w->dv, *normal = w->omega;
-    const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
-    const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
-    const float *pair_g = w->neighbors.pair_g;
-    const int tension = P->surface_tension_on;
-    if (tension) {
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (int i = 0; i < n; ++i) {
-            pbf_v3 xi = v3_load(p, i);
-            v3_store(
-                normal, i,
-                list ? pbf__normal_list(P, p, density, xi, nb, nb_start[i], nb_start[i + 1], pair_g)
-                     : pbf__normal_cells(P, &w->grid, p, density, i, xi));
-        }
-        halo(w, PBF_HALO_NORMALS); /* split over processes: the neighbours' normals */
-    }
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i) {
-        pbf_v3 xi = v3_load(p, i), dv = v3(0.0f, 0.0f, 0.0f);
-        if (tension) {
-            pbf_v3 ni = v3_load(normal, i);
-            float ri = density[i];
-            dv = list ? pbf__tension_list(P, p, density, normal, xi, ri, ni, nb, nb_start[i],
-                                          nb_start[i + 1])
-                      : pbf__tension_cells(P, &w->grid, p, density, normal, i, xi, ri, ni);
-        }
-        if (P->adhesion_on) dv = v3_add(dv, pbf_adhesion_dv(xi, P, S));
-        v3_store(shift, i, v3_scale(dv, P->dt));
-    }
-}
-
-/* One Δp pass with the parameters P (w->params, or a copy without s_corr), adding `shift` (the
- * materials' displacement) when it is not NULL. omega != 1 applies the Chebyshev step
- * (kernels.h) to the Jacobi result, using the iterate one back, p_prev. */
-static void stage_delta(pbf_world *w, const pbf_params *P, int nt, float omega,
-                        const float *shift) {
-    const pbf_solid *S = w->solids;
-    const int n = w->count;
-    const float *p = w->p, *lambda = w->lambda, *p_prev = w->p_prev, *density = w->density;
-    const float *x0 = w->x; /* the substep's start: wall friction shortens the slide since */
-    const float gamma = w->def.solver.chebyshev_gamma;
-    const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
-    const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
-    const float *pair_g = w->neighbors.pair_g;
-    float *out = w->p_tmp;
-    const pbf_tool_params *T = pbf__tool_kernel(w); /* tool */
-    float *tool_dx = T ? w->tool->dx : NULL;
-    float *mesh_target = pbf__meshes_target(w); /* meshes: their forces */
-    const uint8_t *phase = P->phases_on ? w->phase : NULL; /* several fluids: mass weights */
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i) {
-        pbf_v3 xi = v3_load(p, i);
-        float li = lambda[i], wi = pbf_scorr_weight(density[i], P);
-        pbf_delta_acc a = /* the positions are the λ pass's: its gradient factors still hold */
-            list ? pbf__delta_list_of(P, p, lambda, density, xi, li, wi, nb, nb_start[i],
-                                      nb_start[i + 1], pair_g)
-                 : pbf__delta_cells(P, &w->grid, p, lambda, density, i, xi, li, wi);
-        if (phase) li = pbf_delta_weight_phase(&a, li, P->phase_inv_mass[phase[i]]);
-        if (shift) /* materials: surface tension and adhesion, in the first pass */
-            a.dp = v3_madd(a.dp, v3_load(shift, i), 1.0f / P->volume);
-        pbf_v3 xn = P->friction_on ? pbf_delta_end_friction(&a, xi, v3_load(x0, i), li, P, S)
-                                   : pbf_delta_end(&a, xi, li, P, S);
-        if (mesh_target) v3_store(mesh_target, i, v3_add(xi, v3_scale(a.dp, P->volume)));
-        if (omega != 1.0f) /* accelerated: the extrapolated position must obey the solids too */
-            xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), P, S);
-        if (T) { /* tool: its boundary term and projection; the displacement is its reaction */
-            pbf_v3 moved;
-            xn = pbf_tool_delta(xn, xi, li, T, P, &moved);
-            v3_store(tool_dx, i, v3_add(v3_load(tool_dx, i), moved));
-        }
-        v3_store(out, i, xn);
-    }
-    /* Jacobi: every particle read the old positions; the new ones become current, the old
-     * ones the iterate one back (p_prev), and the one before that the next scratch. */
-    w->p_tmp = w->p_prev;
-    w->p_prev = w->p;
-    w->p = out;
-}
-
-/* Average density error, mean over particles of max(ρ/ρ0 − 1, 0), from the densities of the
- * last λ or vorticity pass. Serial in slot order: the same sum for any thread count. In a world
- * split over processes the ghosts are skipped, and `global` makes it the whole world's error
- * (collective: the processes' sums and counts added in rank order, the same bits on each, so
- * that every process stops the error-controlled solve after the same pass); without `global`
- * it is this process's particles' own. */
-static float average_density_error(pbf_world *w, int global) {
-    double sum = 0.0, n = 0.0;
-    const float inv_rho0 = w->params.inv_rest_density;
-    const uint8_t *ghost = w->halo_ghost; /* NULL unless split */
-    for (int i = 0; i < w->count; ++i) {
-        if (ghost && ghost[i]) continue;
-        float e = w->density[i] * inv_rho0 - 1.0f;
-        sum += e > 0.0f ? e : 0.0f;
-        n += 1.0;
-    }
-    if (global && w->halo) {
-        double v[2] = {sum, n};
-        w->halo_sum(w, v, 2);
-        sum = v[0], n = v[1];
-    }
-    return n > 0.0 ? (float)(sum / n) : 0.0f;
-}
-
 /* The density solve of one substep: λ and Δp passes until the iteration count or the error
  * target is met. Records the error seen before each Δp pass in w->iteration_error (the entry
  * after the last pass is added by the caller from the vorticity pass, in fixed mode).
@@ -437,11 +226,15 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
     /* s_corr in the first scorr_iterations passes only (pbf_solver_def.scorr_iterations) */
     pbf_params no_scorr = w->params;
     no_scorr.scorr_scale = 0.0f;
+    pbf_pass_extras extras = {0}; /* the tool; the meshes' force targets */
+    extras.tool = pbf__tool_kernel(w);
+    extras.tool_dx = extras.tool ? w->tool->dx : NULL;
+    extras.delta_target = pbf__meshes_target(w);
     for (;; ++k) {
         if (!controlled && k == max_it) break; /* fixed count: no check after the last pass */
-        stage_lambda(w, nt);
+        pbf__cpu_lambda(w, &extras, nt);
         halo(w, PBF_HALO_LAMBDA);
-        float err = average_density_error(w, controlled);
+        float err = pbf__cpu_density_error(w, controlled);
         w->iteration_error[k] = err;
         double t1 = now_ms();
         ms[PBF_STAGE_LAMBDA] += t1 - *t, *t = t1;
@@ -452,8 +245,12 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         int scorr = sd->scorr_iterations == 0 || k < sd->scorr_iterations;
         const pbf_params *P = scorr ? &w->params : &no_scorr;
         const int material = k == 0 && (w->params.surface_tension_on || w->params.adhesion_on);
-        if (material) stage_material(w, nt); /* materials: their displacement, first pass only */
-        stage_delta(w, P, nt, omega, material ? w->dv : NULL);
+        if (material && w->params.surface_tension_on) { /* materials, first pass only */
+            pbf__cpu_normals(w, nt);
+            halo(w, PBF_HALO_NORMALS); /* split over processes: the neighbours' normals */
+        }
+        if (material) pbf__cpu_material(w, nt); /* their displacement */
+        pbf__cpu_delta(w, P, omega, material ? w->dv : NULL, &extras, nt);
         halo(w, PBF_HALO_POSITIONS);
         for (int m = 0; m < pbf__module_count; ++m) /* modules: force probes, meshes' shares */
             if (pbf__modules[m]->after_delta) pbf__modules[m]->after_delta(w, P, omega, nt);
@@ -462,118 +259,6 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
     }
     w->iteration_error_count = controlled ? k + 1 : k;
     return k;
-}
-
-static void stage_velocity(pbf_world *w, int nt) {
-    const pbf_params *P = &w->params;
-    const int n = w->count;
-    const float *x = w->x, *p = w->p;
-    float *v = w->v;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i)
-        v3_store(v, i, pbf_velocity_update(v3_load(x, i), v3_load(p, i), P));
-}
-
-static void stage_vorticity(pbf_world *w, int nt) {
-    const pbf_params *P = &w->params;
-    const pbf_solid *S = w->solids;
-    const int n = w->count;
-    const float *p = w->p;
-    float *v = w->v, *omega = w->omega, *dv = w->dv, *omega_len = w->omega_len,
-          *density = w->density;
-    const int list = w->def.neighbor_mode == PBF_NEIGHBOR_LIST;
-    const uint32_t *nb_start = w->neighbors.start, *nb = w->neighbors.index;
-    float *pair_g = w->neighbors.pair_g;
-    const uint8_t *phase = P->phases_on ? w->phase : NULL; /* several fluids: their XSPH c */
-    /* Pass A: ω, XSPH and the final density. Reads v of neighbours, writes its own ω and Δv.
-     * In list mode it keeps each pair's gradient factor for pass B (same positions). */
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i) {
-        pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i);
-        pbf_vort_acc a =
-            list ? pbf__vort_list(P, p, v, xi, vi, nb, nb_start[i], nb_start[i + 1], pair_g)
-                 : pbf__vort_cells(P, &w->grid, p, v, i, xi, vi);
-        pbf_v3 om;
-        v3_store(dv, i,
-                 phase ? pbf_vort_end_phase(&a, xi, P->phase_xsph[phase[i]], P, S, &om, &density[i])
-                       : pbf_vort_end(&a, xi, P, S, &om, &density[i]));
-        v3_store(omega, i, om);
-        omega_len[i] = v3_len(om);
-    }
-    if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_XSPH, p, v, NULL, dv);
-    halo(w, PBF_HALO_OMEGA);
-    /* Pass B: confinement from the gradient of |ω|. Reads |ω| of neighbours, writes its own v. */
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i) {
-        pbf_v3 xi = v3_load(p, i);
-        float wi = omega_len[i];
-        pbf_conf_acc a = pbf_conf_begin();
-        if (P->vorticity > 0.0f)
-            a = list ? pbf__conf_list(P, p, omega_len, xi, wi, nb, nb_start[i], nb_start[i + 1],
-                                      pair_g)
-                     : pbf__conf_cells(P, &w->grid, p, omega_len, i, xi, wi);
-        v3_store(v, i, pbf_conf_end(&a, v3_load(v, i), v3_load(dv, i), v3_load(omega, i), P));
-    }
-    if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_VORTICITY, p, v, NULL, NULL);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * The instability watchdog (docs/robustness.md). At the end of every substep it stops
- * the step when a particle has a non-finite position, velocity or constraint multiplier λ, or
- * moves "far beyond the CFL limit", defined as WATCHDOG_CFL_FACTOR times cfl·h/dt_substep with
- * cfl taken as at least WATCHDOG_MIN_CFL (so a disabled limit, cfl = 0, still has a watchdog):
- * by default 10 × 0.5 h per substep = 5 kernel radii per substep. The speed is the larger of the
- * final velocity and the substep's displacement |p − x| / dt: the solver clamps velocities to
- * the CFL limit, so with a limit on only the displacement can show a particle that jumped. In
- * healthy runs both stay within a few times the limit (tests/test_limits.c measures the dam
- * break without a limit at 0.8×); a particle moving 5 h per substep has left all its neighbours.
- *
- * Why every substep and not once per step: the domain clamp in pbf_collide maps a NaN position
- * onto a wall (NaN compares false), so a NaN is turned into a jump, and one substep later into
- * a particle at rest at the wall. Only the substep where it happens shows it, as a jump or a
- * non-finite velocity. The pass is serial in slot order (the report is the same for any thread
- * count) and reads 40 bytes per particle: well under 1 % of a substep. */
-static pbf_status unstable(pbf_world *w, int i, pbf_v3 x, double t, const char *what) {
-    return pbf__unstable(w, w->ids[i], x, t, what);
-}
-
-/* Checks the substep's result: new positions p, velocities v, the last iteration's λ. */
-static pbf_status watchdog(pbf_world *w) {
-    const pbf_params *P = &w->params;
-    const int n = w->count;
-    const double t = w->time + P->dt;
-    const float cfl = w->def.solver.cfl > WATCHDOG_MIN_CFL ? w->def.solver.cfl : WATCHDOG_MIN_CFL;
-    const float cfl_speed = cfl * P->h * P->inv_dt;
-    const float limit = WATCHDOG_CFL_FACTOR * cfl_speed;
-    const float inv_dt2 = P->inv_dt * P->inv_dt;
-    float v2_max = 0.0f;
-    int fastest = -1;
-    const uint8_t *ghost = w->halo_ghost; /* split: another process checks its own */
-    for (int i = 0; i < n; ++i) {
-        if (ghost && ghost[i]) continue;
-        pbf_v3 x = v3_load(w->p, i), v = v3_load(w->v, i);
-        pbf_v3 d = v3_sub(x, v3_load(w->x, i));
-        if (!isfinite(x.x) || !isfinite(x.y) || !isfinite(x.z))
-            return unstable(w, i, x, t, "has a non-finite position");
-        if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) {
-            char what[96];
-            pbf__format(what, sizeof what, "has a non-finite velocity (%g, %g, %g)", (double)v.x,
-                        (double)v.y, (double)v.z);
-            return unstable(w, i, x, t, what);
-        }
-        if (!isfinite(w->lambda[i]))
-            return unstable(w, i, x, t,
-                            "has a non-finite constraint multiplier (lambda): the density "
-                            "constraint has no solution; raise solver.relaxation");
-        float v2 = v3_dot(v, v), d2 = v3_dot(d, d) * inv_dt2;
-        if (!(d2 <= v2)) v2 = d2; /* also takes a NaN displacement (x was not finite) */
-        if (!(v2 <= v2_max)) v2_max = v2, fastest = i;
-    }
-    if (fastest >= 0 && !(v2_max <= limit * limit)) {
-        return pbf__unstable_speed(w, w->ids[fastest], v3_load(w->p, fastest), t, sqrtf(v2_max),
-                                   cfl_speed, P->dt);
-    }
-    return PBF_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -617,7 +302,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     const double t_start = w->time;
 
     double t = now_ms(), t1;
-    stage_predict(w, nt);
+    pbf__cpu_predict(w, nt);
     pbf_status halo_st = halo(w, PBF_HALO_BEGIN); /* split over processes: migrate, halo */
     if (halo_st != PBF_OK) return halo_st;
     /* modules: the tool moves to the substep's end (its scratch covers the slots the halo
@@ -630,7 +315,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_PREDICT, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_PREDICT] += t1 - t, t = t1;
 
-    stage_grid(w, nt);
+    pbf__cpu_grid(w, nt);
     halo(w, PBF_HALO_SORTED);
     t1 = now_ms(), ms[PBF_STAGE_GRID] += t1 - t, t = t1;
 
@@ -648,17 +333,21 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     if (passes > w->profile.max_iterations_used) w->profile.max_iterations_used = passes;
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_PROJECT, w->p, NULL, w->x, NULL);
 
-    stage_velocity(w, nt);
+    pbf__cpu_velocity(w, nt);
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
-    stage_vorticity(w, nt);
+    pbf__cpu_vorticity(w, nt); /* ω, XSPH, the final density */
+    if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_XSPH, w->p, w->v, NULL, w->dv);
+    halo(w, PBF_HALO_OMEGA); /* split over processes: the neighbours' |ω| */
+    pbf__cpu_confinement(w, nt);
+    if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_VORTICITY, w->p, w->v, NULL, NULL);
     for (int k = 0; k < pbf__module_count; ++k) { /* modules: viscosity, after XSPH, vorticity */
         pbf_status st =
             pbf__modules[k]->after_velocity ? pbf__modules[k]->after_velocity(w, nt) : PBF_OK;
         if (st != PBF_OK) return st;
     }
     if (w->def.solver.target_error <= 0.0f) /* fixed count: the error after the last pass */
-        w->iteration_error[w->iteration_error_count++] = average_density_error(w, 0);
+        w->iteration_error[w->iteration_error_count++] = pbf__cpu_density_error(w, 0);
     t1 = now_ms(), ms[PBF_STAGE_VORTICITY] += t1 - t, t = t1;
 
     for (int k = 0; k < pbf__module_count; ++k) /* modules: the tool's and bodies' forces */
@@ -666,7 +355,8 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_TOOL, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
-    pbf_status wd = watchdog(w); /* the instability watchdog, every substep (ghosts skipped) */
+    /* the instability watchdog, every substep (ghosts skipped; why: cpu_reduce.c) */
+    pbf_status wd = pbf__cpu_watchdog(w);
     if (w->halo) wd = w->halo_hook(w, PBF_HALO_AGREE, wd); /* all processes stop, or none */
     /* modules: diffuse particles, which read the fluid around them: the ghosts too */
     for (int k = 0; wd == PBF_OK && k < pbf__module_count; ++k)
@@ -682,36 +372,13 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     return substep_final(w, t_start, 0);
 }
 
-/* Density error and neighbour statistics, reduced serially in slot order (deterministic).
- * The watchdog above has already checked every substep; a non-finite density is its last
- * check. */
-static pbf_status finish_profile(pbf_world *w) {
-    const int n = w->count;
-    double err_sum = 0.0, nb_sum = 0.0;
-    float err_max = 0.0f;
-    for (int i = 0; i < n; ++i) {
-        float rho = w->density[i];
-        if (!isfinite(rho))
-            return unstable(w, i, v3_load(w->x, i), w->time, "has a non-finite density");
-        float e = rho * w->params.inv_rest_density - 1.0f;
-        e = e > 0.0f ? e : 0.0f;
-        err_sum += e;
-        if (e > err_max) err_max = e;
-        nb_sum += w->neighbor_counts[i];
-    }
-    w->profile.avg_density_error = n ? (float)(err_sum / n) : 0.0f;
-    w->profile.max_density_error = err_max;
-    w->profile.avg_neighbors = n ? (float)(nb_sum / n) : 0.0f;
-    return PBF_OK;
-}
-
 /* The substeps of a CUDA world (cuda/world_cuda.h). While a module acts on the particles at
  * the end of every substep (host_final: the flow's sinks and emitters), one substep at a time:
  * the device runs it, then the modules' substep_final run on the host as in substep(); they read
  * the particles back from the device and mark it stale when they change them (pbf__cuda_pull,
  * pbf__cuda_touch), so the next substep sends them up again. A substep with no particles is the
  * CPU's empty one. The profile's density error and neighbours are those of the last substep the
- * device ran (none: zero, as finish_profile's of no particles). Otherwise the whole step is one
+ * device ran (none: zero, as pbf__cpu_profile's of no particles). Otherwise the whole step is one
  * device call. */
 static pbf_status cuda_substeps(pbf_world *w, float dt_sub, int substeps, int host_final, int nt) {
     if (!host_final) return pbf__cuda_substeps(w, dt_sub, 0, substeps);
@@ -762,7 +429,7 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
     /* no fluid: nothing to step but the clock, unless a module moves or may emit */
     if (w->count == 0 && !keep_stepping && !w->halo) {
         w->time += dt;
-    } else if (w->cuda != NULL) { /* cuda: the substeps and finish_profile on the GPU */
+    } else if (w->cuda != NULL) { /* cuda: the substeps and the profile on the GPU */
         pbf_status st = cuda_substeps(w, dt_sub, substeps, host_final, nt);
         if (st != PBF_OK) return st;
     } else {
@@ -770,7 +437,7 @@ pbf_status pbf_world_step(pbf_world *w, float dt) {
             pbf_status st = substep(w, dt_sub, nt);
             if (st != PBF_OK) return st;
         }
-        pbf_status st = finish_profile(w);
+        pbf_status st = pbf__cpu_profile(w);
         if (st != PBF_OK) return st;
     }
     for (int k = 0; k < pbf__module_count; ++k) /* modules: the step's mean forces, poses */

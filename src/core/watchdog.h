@@ -1,8 +1,9 @@
-/* The instability watchdog's limits and its report, for both steps: the CPU's (solver.c, which
- * checks every substep on the host) and the CUDA backend's (cuda/world_cuda.c, whose device
- * code checks and hands back what it found). Both report through these functions, so the two
- * backends stop with the same message, and neither calls into the other for it. What the
- * watchdog checks and why: the comment above watchdog() in solver.c, docs/robustness.md. */
+/* The instability watchdog's limits and its report, for both steps: the CPU's (cpu_reduce.c,
+ * which checks every substep on the host) and the CUDA backend's (cuda/world_cuda.c, whose
+ * device code checks and hands back what it found). Both report through these functions, so the
+ * two backends stop with the same message, and neither calls into the other for it. What the
+ * watchdog checks and why: the comment above pbf__cpu_watchdog (src/backend/cpu/cpu_reduce.c),
+ * docs/robustness.md. */
 #ifndef PBF_WATCHDOG_H
 #define PBF_WATCHDOG_H
 

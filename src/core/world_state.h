@@ -41,6 +41,15 @@ typedef enum pbf_halo_op {
     PBF_HALO_MAX_INT
 } pbf_halo_op;
 
+/* What the λ and Δp passes take from the modules besides the solids of w->solids (module.h:
+ * pass_extras): a solid that moves with the fluid's reaction, and an array the Δp pass fills for
+ * a module. Every member NULL: none. */
+typedef struct pbf_pass_extras {
+    const pbf_tool_params *tool; /* the tool's kernels' view (kernels.h, the tool section) */
+    float *tool_dx; /* 3 per particle: the tool's displacement of each, which Δp adds to */
+    float *delta_target; /* 3 per particle: the fluid–fluid target of the last Δp pass */
+} pbf_pass_extras;
+
 struct pbf_world {
     pbf_world_def def;
     char error[PBF_ERROR_SIZE];

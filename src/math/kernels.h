@@ -1,5 +1,6 @@
 /* The per-particle math of Position Based Fluids (Macklin & Müller 2013): the ONE copy, called by
- * the CPU loops (solver.c) and the CUDA kernels (src/backend/cuda/) alike. Only the loops differ.
+ * the CPU loops (src/backend/cpu/cpu_stages.c) and the CUDA kernels (src/backend/cuda/) alike.
+ * Only the loops differ.
  *
  * Every function is PBF_HD static inline and pure: it reads its arguments and returns a value.
  * A neighbour pass adds each neighbour j of particle i with a *_lane() function into one of four
@@ -993,7 +994,8 @@ PBF_KERNEL_INLINE pbf_conf_acc pbf_conf_lanes_end(const pbf_conf_lanes *L) {
  * with γ in SI numbers; pbf scales it by ρ0/(1000 kg/m³): Akinci's term for water, and the same
  * ratio to the cohesion for other rest densities. γ comes from σ (pbf__init_params) so that a
  * flat surface holds the energy σ per area. The solver adds dt Δv to the positions in its first
- * Δp pass (src/core/solver.c, stage_material, says why not to the velocities).
+ * Δp pass (src/backend/cpu/cpu_stages.c, above pbf__cpu_normals, says why not to the
+ * velocities).
  *
  * Adhesion (Akinci 2013's adhesion kernel) between the fluid and the walls and colliders:
  *   A(q) = 0.007/h^3.25 · (−4q²/h + 6q − 2h)^(1/4)  for h/2 < q <= h, else 0

@@ -21,7 +21,7 @@
 #include "probes.h"
 #include "probe_level.h"
 #include "caps.h" /* what runs where: force probes checked */
-#include "cpu_passes.h" /* the Δp sum, as stage_delta computes it */
+#include "cpu_passes.h" /* the Δp sum, as the Δp pass computes it (cpu_stages.c) */
 
 #include <float.h>
 #include <math.h>
@@ -317,7 +317,7 @@ void pbf__probes_reach(const pbf_probes *set, const pbf_params *P, float margin,
 void pbf__probes_force_pass(pbf_world *w, const pbf_params *P, float omega) {
     pbf_probes *set = w->probes;
     const int n = w->count;
-    /* After the pass (solver.c, stage_delta): p holds the new positions, p_prev the ones the
+    /* After the pass (cpu_stages.c, pbf__cpu_delta): p holds the new positions, p_prev the ones the
      * pass read, p_tmp the iterate one further back (used by Chebyshev). */
     const float *x_new = w->p, *x_old = w->p_prev, *x_back = w->p_tmp, *lambda = w->lambda;
     const float gamma = w->def.solver.chebyshev_gamma;
@@ -372,7 +372,7 @@ void pbf__probes_force_pass(pbf_world *w, const pbf_params *P, float omega) {
             }
         }
         if (nhit == 0 && !carry) continue;
-        /* The pass's fluid–fluid correction of i, exactly as stage_delta summed it. */
+        /* The pass's fluid–fluid correction of i, exactly as pbf__cpu_delta summed it. */
         float li = lambda[i], wi = pbf_scorr_weight(w->density[i], P);
         pbf_delta_acc a =
             w->def.neighbor_mode == PBF_NEIGHBOR_LIST /* the λ pass's factors still hold */

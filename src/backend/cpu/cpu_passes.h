@@ -1,5 +1,6 @@
-/* The CPU's neighbour passes (solver.c; probes.c recomputes the Δp sum with the same functions,
- * so it gets the same floats): over the neighbour list, vectorized, and over the 27 cells.
+/* The CPU's neighbour passes (cpu_stages.c; probes.c recomputes the Δp sum with the same
+ * functions, so it gets the same floats): over the neighbour list, vectorized, and over the 27
+ * cells.
  *
  * A particle's neighbours are scattered through memory, so each pass runs in two loops per chunk
  * of up to PBF_CHUNK neighbours:

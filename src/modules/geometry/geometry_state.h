@@ -53,15 +53,15 @@ typedef struct pbf_geometry {
     int floating; /* floating bodies */
     int sinks; /* sink meshes (no solids: emitter.c removes what enters them) */
     /* Scratch of the force measurement, capacity particles: the fluid–fluid target of each
-     * particle in the last Δp pass (written by stage_delta), and which mesh took the rest of
-     * its displacement (-1: none) and how much. */
+     * particle in the last Δp pass (which writes it: cpu_stages.c), and which mesh took the
+     * rest of its displacement (-1: none) and how much. */
     int capacity;
     float *target; /* 3 per particle */
     float *share; /* 3 per particle */
     int32_t *share_body;
 } pbf_geometry;
 
-/* Where stage_delta writes each particle's fluid–fluid target, or NULL without meshes. */
+/* Where the Δp pass writes each particle's fluid–fluid target, or NULL without meshes. */
 static inline float *pbf__meshes_target(const pbf_world *w) {
     return w->geometry != NULL ? w->geometry->target : NULL;
 }

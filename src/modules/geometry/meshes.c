@@ -485,7 +485,7 @@ static void sum_over_ranks(pbf_world *w, double f[][3], double t[][3], int m) {
 }
 
 /* The force on each mesh: after a Δp pass a particle's displacement beyond its fluid–fluid
- * target (stage_delta wrote it) is what the solids gave it, λ_i ∇C_solid plus the collision
+ * target (the Δp pass wrote it) is what the solids gave it, λ_i ∇C_solid plus the collision
  * clamp: the impulse m Δx / dt of the solids on it. It goes to the nearest solid within h, when
  * that is a mesh (a domain wall or collider nearer keeps it). Over a substep the mesh's force is
  * −(m/dt²) Σ Δx; as for the wall probes (src/modules/probes.c) the fluid–fluid terms cancel, so a

@@ -57,6 +57,12 @@
 #            every rank stops with the same error, said once, exit status 1, no hang
 #   emitckpt  a 2-rank checkpoint of it at frame 6 resumed on 2 ranks: frames 7-10 bit for bit
 #            those of the run that never stopped; merging its pieces in one process refused
+#   kill2, kill4  a rank killed (SIGKILL) on two and four ranks while a checkpoint is being saved
+#            (tests/cli/mpi_kill.py): every rank stops within 10 s, mpirun names the rank and rank
+#            0 the checkpoint to go on from, every file under its final name is whole, and
+#            `pbf resume` goes on from the last complete checkpoint on 1, 2 and 4 ranks (bit for
+#            bit on the rank count that saved it); ctest runs kill2 (15 s here), kill4 (20 s) by
+#            hand: bash tests/cli/test_mpi.sh build/pbf . kill4
 #   lib1, lib2  PBF_BINARY is tests/test_mpi_lib (library calls on a split world: the energy
 #            audit) run on one and two ranks
 #   migrate2, migrate4  PBF_BINARY is tests/test_mpi_migrate: 1000 substeps of a small dam break
@@ -421,6 +427,10 @@ floatckpt)
     cmp "$TMP/whole/solids.csv" "$TMP/two/solids.csv" || fail "two ranks: another solids.csv"
     timeout 60 "$PBF" resume "$TMP/one" --quiet >"$TMP/out" 2>&1
     [ $? -eq 1 ] && grep -q "cannot be merged" "$TMP/out" || { cat "$TMP/out" >&2; fail "merged"; }
+    ;;
+kill2 | kill4)
+    python3 "$SRC/tests/cli/mpi_kill.py" "$PBF" "$SRC" "$TMP" "${CASE#kill}" "${MPIRUN[@]}" ||
+        fail "mpi_kill.py"
     ;;
 lib1 | lib2)
     timeout 90 "${MPIRUN[@]}" -np "${CASE#lib}" "$PBF" ||

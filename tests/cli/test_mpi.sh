@@ -216,7 +216,7 @@ ply)
 ckpt)
     ARGS=(--set fluid.particle_radius=0.02 --frames 10 --format vtu --quiet --threads 1)
     split 4 "$TMP/whole" --checkpoint-every 6
-    [ -f "$TMP/whole/checkpoint_mpi.json" ] && [ -f "$TMP/whole/checkpoint_0003.pbfck" ] ||
+    [ -f "$TMP/whole/checkpoint_mpi.json" ] && [ -f "$TMP/whole/checkpoint_00006_0003.pbfck" ] ||
         fail "no manifest or pieces"
     for d in four two one; do cp -r "$TMP/whole" "$TMP/$d"; done
     resume() { # ranks (0: no mpirun), folder

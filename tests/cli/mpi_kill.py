@@ -6,8 +6,8 @@ Runs the dam break (1500 particles) split over RANKS ranks with --checkpoint-eve
 the last rank with SIGKILL in the worst place: while a checkpoint is being saved, after rank 0
 has written its piece of the new save and before the manifest names it (the victim is stopped
 with SIGSTOP as soon as it creates the temporary file of its next piece (inotify), and killed
-once rank 0's piece is whole where its own is not yet, so that no rank can have written the manifest; at the next
-save again where its piece was whole already). Then checks:
+once rank 0's piece is whole where its own is not yet, so that no rank can have written the
+manifest; at the next save again where its piece was whole already). Then checks:
   - mpirun and every rank are gone within 10 s of the kill, with a non-zero status; mpirun's
     message names the rank, rank 0's names the last complete checkpoint and the command;
   - every file of the folder under its final name is whole: each .vtu and .pvtu reads back with

@@ -8,7 +8,14 @@
 void interrupt_install(void);
 /* The signal that asked to stop (SIGINT, SIGTERM), or 0. */
 int interrupt_pending(void);
-/* Puts the default handlers back. */
+/* Puts the default handlers back and drops the note. */
 void interrupt_restore(void);
+/* A line (at most INTERRUPT_NOTE_MAX - 1 bytes) the handler writes to stderr at once when the
+ * first signal comes, NULL for none. Split over MPI ranks mpirun sends SIGTERM to every rank
+ * when one has died, and kills them 1 s later: a rank waiting for a message from the dead one
+ * never reaches the end of its frame, so this line is all it can say (docs/mpi.md). Not called
+ * from the handler: the handler only reads the note that was complete when it came. */
+#define INTERRUPT_NOTE_MAX 8192
+void interrupt_set_note(const char *text);
 
 #endif

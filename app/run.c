@@ -156,6 +156,31 @@ int run_simulation(const run_options *o, const run_hooks *hooks) {
     return run_world(world, scene, -1, o, hooks);
 }
 
+/* Split over MPI ranks, rank 0's line for the signal handler (app/interrupt.h): when a rank
+ * dies, mpirun sends SIGTERM to the others and kills them 1 s later, before a rank waiting for
+ * the dead one's message reaches the end of its frame; the line says where to go on from. */
+static void set_stop_note(const run_options *o, const pbf_scene *scene, int frame,
+                          int last_checkpoint) {
+    if (o->comm == NULL || o->comm->rank != 0) return;
+    char note[INTERRUPT_NOTE_MAX], where[INTERRUPT_NOTE_MAX - 512];
+    if (last_checkpoint > 0)
+        snprintf(where, sizeof where,
+                 "the last complete checkpoint is frame %d in '%s': go on from it with "
+                 "`mpirun -np N pbf resume %s` (any N; or `pbf resume %s` in one process)",
+                 last_checkpoint, scene->output_dir, scene->output_dir, scene->output_dir);
+    else if (o->checkpoint_every > 0)
+        snprintf(where, sizeof where, "no checkpoint yet (the first at frame %d)",
+                 o->checkpoint_every);
+    else
+        snprintf(where, sizeof where, "this run saves no checkpoints (--checkpoint-every N)");
+    snprintf(note, sizeof note,
+             "%spbf: MPI rank 0 of %d told to stop (SIGTERM or SIGINT) in frame %d; mpirun sends "
+             "it at Ctrl-C and, when a rank has died, to the others (its message names the rank); "
+             "%s\n",
+             o->quiet ? "" : "\n", o->comm->ranks, frame, where);
+    interrupt_set_note(note);
+}
+
 /* One checkpoint, or under MPI a piece per rank and the manifest (collective). */
 static int save_checkpoint(const run_options *o, const pbf_world *world, const pbf_scene *scene,
                            int frame) {
@@ -242,6 +267,7 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
         interrupt_install();
         if (!o->quiet) progress_begin(&bar, stderr, frames);
         for (int frame = first; frame <= frames; ++frame) {
+            set_stop_note(o, scene, frame, last_checkpoint);
             if (frame > 0) {
                 interrupted = interrupt_pending();
                 if (o->comm != NULL) interrupted = o->comm->max(interrupted); /* all stop */
@@ -340,18 +366,18 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                        100.0 * wait / wait_frames, 100.0 * wait_least / wait_frames, wait_frames);
         }
     }
-    if (interrupted) {
+    if (interrupted && rank0) /* split over MPI ranks: every rank stopped; rank 0 says it */
         fprintf(stderr,
                 "pbf run: stopped by %s after frame %d of %d (t = %.3f s); %d frames in '%s'\n",
                 signal_name(interrupted), last_frame, frames, pbf_world_time(world),
                 summary.frames_done, scene->output_dir);
-        rc = 128 + interrupted;
-    }
-    if (last_checkpoint > 0 && interrupted)
+    if (interrupted) rc = 128 + interrupted;
+    if (last_checkpoint > 0 && interrupted && rank0)
         fprintf(stderr,
-                "pbf run: the checkpoint of frame %d is in '%s'; go on with: pbf resume %s\n",
-                last_checkpoint, scene->output_dir, scene->output_dir);
-    if (last_checkpoint > 0 && unstable)
+                "pbf run: the checkpoint of frame %d is in '%s'; go on with: %spbf resume %s\n",
+                last_checkpoint, scene->output_dir, o->comm != NULL ? "mpirun -np N " : "",
+                scene->output_dir);
+    if (last_checkpoint > 0 && unstable && rank0)
         fprintf(stderr,
                 "pbf run: the checkpoint of frame %d is in '%s'; go on from it with smaller "
                 "substeps: pbf resume %s --set time.substeps=%d\n",

@@ -2,6 +2,7 @@
 #include "run_checkpoint.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -15,7 +16,8 @@
 #define APP_VERSION 1
 #define MANIFEST_KEY "pbf_mpi_checkpoint"
 #define MANIFEST_VERSION 1
-#define RUN_CHECKPOINT_PIECE "checkpoint_%04d.pbfck"
+/* frame, rank: every save has its own names (run_checkpoint.h) */
+#define RUN_CHECKPOINT_PIECE "checkpoint_%05d_%04d.pbfck"
 
 char *run_checkpoint_path(const char *dir) {
     size_t n = strlen(dir) + sizeof RUN_CHECKPOINT_NAME + 1;
@@ -47,9 +49,48 @@ static int remove_other(const char *dir, const char *name) {
 static int save_to(const pbf_world *world, const pbf_scene *scene, int frame, int every,
                    char *path);
 
+static int all_digits(const char *s, size_t n) {
+    if (n == 0) return 0;
+    for (size_t i = 0; i < n; ++i)
+        if (s[i] < '0' || s[i] > '9') return 0;
+    return 1;
+}
+
+int run_checkpoint_is_piece(const char *name, size_t len) {
+    static const char pre[] = "checkpoint_", ext[] = ".pbfck";
+    const size_t np = sizeof pre - 1, ne = sizeof ext - 1;
+    if (len <= np + ne || strncmp(name, pre, np) != 0 || strncmp(name + len - ne, ext, ne) != 0)
+        return 0;
+    const char *d = name + np;
+    size_t n = len - np - ne;
+    const char *under = memchr(d, '_', n);
+    if (under == NULL) return all_digits(d, n); /* checkpoint_RRRR.pbfck, earlier versions */
+    size_t a = (size_t)(under - d);
+    return all_digits(d, a) && all_digits(under + 1, n - a - 1);
+}
+
+/* Removes the pieces in dir that `keep` (count names, or none) does not name: those of earlier
+ * saves, once the manifest names the new ones (or is gone). Temporary files stay: `pbf resume`
+ * removes them. */
+static int remove_pieces(const char *dir, char names[][64], int count) {
+    DIR *d = opendir(dir);
+    if (d == NULL) return cli_error("cannot read folder '%s': %s", dir, strerror(errno));
+    int rc = 0;
+    for (struct dirent *e = readdir(d); e != NULL && rc == 0; e = readdir(d)) {
+        if (!run_checkpoint_is_piece(e->d_name, strlen(e->d_name))) continue;
+        int kept = 0;
+        for (int k = 0; k < count && !kept; ++k) kept = strcmp(e->d_name, names[k]) == 0;
+        if (!kept) rc = remove_other(dir, e->d_name);
+    }
+    closedir(d);
+    return rc;
+}
+
 int run_checkpoint_save(const pbf_world *world, const pbf_scene *scene, int frame, int every) {
     int rc = save_to(world, scene, frame, every, run_checkpoint_path(scene->output_dir));
-    return rc != 0 ? rc : remove_other(scene->output_dir, RUN_CHECKPOINT_MANIFEST);
+    if (rc == 0) rc = remove_other(scene->output_dir, RUN_CHECKPOINT_MANIFEST);
+    /* the manifest first: a kill in between leaves no manifest naming missing pieces */
+    return rc != 0 ? rc : remove_pieces(scene->output_dir, NULL, 0);
 }
 
 static int write_manifest(const pbf_world *world, const pbf_scene *scene, int frame,
@@ -72,7 +113,7 @@ static int write_manifest(const pbf_world *world, const pbf_scene *scene, int fr
         cJSON_AddItemToObject(root, "cuts", cJSON_CreateDoubleArray(cuts, comm->ranks + 1));
         for (int r = 0; r < comm->ranks; ++r) {
             char name[64];
-            snprintf(name, sizeof name, RUN_CHECKPOINT_PIECE, r);
+            snprintf(name, sizeof name, RUN_CHECKPOINT_PIECE, frame, r);
             cJSON_AddItemToArray(files, cJSON_CreateString(name));
         }
         cJSON_AddItemToObject(root, "files", files);
@@ -95,15 +136,22 @@ static int write_manifest(const pbf_world *world, const pbf_scene *scene, int fr
 int run_checkpoint_save_split(const pbf_world *world, const pbf_scene *scene, int frame, int every,
                               const run_comm *comm) {
     char name[64];
-    snprintf(name, sizeof name, RUN_CHECKPOINT_PIECE, comm->rank);
+    snprintf(name, sizeof name, RUN_CHECKPOINT_PIECE, frame, comm->rank);
     pbf_stats total;
     comm->totals(world, &total, NULL); /* collective */
     int rc = save_to(world, scene, frame, every, join(scene->output_dir, name));
     if (comm->max(rc != 0) != 0) /* a rank that failed printed why */
         return CLI_EXIT_ERROR;
     if (comm->rank == 0) {
+        /* every piece is whole: the manifest now names them, then the older saves go */
         rc = write_manifest(world, scene, frame, comm, total.particles);
         if (rc == 0) rc = remove_other(scene->output_dir, RUN_CHECKPOINT_NAME);
+        char(*names)[64] = rc == 0 ? malloc((size_t)comm->ranks * sizeof *names) : NULL;
+        if (rc == 0 && names == NULL) rc = cli_error("out of memory writing a checkpoint");
+        for (int r = 0; rc == 0 && r < comm->ranks; ++r)
+            snprintf(names[r], sizeof names[r], RUN_CHECKPOINT_PIECE, frame, r);
+        if (rc == 0) rc = remove_pieces(scene->output_dir, names, comm->ranks);
+        free(names);
     }
     return comm->max(rc != 0) != 0 ? CLI_EXIT_ERROR : 0;
 }

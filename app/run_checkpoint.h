@@ -11,18 +11,26 @@
 #ifndef PBF_APP_RUN_CHECKPOINT_H
 #define PBF_APP_RUN_CHECKPOINT_H
 
+#include <stddef.h>
+
 #include "pbf/checkpoint.h"
 #include "pbf/scene.h"
 
 /* The file name in the output folder. */
 #define RUN_CHECKPOINT_NAME "checkpoint.pbfck"
 
-/* Split over MPI ranks (docs/mpi.md): each rank's piece checkpoint_RRRR.pbfck (a checkpoint of
- * its particles, with the same application data) and rank 0's manifest:
+/* Split over MPI ranks (docs/mpi.md): each rank's piece checkpoint_FFFFF_RRRR.pbfck (frame F,
+ * rank R: a checkpoint of its particles, with the same application data) and rank 0's manifest:
  *
  *     {"pbf_mpi_checkpoint": 1, "ranks": 4, "frame": 120, "time": 2.0, "steps": 120,
  *      "particles": 49152, "cuts": [0, 0.31, 0.62, 0.93, 1.6],
- *      "files": ["checkpoint_0000.pbfck", ...]}
+ *      "files": ["checkpoint_00120_0000.pbfck", ...]}
+ *
+ * A save never overwrites the pieces the manifest names: the new pieces carry the new frame in
+ * their names, the manifest is replaced atomically once every rank's piece is whole, and only
+ * then are the older pieces removed. A rank killed at any moment of a save leaves the manifest
+ * naming the last complete save. (Folders from before name their pieces checkpoint_RRRR.pbfck;
+ * the manifest names them, so they resume the same.)
  *
  * `pbf resume` takes the manifest when the folder has one, checkpoint.pbfck otherwise (saving
  * one removes the other). */
@@ -47,6 +55,9 @@ struct run_comm;
  * Prints the error and returns non-zero on failure (every rank the same answer). */
 int run_checkpoint_save_split(const pbf_world *world, const pbf_scene *scene, int frame, int every,
                               const struct run_comm *comm);
+/* Whether the first len characters of name are a piece's name: checkpoint_<digits>_<digits>.pbfck
+ * or, from earlier versions, checkpoint_<digits>.pbfck. */
+int run_checkpoint_is_piece(const char *name, size_t len);
 /* Reads DIR/checkpoint_mpi.json. Returns 0 (read), -1 (the folder has none) or 1 (error,
  * printed). Free with run_manifest_free. */
 int run_manifest_read(const char *dir, run_manifest *m);

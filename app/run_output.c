@@ -100,12 +100,10 @@ static int is_run_file(const char *name, int *is_frame) {
     if (series_output_is_name(name, len)) return 1; /* frames.ply.series, ... */
     if (len == strlen(RUN_CHECKPOINT_NAME) && strncmp(name, RUN_CHECKPOINT_NAME, len) == 0)
         return 1;
-    /* a checkpoint split over MPI ranks: checkpoint_<digits>.pbfck and its manifest */
+    /* a checkpoint split over MPI ranks: its manifest and pieces (run_checkpoint.h) */
     if (len == strlen(RUN_CHECKPOINT_MANIFEST) && strncmp(name, RUN_CHECKPOINT_MANIFEST, len) == 0)
         return 1;
-    if (len > 17 && strncmp(name, "checkpoint_", 11) == 0 && has_suffix(name, len, ".pbfck") &&
-        all_digits(name + 11, len - 17))
-        return 1;
+    if (run_checkpoint_is_piece(name, len)) return 1;
     if (!tmp) return 0;
     return (len == strlen(stats_name) && strncmp(name, stats_name, len) == 0) ||
            (len == 10 && strncmp(name, "scene.json", len) == 0);

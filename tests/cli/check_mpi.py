@@ -473,4 +473,5 @@ def main():
     print(f"check_mpi: {len(split)} frames of {len(fb['id'])} particles agree ({mode})")
 
 
-main()
+if __name__ == "__main__":
+    main()

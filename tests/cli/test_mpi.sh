@@ -57,6 +57,24 @@
 #            every rank stops with the same error, said once, exit status 1, no hang
 #   emitckpt  a 2-rank checkpoint of it at frame 6 resumed on 2 ranks: frames 7-10 bit for bit
 #            those of the run that never stopped; merging its pieces in one process refused
+#   river2, river4  scenes/river.json (an inlet, a pier, a sink: 3,555 particles at the start,
+#            1,638 emitted and 186 removed by 0.5 s) for RIVER_TIME seconds (default 0.5; the
+#            figures of docs/mpi.md are over 1 s: RIVER_TIME=1): the particle count within 0.5 %
+#            of one process's, the count plus the removed column the same, the centre of mass of
+#            the particles both hold within 2 mm (check_mpi.py flow); ctest runs river2
+#   glass2, honey2, layers2, spray2 (and 4 for four ranks)  the shipped scenes by their own
+#            figures (tests/cli/check_mpi_scenes.py), shortened to SCENE_TIME seconds: the glass
+#            filling (1 s: the fill level within 1 %, the same ids), the honey (1 s: its front on
+#            the plate, averaged over a quarter second, within 1 %, the same ids), the oil and the
+#            water settling in layers (5 s: each layer's height within 1 %; 20,800 particles, minutes:
+#            by hand only; at 2 cm the layers do not form in 5 s), the splash's spray, foam and
+#            bubbles (0.25 s: check_mpi.py diffuse); ctest runs glass2, honey2, spray2
+#   kill2, kill4  a rank killed (SIGKILL) on two and four ranks while a checkpoint is being saved
+#            (tests/cli/mpi_kill.py): every rank stops within 10 s, mpirun names the rank and rank
+#            0 the checkpoint to go on from, every file under its final name is whole, and
+#            `pbf resume` goes on from the last complete checkpoint on 1, 2 and 4 ranks (bit for
+#            bit on the rank count that saved it); ctest runs kill2 (15 s here), kill4 (20 s) by
+#            hand: bash tests/cli/test_mpi.sh build/pbf . kill4
 #   lib1, lib2  PBF_BINARY is tests/test_mpi_lib (library calls on a split world: the energy
 #            audit) run on one and two ranks
 #   migrate2, migrate4  PBF_BINARY is tests/test_mpi_migrate: 1000 substeps of a small dam break
@@ -210,7 +228,7 @@ ply)
 ckpt)
     ARGS=(--set fluid.particle_radius=0.02 --frames 10 --format vtu --quiet --threads 1)
     split 4 "$TMP/whole" --checkpoint-every 6
-    [ -f "$TMP/whole/checkpoint_mpi.json" ] && [ -f "$TMP/whole/checkpoint_0003.pbfck" ] ||
+    [ -f "$TMP/whole/checkpoint_mpi.json" ] && [ -f "$TMP/whole/checkpoint_00006_0003.pbfck" ] ||
         fail "no manifest or pieces"
     for d in four two one; do cp -r "$TMP/whole" "$TMP/$d"; done
     resume() { # ranks (0: no mpirun), folder
@@ -421,6 +439,38 @@ floatckpt)
     cmp "$TMP/whole/solids.csv" "$TMP/two/solids.csv" || fail "two ranks: another solids.csv"
     timeout 60 "$PBF" resume "$TMP/one" --quiet >"$TMP/out" 2>&1
     [ $? -eq 1 ] && grep -q "cannot be merged" "$TMP/out" || { cat "$TMP/out" >&2; fail "merged"; }
+    ;;
+river2 | river4)
+    SCENE="$SRC/scenes/river.json"
+    ARGS=(--time "${RIVER_TIME:-0.5}" --format vtu --quiet --threads 1)
+    serial
+    split "${CASE#river}" "$TMP/split"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" flow || fail "the river"
+    ;;
+glass2 | glass4 | honey2 | honey4 | layers2 | layers4 | spray2 | spray4)
+    # the shipped scenes by their own figures (docs/mpi.md "The shipped scenes"), shortened
+    # to SCENE_TIME seconds (the defaults below; the docs' figures are over longer runs)
+    export PBF_CACHE_DIR="$TMP/cache" # the glass: the serial run bakes its field
+    case "$CASE" in
+    glass*) SCENE="$SRC/scenes/glass_fill.json" T=${SCENE_TIME:-1} ;;
+    honey*) SCENE="$SRC/scenes/honey.json" T=${SCENE_TIME:-1} ;;
+    layers*) SCENE="$SRC/scenes/oil_water.json" T=${SCENE_TIME:-5} ;;
+    spray*) SCENE="$SRC/scenes/splash.json" T=${SCENE_TIME:-0.25} ;;
+    esac
+    ARGS=(--time "$T" --format vtu --quiet --threads 1)
+    SPLIT_LIMIT=600
+    serial
+    split "${CASE: -1}" "$TMP/split"
+    case "$CASE" in
+    glass*) python3 "$SRC/tests/cli/check_mpi_scenes.py" "$TMP/serial" "$TMP/split" glass ;;
+    honey*) python3 "$SRC/tests/cli/check_mpi_scenes.py" "$TMP/serial" "$TMP/split" honey ;;
+    layers*) python3 "$SRC/tests/cli/check_mpi_scenes.py" "$TMP/serial" "$TMP/split" layers ;;
+    spray*) python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" diffuse ;;
+    esac || fail "the scene's figure"
+    ;;
+kill2 | kill4)
+    python3 "$SRC/tests/cli/mpi_kill.py" "$PBF" "$SRC" "$TMP" "${CASE#kill}" "${MPIRUN[@]}" ||
+        fail "mpi_kill.py"
     ;;
 lib1 | lib2)
     timeout 90 "${MPIRUN[@]}" -np "${CASE#lib}" "$PBF" ||

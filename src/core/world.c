@@ -1,4 +1,5 @@
-/* World lifetime, particles, colliders and read-back. The step is in solver.c. */
+/* World lifetime, particles, colliders and the views of the arrays (their read-back by id is
+ * readback.c). The step is in solver.c. */
 #include <float.h>
 #include <math.h>
 #include <omp.h>
@@ -528,32 +529,6 @@ const int32_t *pbf__slots_by_id(const pbf_world *cw) {
     return a;
 }
 
-void pbf_world_get_positions(const pbf_world *w, float *out) {
-    pbf__cuda_pull(w); /* cuda: read back from the device if a step changed it */
-    const int32_t *slot = pbf__slots_by_id(w);
-    for (int k = 0; k < w->count; ++k) v3_store(out, k, v3_load(w->x, slot[k]));
-}
-
-void pbf_world_get_velocities(const pbf_world *w, float *out) {
-    pbf__cuda_pull(w); /* cuda */
-    const int32_t *slot = pbf__slots_by_id(w);
-    for (int k = 0; k < w->count; ++k) v3_store(out, k, v3_load(w->v, slot[k]));
-}
-
-void pbf_world_get_densities(const pbf_world *w, float *out) {
-    pbf__cuda_pull(w); /* cuda */
-    const int32_t *slot = pbf__slots_by_id(w);
-    for (int k = 0; k < w->count; ++k) out[k] = w->density[slot[k]];
-    if (w->params.phases_on) /* the solver keeps m_ref Σ W: scale by the particle's mass */
-        for (int k = 0; k < w->count; ++k) out[k] *= w->params.phase_mass_ratio[w->phase[slot[k]]];
-}
-
-void pbf_world_get_ids(const pbf_world *w, int32_t *out) {
-    pbf__cuda_pull(w); /* cuda */
-    const int32_t *slot = pbf__slots_by_id(w);
-    for (int k = 0; k < w->count; ++k) out[k] = w->ids[slot[k]];
-}
-
 pbf_particle_view pbf_world_view(const pbf_world *w) {
     pbf__cuda_pull(w); /* cuda */
     pbf_particle_view v;
@@ -581,12 +556,6 @@ pbf_status pbf_world_device_view(const pbf_world *w, pbf_device_view *out, char 
         return PBF_ERR_UNSUPPORTED;
     }
     return pbf__cuda_device_view(w, out, err, err_size); /* cuda */
-}
-
-void pbf_world_get_phases(const pbf_world *w, uint8_t *out) {
-    pbf__cuda_pull(w); /* cuda */
-    const int32_t *slot = pbf__slots_by_id(w);
-    for (int k = 0; k < w->count; ++k) out[k] = w->phase[slot[k]];
 }
 
 /* ---------------------------------------------------------------------------------------------

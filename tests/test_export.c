@@ -103,6 +103,76 @@ static int check_equals_world(const pbf_particles *p, const pbf_world *world) {
     return 0;
 }
 
+/* Every array of pbf_particle_array_at reads back by name as the cell-ordered view holds it,
+ * row k for id k; with two fluids the densities are the view's (m_ref Σ W) times the particle's
+ * fluid's density over the reference's. An unknown name is refused with a message naming it and
+ * the arrays. */
+static int test_arrays_by_name(void) {
+    pbf_world_def def = pbf_default_world_def();
+    def.particle_radius = 0.02f;
+    def.domain_max = (pbf_vec3){0.5f, 0.5f, 0.5f};
+    def.threads = 1;
+    def.phase_count = 2;
+    def.phases[0] = pbf_default_phase_def();
+    def.phases[1] = pbf_default_phase_def();
+    def.phases[1].density = 800.0f;
+    pbf_world *w = NULL;
+    char err[PBF_ERROR_SIZE];
+    ENSURE(pbf_world_create(&def, &w, err, sizeof err) == PBF_OK);
+    pbf_block_def block = pbf_default_block_def();
+    block.min = (pbf_vec3){0.05f, 0.05f, 0.05f};
+    block.max = (pbf_vec3){0.29f, 0.17f, 0.29f};
+    block.jitter = 0.2f;
+    ENSURE(pbf_world_add_block(w, &block) == PBF_OK);
+    block.min.y = 0.19f, block.max.y = 0.31f, block.phase = 1;
+    ENSURE(pbf_world_add_block(w, &block) == PBF_OK);
+    for (int i = 0; i < 2; ++i) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+
+    const int n = pbf_world_particle_count(w);
+    ENSURE(pbf_particle_array_count() == 5);
+    ENSURE(pbf_particle_array_at(-1) == NULL);
+    ENSURE(pbf_particle_array_at(pbf_particle_array_count()) == NULL);
+    const char *expected[] = {"positions", "velocities", "densities", "ids", "phases"};
+    const int components[] = {3, 3, 1, 1, 1};
+    const pbf_value_type types[] = {PBF_VALUE_FLOAT32, PBF_VALUE_FLOAT32, PBF_VALUE_FLOAT32,
+                                    PBF_VALUE_INT32, PBF_VALUE_UINT8};
+    float *buf = malloc(3 * (size_t)n * sizeof(float));
+    ENSURE(buf != NULL);
+    pbf_particle_view view = pbf_world_view(w);
+    ENSURE(view.count == n);
+    int ones = 0;
+    for (int a = 0; a < 5; ++a) {
+        const pbf_particle_array_info *info = pbf_particle_array_at(a);
+        ENSURE(strcmp(info->name, expected[a]) == 0);
+        ENSURE(info->components == components[a] && info->type == types[a]);
+        ENSURE(pbf_world_get_array(w, info->name, buf, err, sizeof err) == PBF_OK);
+        for (int slot = 0; slot < n; ++slot) {
+            const int id = view.ids[slot]; /* no particle removed: row = id */
+            const float *f = buf;
+            switch (a) {
+            case 0: ENSURE(bits_equal(f + 3 * id, view.positions + 3 * slot, 3)); break;
+            case 1: ENSURE(bits_equal(f + 3 * id, view.velocities + 3 * slot, 3)); break;
+            case 2: {
+                float ratio = view.phases[slot] ? 800.0f / def.rest_density : 1.0f;
+                float rho = view.densities[slot] * ratio;
+                ENSURE(rho > 0.0f && bits_equal(f + id, &rho, 1));
+                break;
+            }
+            case 3: ENSURE(((const int32_t *)buf)[id] == id); break;
+            default:
+                ENSURE(((const uint8_t *)buf)[id] == view.phases[slot]);
+                ones += view.phases[slot];
+            }
+        }
+    }
+    ENSURE(ones > 0 && ones < n); /* both fluids were read */
+    ENSURE(pbf_world_get_array(w, "pressures", buf, err, sizeof err) == PBF_ERR_INVALID_ARG);
+    ENSURE(strstr(err, "'pressures'") != NULL && strstr(err, "positions, velocities") != NULL);
+    free(buf);
+    pbf_world_destroy(w);
+    return 0;
+}
+
 static int roundtrip(pbf_format format, const char *name) {
     pbf_world *world = make_world();
     ENSURE(world != NULL);
@@ -486,6 +556,7 @@ int main(void) {
         return 1;
     }
     int test_failures_ = 0;
+    RUN_TEST(test_arrays_by_name);
     RUN_TEST(test_ply_roundtrip);
     RUN_TEST(test_vtk_roundtrip);
     RUN_TEST(test_ply_header);

@@ -405,6 +405,30 @@ PBF_API void pbf_world_get_ids(const pbf_world *world, int32_t *out);
 /* Each particle's fluid (an index into def.phases; all 0 in a world of one fluid), in the
  * order of the read-back arrays above. */
 PBF_API void pbf_world_get_phases(const pbf_world *world, uint8_t *out);
+/* Every per-particle array the library reads back, by name: for programs and bindings that take
+ * all of them without naming each (Python's World.array and World.arrays). The arrays are
+ * positions, velocities, densities, ids and phases; pbf_particle_array_count and
+ * pbf_particle_array_at list them, a newer library may list more. */
+typedef enum pbf_value_type {
+    PBF_VALUE_FLOAT32, /* float */
+    PBF_VALUE_INT32, /* int32_t */
+    PBF_VALUE_UINT8 /* uint8_t */
+} pbf_value_type;
+typedef struct pbf_particle_array_info {
+    const char *name; /* "positions", ...: the name pbf_world_get_array takes */
+    pbf_value_type type;
+    int components; /* values per particle: 1, or 3 (xyz interleaved) */
+    const char *unit; /* SI unit; "" for none */
+    const char *what; /* one line */
+} pbf_particle_array_info;
+/* The number of arrays, and array `index` of them (NULL outside 0..count-1). */
+PBF_API int pbf_particle_array_count(void);
+PBF_API const pbf_particle_array_info *pbf_particle_array_at(int index);
+/* Array `name` of every particle in increasing id order, as the functions above: out holds
+ * components*count values of its type. PBF_ERR_INVALID_ARG, with the message in err, for a
+ * name that is none of them. */
+PBF_API pbf_status pbf_world_get_array(const pbf_world *world, const char *name, void *out,
+                                       char *err, size_t err_size);
 /* Adds count particles of fluid `phase` (pbf_world_add_particles otherwise). */
 PBF_API pbf_status pbf_world_add_particles_phase(pbf_world *world, int count,
                                                  const float *positions,

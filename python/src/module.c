@@ -51,6 +51,25 @@ static PyObject *module_scene_keys(PyObject *module, PyObject *unused) {
     return list;
 }
 
+static PyObject *module_particle_arrays(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    static const char *const dtypes[] = {"float32", "int32", "uint8"};
+    const int n = pbf_particle_array_count();
+    PyObject *list = PyList_New(n);
+    for (int i = 0; list != NULL && i < n; ++i) {
+        const pbf_particle_array_info *a = pbf_particle_array_at(i);
+        PyObject *d =
+            Py_BuildValue("{s:s,s:s,s:i,s:s,s:s}", "name", a->name, "dtype", dtypes[a->type],
+                          "components", a->components, "unit", a->unit, "doc", a->what);
+        if (d == NULL)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, d);
+    }
+    return list;
+}
+
 static PyMethodDef module_functions[] = {
     {"version", module_version, METH_NOARGS,
      "version()\n--\n\nThe library's version string (pbf_version)."},
@@ -66,6 +85,10 @@ static PyMethodDef module_functions[] = {
      "scene_keys()\n--\n\nEvery key a scene may have (pbf_scene_keys, docs/scenes.md), as dicts "
      "with\ntable, path (\"fluid.blocks[i].min\"), only, type (\"number\", \"integer\", "
      "\"[x, y, z]\", ...),\nunit, default, default_note, range (\"(0, 10]\") and doc."},
+    {"particle_arrays", module_particle_arrays, METH_NOARGS,
+     "particle_arrays()\n--\n\nThe per-particle arrays World.array reads back "
+     "(pbf_particle_array_at), as dicts\nwith name, dtype (\"float32\", \"int32\", "
+     "\"uint8\"), components (1 or 3), unit and doc."},
     {"read_particles", pbfpy_read_particles, METH_O,
      "read_particles(path, /)\n--\n\n"
      "Reads a PLY or VTK particle file (the format from the extension) into a pbf.Particles.\n"

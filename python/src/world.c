@@ -184,6 +184,58 @@ static PyObject *world_ids(pbfpy_world *self, PyObject *args, PyObject *kwargs) 
     return a;
 }
 
+/* ---- every exported array, by name (fields.h: PBF_EXPORTED_FIELDS) ---------------------- */
+
+static int array_dtype(pbf_value_type type) {
+    return type == PBF_VALUE_FLOAT32 ? NPY_FLOAT32 : type == PBF_VALUE_INT32 ? NPY_INT32 : NPY_UINT8;
+}
+
+/* Array `info` of w's particles into out (None: a new array). */
+static PyObject *read_array(pbf_world *w, const pbf_particle_array_info *info, PyObject *out) {
+    const int cols = info->components > 1 ? info->components : 0;
+    PyObject *a = pbfpy_out_array(out, array_dtype(info->type), pbf_world_particle_count(w), cols,
+                                  info->name);
+    if (a == NULL) return NULL;
+    char err[PBF_ERROR_SIZE];
+    pbf_status st =
+        pbf_world_get_array(w, info->name, PyArray_DATA((PyArrayObject *)a), err, sizeof err);
+    if (st != PBF_OK) {
+        Py_DECREF(a);
+        return pbfpy_raise(st, err);
+    }
+    return a;
+}
+
+static PyObject *world_array(pbfpy_world *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"name", "out", NULL};
+    const char *name = NULL;
+    PyObject *out = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|O:array", kwlist, &name, &out)) return NULL;
+    pbf_world *w = pbfpy_world_ready(self);
+    if (w == NULL) return NULL;
+    for (int i = 0; i < pbf_particle_array_count(); ++i) {
+        const pbf_particle_array_info *info = pbf_particle_array_at(i);
+        if (strcmp(info->name, name) == 0) return read_array(w, info, out);
+    }
+    char err[PBF_ERROR_SIZE]; /* the library's message, which lists the names */
+    pbf_status st = pbf_world_get_array(w, name, NULL, err, sizeof err);
+    return pbfpy_raise(st, err);
+}
+
+static PyObject *world_arrays(pbfpy_world *self, PyObject *unused) {
+    (void)unused;
+    pbf_world *w = pbfpy_world_ready(self);
+    if (w == NULL) return NULL;
+    PyObject *d = PyDict_New();
+    for (int i = 0; d != NULL && i < pbf_particle_array_count(); ++i) {
+        const pbf_particle_array_info *info = pbf_particle_array_at(i);
+        PyObject *a = read_array(w, info, NULL);
+        if (a == NULL || PyDict_SetItemString(d, info->name, a) < 0) Py_CLEAR(d);
+        Py_XDECREF(a);
+    }
+    return d;
+}
+
 static PyObject *world_particles(pbfpy_world *self, PyObject *unused) {
     (void)unused;
     pbf_world *w = pbfpy_world_ready(self);
@@ -438,6 +490,14 @@ static PyMethodDef world_methods[] = {
     METHOD_KW("ids", world_ids,
               "ids($self, /, out=None)\n--\n\nThe stable ids in id order, int32 (N,): 0, 1, ... "
               "in the order particles\nwere added. out: as in positions()."),
+    METHOD_KW("array", world_array,
+              "array($self, /, name, out=None)\n--\n\n"
+              "Any per-particle array the library reads back, by name, in stable id order:\n"
+              "pbf.particle_arrays() lists them (positions, velocities, densities, ids,\n"
+              "phases, ...) with dtype and unit. out: as in positions()."),
+    METHOD_0("arrays", world_arrays,
+             "arrays($self, /)\n--\n\nEvery array of pbf.particle_arrays() in a dict by name "
+             "(new arrays, in stable\nid order)."),
     METHOD_0("particles", world_particles,
              "particles($self, /)\n--\n\nPositions, velocities, densities and ids in one "
              "pbf.Particles."),

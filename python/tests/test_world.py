@@ -52,6 +52,29 @@ def test_out_arrays_are_filled_in_place(coarse_scene):
         world.positions(out=np.empty((3, len(world)), np.float32).T)  # not C-contiguous
 
 
+def test_every_array_by_name(coarse_scene):
+    world = pbf.World(coarse_scene)
+    world.step(coarse_scene.dt, steps=2)
+    infos = pbf.particle_arrays()
+    names = [a["name"] for a in infos]
+    assert names[:5] == ["positions", "velocities", "densities", "ids", "phases"]
+    arrays = world.arrays()
+    assert list(arrays) == names
+    for info in infos:  # each as its named read-back, its dtype and shape as listed
+        a = world.array(info["name"])
+        assert a.dtype == np.dtype(info["dtype"]) and np.array_equal(a, arrays[info["name"]])
+        assert a.shape == ((len(world), 3) if info["components"] == 3 else (len(world),))
+    assert np.array_equal(arrays["positions"], world.positions())
+    assert np.array_equal(arrays["densities"], world.densities())
+    assert np.array_equal(arrays["ids"], world.ids())
+    assert not arrays["phases"].any()  # one fluid
+    out = np.empty((len(world), 3), np.float32)
+    assert world.array("velocities", out=out) is out
+    assert np.array_equal(out, world.velocities())
+    with pytest.raises(pbf.InvalidArgumentError, match="'pressure'.*positions, velocities"):
+        world.array("pressure")
+
+
 def test_build_a_world_by_hand():
     scene = pbf.Scene.from_dict({"domain": {"max": [1.0, 1.0, 0.5]},
                                  "fluid": {"particle_radius": 0.025}})

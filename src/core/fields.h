@@ -2,11 +2,11 @@
  *
  * PBF_PARTICLE_FIELDS(X) calls X(name, type, components, flags, scratch) for every array of
  * struct pbf_world that holds one entry per particle slot. The struct's members, their growth
- * and the byte count (particles.c), their frees (world.c), the sort's gathers (cpu_stages.c), the
- * compaction after sinks, migration and the halo (particles.c), the MPI packing (particles.c,
- * for src/comm/mpi/halo.c) and the checkpoint's PARTICLE section (src/io/checkpoint.c) are made
- * from
- * this list: a new per-particle array is one line here.
+ * and the byte count (particles.c), their frees (world.c), the sort's gathers (cpu_stages.c),
+ * the compaction after sinks, migration and the halo (particles.c), the MPI packing
+ * (particles.c, for src/comm/mpi/halo.c) and the checkpoint's PARTICLE section
+ * (src/io/checkpoint.c) are made from this list: a new per-particle array is one line here (and
+ * one more in PBF_EXPORTED_FIELDS below when programs read it back).
  *
  * flags, what the array takes part in:
  *   PBF_FIELD_SORTED   it follows its particle when the grid sort reorders the slots (through
@@ -76,6 +76,20 @@ enum {
     /* the read-back's slots sorted by id, and its scratch (world.c) */                            \
     X(id_order, int32_t, 1, 0, id_order)                                                           \
     X(id_scratch, int32_t, 1, 0, id_scratch)
+
+/* The arrays a program reads back by name, in increasing id order (include/pbf/pbf.h:
+ * pbf_world_get_array and the pbf_world_get_* functions; Python's World.array, World.arrays;
+ * readback.c makes them from this list): X(array, public name, unit, adjust, what). The type and
+ * the components are the array's above. `adjust` is 0, or a function of readback.c that the
+ * read-back calls on the gathered values (the densities of several fluids). A newly exported
+ * array is one line here. */
+#define PBF_EXPORTED_FIELDS(X)                                                                     \
+    X(x, "positions", "m", 0, "positions, xyz")                                                    \
+    X(v, "velocities", "m/s", 0, "velocities, xyz")                                                \
+    X(density, "densities", "kg/m^3", densities_of_phases,                                         \
+      "density at the end of the last step (0 before the first step)")                             \
+    X(ids, "ids", "", 0, "stable ids (increasing)")                                                \
+    X(phase, "phases", "", 0, "each particle's fluid, an index into def.phases")
 /* clang-format on */
 
 #endif

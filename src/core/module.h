@@ -8,6 +8,8 @@
  *   step_begin     the step's start (tool, meshes)
  *   per substep:
  *     substep_begin  after the prediction and the halo (the tool's and the bodies' motion)
+ *     pass_extras    before the density solve: what the λ and Δp passes take from the module
+ *                    (world_state.h: pbf_pass_extras; the tool's solid, the meshes' targets)
  *     after_delta    after every Δp pass of the density solve (force measurements)
  *     after_velocity after the velocity update, XSPH and vorticity (the viscosity solve)
  *     substep_end    after those (the tool's and bodies' forces)
@@ -33,6 +35,9 @@ typedef struct pbf_module {
     pbf_status (*step_check)(pbf_world *w, float dt, int substeps);
     void (*step_begin)(pbf_world *w, float dt);
     pbf_status (*substep_begin)(pbf_world *w, float dt, int threads);
+    /* Fills the members of *x that are the module's (the others are left as they are); a world
+     * without the feature leaves them NULL. */
+    void (*pass_extras)(pbf_world *w, pbf_pass_extras *x);
     void (*after_delta)(pbf_world *w, const pbf_params *P, float omega, int threads);
     pbf_status (*after_velocity)(pbf_world *w, int threads);
     void (*substep_end)(pbf_world *w, float dt, int threads);

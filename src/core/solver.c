@@ -13,8 +13,6 @@
 #include <string.h>
 
 #include "module.h" /* the features' hooks at fixed points of the step (modules.c) */
-#include "tool.h" /* the tool is a solid of the λ and Δp passes (pbf__tool_kernel) */
-#include "geometry/meshes.h" /* the Δp pass writes the meshes' force targets */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): its substeps, marked "cuda" */
 #include "world_state.h"
 #include "kernels.h" /* the kernels' constants (pbf__init_params) */
@@ -226,10 +224,9 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
     /* s_corr in the first scorr_iterations passes only (pbf_solver_def.scorr_iterations) */
     pbf_params no_scorr = w->params;
     no_scorr.scorr_scale = 0.0f;
-    pbf_pass_extras extras = {0}; /* the tool; the meshes' force targets */
-    extras.tool = pbf__tool_kernel(w);
-    extras.tool_dx = extras.tool ? w->tool->dx : NULL;
-    extras.delta_target = pbf__meshes_target(w);
+    pbf_pass_extras extras = {0}; /* modules: the tool; the meshes' force targets */
+    for (int m = 0; m < pbf__module_count; ++m)
+        if (pbf__modules[m]->pass_extras) pbf__modules[m]->pass_extras(w, &extras);
     for (;; ++k) {
         if (!controlled && k == max_it) break; /* fixed count: no check after the last pass */
         pbf__cpu_lambda(w, &extras, nt);

@@ -1,4 +1,5 @@
-/* World lifetime, particles, colliders and read-back. The step is in solver.c. */
+/* World lifetime, particles, colliders and the views of the arrays (their read-back by id is
+ * readback.c). The step is in solver.c. */
 #include <float.h>
 #include <math.h>
 #include <omp.h>
@@ -8,8 +9,6 @@
 #include "caps.h" /* what runs where: the def's features, the tool and colliders checked */
 #include "resources.h" /* memory checks before allocating */
 #include "module.h" /* the features' state: freed and counted through their modules */
-#include "tool.h" /* pbf_world_set_tool: the tool measures the particles it is set among */
-#include "probes.h" /* pbf_world_sample_probes: read from positions current on the host */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
 #include "world_state.h"
 
@@ -282,6 +281,7 @@ pbf_status pbf_world_create(const pbf_world_def *def, pbf_world **out, char *err
             pbf_world_destroy(w);
             return st;
         }
+        w->host_pull = pbf__cuda_pull; /* for the modules the backend calls (world_state.h) */
     }
     *out = w;
     return PBF_OK;
@@ -529,32 +529,6 @@ const int32_t *pbf__slots_by_id(const pbf_world *cw) {
     return a;
 }
 
-void pbf_world_get_positions(const pbf_world *w, float *out) {
-    pbf__cuda_pull(w); /* cuda: read back from the device if a step changed it */
-    const int32_t *slot = pbf__slots_by_id(w);
-    for (int k = 0; k < w->count; ++k) v3_store(out, k, v3_load(w->x, slot[k]));
-}
-
-void pbf_world_get_velocities(const pbf_world *w, float *out) {
-    pbf__cuda_pull(w); /* cuda */
-    const int32_t *slot = pbf__slots_by_id(w);
-    for (int k = 0; k < w->count; ++k) v3_store(out, k, v3_load(w->v, slot[k]));
-}
-
-void pbf_world_get_densities(const pbf_world *w, float *out) {
-    pbf__cuda_pull(w); /* cuda */
-    const int32_t *slot = pbf__slots_by_id(w);
-    for (int k = 0; k < w->count; ++k) out[k] = w->density[slot[k]];
-    if (w->params.phases_on) /* the solver keeps m_ref Σ W: scale by the particle's mass */
-        for (int k = 0; k < w->count; ++k) out[k] *= w->params.phase_mass_ratio[w->phase[slot[k]]];
-}
-
-void pbf_world_get_ids(const pbf_world *w, int32_t *out) {
-    pbf__cuda_pull(w); /* cuda */
-    const int32_t *slot = pbf__slots_by_id(w);
-    for (int k = 0; k < w->count; ++k) out[k] = w->ids[slot[k]];
-}
-
 pbf_particle_view pbf_world_view(const pbf_world *w) {
     pbf__cuda_pull(w); /* cuda */
     pbf_particle_view v;
@@ -582,27 +556,6 @@ pbf_status pbf_world_device_view(const pbf_world *w, pbf_device_view *out, char 
         return PBF_ERR_UNSUPPORTED;
     }
     return pbf__cuda_device_view(w, out, err, err_size); /* cuda */
-}
-
-void pbf_world_get_phases(const pbf_world *w, uint8_t *out) {
-    pbf__cuda_pull(w); /* cuda */
-    const int32_t *slot = pbf__slots_by_id(w);
-    for (int k = 0; k < w->count; ++k) out[k] = w->phase[slot[k]];
-}
-
-/* The tool (tool.c) measures the particles around it when it is set: their positions must be
- * current on the host. */
-pbf_status pbf_world_set_tool(pbf_world *w, const pbf_tool_def *def) {
-    if (def != NULL && w->tool == NULL && pbf__caps_require(w, PBF_FEATURE_TOOL) != PBF_OK)
-        return PBF_ERR_UNSUPPORTED;
-    pbf__cuda_pull(w); /* cuda */
-    return pbf__tool_set(w, def);
-}
-
-/* Probes (probes.c) read heights and fronts from the positions: current on the host first. */
-pbf_status pbf_world_sample_probes(const pbf_world *w, pbf_probe_sample *out) {
-    pbf__cuda_pull(w); /* cuda */
-    return pbf__probes_sample(w, out);
 }
 
 /* ---------------------------------------------------------------------------------------------

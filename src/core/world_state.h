@@ -116,6 +116,11 @@ struct pbf_world {
      * world's
      * particle arrays above are a host cache of the device state. */
     struct pbf_cuda_world *cuda;
+    /* A backend that keeps the particles elsewhere (CUDA: on the device) makes the host arrays
+     * current through this (pbf__cuda_pull); NULL when they always are. For the modules that
+     * the backend calls itself (the tool, the probes: cuda/world_cuda.c), which cannot call it
+     * back by name without a loop (pbf__host_pull below). */
+    pbf_status (*host_pull)(const pbf_world *w);
 
     /* A world split over processes (src/comm/mpi/, include/pbf/mpi.h): NULL otherwise. The hook
      * gets the substep's status at PBF_HALO_AGREE and returns the agreed one; at the other
@@ -153,6 +158,11 @@ struct pbf_world {
      * NULL outside a substep and in a world that was not split. */
     const uint8_t *halo_ghost;
 };
+
+/* The host arrays made current before a module reads them (w->host_pull); PBF_OK on the CPU. */
+static inline pbf_status pbf__host_pull(const pbf_world *w) {
+    return w->host_pull ? w->host_pull(w) : PBF_OK;
+}
 
 /* Whether phase names one of the world's fluids (0 is the only one without phases). */
 static inline int pbf__phase_valid(const pbf_world *w, int phase) {

@@ -578,7 +578,9 @@ static pbf_status sample_one(const pbf_world *w, const pbf_probe_def *p, pbf_pro
     return PBF_OK;
 }
 
-pbf_status pbf__probes_sample(const pbf_world *w, pbf_probe_sample *out) {
+/* Heights and fronts are read from the positions: current on the host first. */
+pbf_status pbf_world_sample_probes(const pbf_world *w, pbf_probe_sample *out) {
+    pbf__host_pull(w); /* cuda */
     if (w->probes == NULL) return PBF_OK;
     for (int i = 0; i < w->probes->count; ++i) {
         pbf_status st = sample_one(w, &w->probes->defs[i], &out[i]);

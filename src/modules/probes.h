@@ -15,8 +15,6 @@ static inline void pbf__probes_after_delta(pbf_world *w, const pbf_params *P, fl
 /* At the end of a successful pbf_world_step: the step's mean forces. */
 void pbf__probes_step_end(pbf_world *w);
 void pbf__probes_free(pbf_world *w);
-/* pbf_world_sample_probes, with the positions current on the host (world.c). */
-pbf_status pbf__probes_sample(const pbf_world *w, pbf_probe_sample *out);
 
 /* For a world whose Δp passes run on the GPU (cuda/world_cuda.c): the patches' planes at the
  * walls of P (one per patch) and the box around their reach widened by margin, which the force

@@ -9,6 +9,7 @@
  * for any thread count. Forces reported for a step are the mean over its substeps. */
 #include "module.h" /* this feature as a module of the step */
 #include "tool.h"
+#include "caps.h" /* what runs where: the tool checked when it is added */
 
 #include <math.h>
 #include <stdlib.h>
@@ -201,7 +202,12 @@ static void publish_state(const pbf_world *w, pbf_tool_body *t) {
     t->state.radius = t->def.radius;
 }
 
-pbf_status pbf__tool_set(pbf_world *w, const pbf_tool_def *def) {
+/* The tool measures the particles around it when it is set: their positions must be current on
+ * the host. */
+pbf_status pbf_world_set_tool(pbf_world *w, const pbf_tool_def *def) {
+    if (def != NULL && w->tool == NULL && pbf__caps_require(w, PBF_FEATURE_TOOL) != PBF_OK)
+        return PBF_ERR_UNSUPPORTED;
+    pbf__host_pull(w); /* cuda */
     if (def == NULL) {
         pbf__tool_free(w);
         return PBF_OK;
@@ -477,10 +483,18 @@ static pbf_status tool_substep_begin(pbf_world *w, float dt, int threads) {
     return pbf__tool_substep_begin(w, dt);
 }
 
+/* The tool is a solid of the λ and Δp passes, and the Δp pass sums its reaction into dx. */
+static void tool_pass_extras(pbf_world *w, pbf_pass_extras *x) {
+    if (w->tool == NULL) return;
+    x->tool = &w->tool->k;
+    x->tool_dx = w->tool->dx;
+}
+
 const pbf_module pbf__tool_module = {
     .name = "tool",
     .step_begin = pbf__tool_step_begin,
     .substep_begin = tool_substep_begin,
+    .pass_extras = tool_pass_extras,
     .substep_end = pbf__tool_substep_end,
     .step_end = pbf__tool_step_end,
     .memory_bytes = pbf__tool_memory_bytes,

@@ -37,11 +37,6 @@ typedef struct pbf_tool_body {
     pbf_tool_state state; /* after the last step */
 } pbf_tool_body;
 
-/* The kernels' view of the tool for the solver's loops, NULL when the world has none. */
-static inline const pbf_tool_params *pbf__tool_kernel(const pbf_world *w) {
-    return w->tool != NULL ? &w->tool->k : NULL;
-}
-
 /* Hooks of pbf_world_step, in this order:
  *   step_begin; per substep { substep_begin (moves the tool to the end of the substep, before
  *   the prediction), the solver's passes (lambda and delta call the kernels' tool functions and
@@ -51,9 +46,6 @@ void pbf__tool_step_begin(pbf_world *w, float dt);
 pbf_status pbf__tool_substep_begin(pbf_world *w, float dt);
 void pbf__tool_substep_end(pbf_world *w, float dt, int threads);
 void pbf__tool_step_end(pbf_world *w);
-
-/* pbf_world_set_tool, with the particles' positions current on the host (world.c). */
-pbf_status pbf__tool_set(pbf_world *w, const pbf_tool_def *def);
 
 /* The pieces of the substep hooks that a CUDA world (cuda/world_cuda.c) uses, whose passes run
  * on the device: the tool moved to where it is at t_end, the end of the substep `index` of the

@@ -61,11 +61,6 @@ typedef struct pbf_geometry {
     int32_t *share_body;
 } pbf_geometry;
 
-/* Where the Δp pass writes each particle's fluid–fluid target, or NULL without meshes. */
-static inline float *pbf__meshes_target(const pbf_world *w) {
-    return w->geometry != NULL ? w->geometry->target : NULL;
-}
-
 /* A body's solid entry from its pose. */
 static inline void pbf__mesh_body_solid(const pbf_mesh_body *b, pbf_solid *s) {
     memset(s, 0, sizeof *s);

@@ -631,6 +631,12 @@ static int meshes_keep_stepping(const pbf_world *w) {
     return w->geometry != NULL && w->geometry->moving > 0;
 }
 
+/* The Δp pass writes each particle's fluid–fluid target, from which the meshes' forces are
+ * measured (meshes_after_delta). */
+static void meshes_pass_extras(pbf_world *w, pbf_pass_extras *x) {
+    if (w->geometry != NULL) x->delta_target = w->geometry->target;
+}
+
 const pbf_module pbf__meshes_module = {
     .name = "meshes",
     .empty_substeps = 1,
@@ -638,6 +644,7 @@ const pbf_module pbf__meshes_module = {
     .solids_changed = pbf__meshes_sync,
     .step_begin = meshes_step_begin,
     .substep_begin = pbf__meshes_substep_begin,
+    .pass_extras = meshes_pass_extras,
     .after_delta = meshes_after_delta,
     .substep_end = meshes_substep_end,
     .step_end = pbf__meshes_step_end,

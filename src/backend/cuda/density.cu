@@ -123,7 +123,9 @@ __global__ void __launch_bounds__(BLOCK)
 
 /* stage_delta: one Jacobi Δp pass into out; omega != 1 is the Chebyshev step. x0: the
  * substep's start, from which wall friction shortens the slide (P.friction_on); shift: the
- * materials' displacement (k_adhesion) in the first pass, else NULL. */
+ * materials' displacement (k_adhesion) in the first pass, else NULL; mesh_target: with mesh
+ * forces, each particle's fluid target (its position moved by the fluid's correction alone),
+ * else NULL. */
 template <int TPP>
 __global__ void __launch_bounds__(BLOCK)
     k_delta(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
@@ -131,7 +133,7 @@ __global__ void __launch_bounds__(BLOCK)
             const float *__restrict__ p_prev, const float *__restrict__ x0,
             const float *__restrict__ shift, const uint8_t *__restrict__ phase,
             float *__restrict__ out, float omega, float gamma, int scorr,
-            float *__restrict__ tool_dx, ErrFinish fin) {
+            float *__restrict__ tool_dx, float *__restrict__ mesh_target, ErrFinish fin) {
     if (finish_error(fin)) return; /* the λ pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     /* s_corr in the first scorr_iterations passes only */
@@ -158,6 +160,7 @@ __global__ void __launch_bounds__(BLOCK)
         a.dp = v3_madd(a.dp, v3_load(shift, i), 1.0f / P.volume);
     pbf_v3 xn = P.friction_on ? pbf_delta_end_friction(&a, xi, v3_load(x0, i), li, &P, c_solids)
                               : pbf_delta_end(&a, xi, li, &P, c_solids);
+    if (mesh_target) v3_store(mesh_target, i, v3_add(xi, v3_scale(a.dp, P.volume))); /* meshes */
     if (omega != 1.0f)
         xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), &P, c_solids);
     if (S->tool.active) { /* the tool: its boundary term and projection; the move its reaction */
@@ -248,21 +251,23 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     }
     const ErrFinish fin = take_pending(c);
     const int blocks = blocks_for(n * c->tpp) + (fin.dst != nullptr);
+    float *target = in->mesh_count > 0 ? c->mesh_target : nullptr; /* mesh forces */
     c->stage = "position (Δp) pass";
     if (c->tpp == 1)
         k_delta<1><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
                                                     c->density, prev, x0, shift, phase, out_p,
-                                                    omega, gamma, scorr, c->tool_dx, fin);
+                                                    omega, gamma, scorr, c->tool_dx, target, fin);
     else
         k_delta<PBF_LANES><<<blocks, BLOCK, 0, c->stream>>>(
             n, c->d_sub + sub, nbs, p, c->lambda, c->density, prev, x0, shift, phase, out_p, omega,
-            gamma, scorr, c->tool_dx, fin);
+            gamma, scorr, c->tool_dx, target, fin);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];
     c->role[R_P_TMP] = c->role[R_P_PREV];
     c->role[R_P_PREV] = c->role[R_P];
     c->role[R_P] = out;
     if (in->patch_count > 0) CK(enqueue_probes(c, in, sub, omega, scorr));
+    if (in->mesh_count > 0) CK(enqueue_mesh_forces(c, in, sub)); /* after the probes, as solver.c */
     return mark(c, PBF_STAGE_DELTA);
 }
 

@@ -77,6 +77,9 @@ void free_particles(pbf_cuda *c) {
     dfree(&c->probe_carry_pass);
     dfree(&c->probe_parts);
     c->probe_capacity = 0;
+    viscosity_free(c); /* the modules' per-particle arrays: allocated again for the new room */
+    mesh_forces_free(c);
+    energy_free(c);
     dfree(&c->cub_temp);
     c->capacity = 0;
     c->nb_capacity = 0;
@@ -387,12 +390,40 @@ extern "C" void pbf_cuda_destroy(pbf_cuda *c) {
     if (c->h_patch_sums) cudaFreeHost(c->h_patch_sums);
     if (c->h_patch_counts) cudaFreeHost(c->h_patch_counts);
     if (c->h_patches) cudaFreeHost(c->h_patches);
+    dfree(&c->d_mesh_sums);
+    if (c->h_mesh_sums) cudaFreeHost(c->h_mesh_sums);
+    dfree(&c->d_visc);
+    if (c->h_visc) cudaFreeHost(c->h_visc);
+    dfree(&c->d_energy);
+    if (c->h_energy) cudaFreeHost(c->h_energy);
+    diffuse_free(c);
+    dfree(&c->d_dif);
+    if (c->h_dif) cudaFreeHost(c->h_dif);
+    if (c->h_dif_def) cudaFreeHost(c->h_dif_def);
     for (int k = 0; k < c->event_capacity; ++k) cudaEventDestroy(c->events[k]);
     free(c->events);
     free(c->marks);
     if (c->stream) cudaStreamDestroy(c->stream);
     (void)cudaGetLastError();
     free(c);
+}
+
+/* The device bytes of the modules' arrays: mesh forces, viscosity, energy audit, diffuse. */
+static size_t modules_bytes(const pbf_cuda *c) {
+    size_t b = 0;
+    b += (size_t)c->mesh_capacity * (2 * 12 + 4) +
+         (size_t)c->mesh_part_meshes * (size_t)blocks_for(c->mesh_capacity) * sizeof(MeshAcc) +
+         (size_t)c->mesh_sums_capacity * sizeof(double);
+    b += (size_t)c->visc_capacity * (4 * 12 + 2 * sizeof(pbf_sym3)) +
+         (size_t)blocks_for(c->visc_capacity) * sizeof(ViscAcc) +
+         c->visc_pair_capacity * sizeof(float) + (c->d_visc ? sizeof(ViscState) : 0);
+    b += (size_t)blocks_for(c->energy_part_capacity) * sizeof(Acc) +
+         (size_t)c->energy_capacity * sizeof(double);
+    b += (size_t)c->dif_capacity * 2 * (6 * 4 + 4 + 1) +
+         ((size_t)c->dif_capacity + (c->dif_capacity > 0)) * 2 * sizeof(uint32_t) +
+         (size_t)c->dif_fluid_capacity * (12 + 2 * 8) + (c->dif_fluid_capacity > 0 ? 16 : 0) +
+         c->dif_temp_bytes + (c->d_dif ? sizeof(DiffuseState) : 0);
+    return b;
 }
 
 extern "C" size_t pbf_cuda_memory_bytes(const pbf_cuda *c) {
@@ -410,7 +441,8 @@ extern "C" size_t pbf_cuda_memory_bytes(const pbf_cuda *c) {
                                             (size_t)blocks_for(c->capacity) * sizeof(ProbeAcc)
                            : 0) +
            (size_t)c->sub_capacity * (sizeof(pbf_cuda_substep) + sizeof(pbf_cuda_tool_sums)) +
-           (size_t)c->hist_capacity * sizeof(float) + sizeof(Results) + meshes_bytes(c);
+           (size_t)c->hist_capacity * sizeof(float) + sizeof(Results) + meshes_bytes(c) +
+           modules_bytes(c);
 }
 extern "C" pbf_cuda_sort pbf_cuda_get_sort(const pbf_cuda *c) { return c->sort; }
 

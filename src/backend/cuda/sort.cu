@@ -172,6 +172,9 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
                                    phases_of(c, &in->sub[sub].params)); /* several fluids */
     CK(cudaGetLastError());
     CK(enqueue_sweep(c, in, sub)); /* mesh solids: no path through a thin part */
+    if (in->energy) /* solver.c: after the modules' substep_begin (the sweep) */
+        CK(enqueue_energy(c, 1 + PBF_ENERGY_COUNT * sub + PBF_ENERGY_PREDICT, buf(c, R_P),
+                          buf(c, R_V), nullptr, nullptr, S));
     c->stage = "prediction";
     if (in->tool_sums) /* the tool's displacement of each particle, summed over the substep */
         CK(cudaMemsetAsync(c->tool_dx, 0, 3 * (size_t)n * sizeof(float), s));

@@ -457,8 +457,13 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
                              ts->contacts);
     }
     if (patches > 0) pbf__probes_add_sums(w, c->patch_sums, c->patch_counts); /* probes */
-    if (meshes > 0) add_mesh_forces(w, meshes, count, dt_sub); /* meshes: their forces */
-    if (in.energy) book_energy(w, s0 == 0, count); /* the energy audit */
+    /* meshes: their forces (none without particles: the device ran nothing, as the CPU's empty
+     * substeps measure nothing) */
+    if (meshes > 0 && w->count == 0)
+        memset(c->mesh_sums, 0, (size_t)(6 * meshes * count) * sizeof *c->mesh_sums);
+    if (meshes > 0) add_mesh_forces(w, meshes, count, dt_sub);
+    /* the energy audit (the CPU's empty substeps mark nothing) */
+    if (in.energy && w->count > 0) book_energy(w, s0 == 0, count);
     /* finish_profile (the last call of the step has the step's end) */
     if (out.bad_density)
         return unstable(w, out.bad_density_id, out.bad_density_x, w->time,

@@ -48,6 +48,7 @@
 #include <cstring>
 
 #include "backend.h"
+#include "fields.h" /* the per-particle arrays: the device mirrors (PBF_FIELD_DEVICE) */
 #include "format.h"
 
 namespace pbf_cu {
@@ -338,6 +339,17 @@ __device__ __forceinline__ int finish_error(const ErrFinish &f) {
 
 inline int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }
 
+/* fields.h's per-particle arrays in device memory: a pointer for each array of the list, those
+ * flagged PBF_FIELD_DEVICE allocated for the capacity (memory.cu: reserve, free_particles and
+ * pbf_cuda_memory_bytes walk the list), the others NULL: the xyz state arrays x, p, p_tmp,
+ * p_prev and v rotate through struct pbf_cuda's vec pool. ids and ids_tmp are the two buffers
+ * of the ids (ids_role says which is current), phase and phase_tmp likewise. */
+struct DeviceFields {
+#define PBF_CUDA_FIELD_MEMBER(name, type, components, flags, scratch) type *name;
+    PBF_PARTICLE_FIELDS(PBF_CUDA_FIELD_MEMBER)
+#undef PBF_CUDA_FIELD_MEMBER
+};
+
 /* Roles of the xyz buffers (solver.c's pointers), over a pool whose entries rotate. */
 enum { R_X, R_P, R_P_TMP, R_P_PREV, R_V, R_V_TMP, R_COUNT };
 
@@ -385,12 +397,11 @@ struct pbf_cuda {
     int count, capacity;
     float *vec[R_COUNT]; /* pool of 3·capacity float buffers */
     int role[R_COUNT]; /* role → pool index */
-    int32_t *ids_pool[2];
-    int ids_role; /* ids = ids_pool[ids_role], ids_tmp = the other */
-    uint8_t *phase_pool[2]; /* several fluids: each particle's fluid, rotating with the ids */
+    /* fields.h's mirrors: omega, dv, lambda, density, omega_len, neighbor_counts, and the ids
+     * and (several fluids) phases in two buffers each, rotating with the sort */
+    DeviceFields f;
+    int ids_role; /* the current ids: f.ids (0) or f.ids_tmp (1); the phases follow them */
     int has_phases; /* the last upload had phases: the sort carries them */
-    float *omega, *dv, *lambda, *density, *omega_len;
-    int32_t *counts; /* neighbour counts */
     uint32_t *cell_key, *rank, *tmp_order, *iota;
 
     uint32_t *nb_count, *nb_start, *nb_index;
@@ -518,12 +529,15 @@ template <class T> void dfree(T **ptr) {
 }
 
 inline float *buf(pbf_cuda *c, int r) { return c->vec[c->role[r]]; }
-inline int32_t *ids(pbf_cuda *c) { return c->ids_pool[c->ids_role]; }
-inline int32_t *ids_tmp(pbf_cuda *c) { return c->ids_pool[1 - c->ids_role]; }
+/* buffer r (0, 1) of the ids and of the phases */
+inline int32_t *ids_buf(pbf_cuda *c, int r) { return r == 0 ? c->f.ids : c->f.ids_tmp; }
+inline uint8_t *phase_buf(pbf_cuda *c, int r) { return r == 0 ? c->f.phase : c->f.phase_tmp; }
+inline int32_t *ids(pbf_cuda *c) { return ids_buf(c, c->ids_role); }
+inline int32_t *ids_tmp(pbf_cuda *c) { return ids_buf(c, 1 - c->ids_role); }
 /* several fluids whose math differs (pbf_params.phases_on): the particles' phases for the
  * passes, else NULL */
 inline uint8_t *phases_of(pbf_cuda *c, const pbf_params *hp) {
-    return hp->phases_on && c->has_phases ? c->phase_pool[c->ids_role] : nullptr;
+    return hp->phases_on && c->has_phases ? phase_buf(c, c->ids_role) : nullptr;
 }
 inline void swap_roles(pbf_cuda *c, int a, int b) {
     int t = c->role[a];
@@ -552,6 +566,15 @@ cudaError_t mark(pbf_cuda *c, int stage);
 /* The mesh fields' device copies (pbf_cuda_field): their bytes, and their release. */
 size_t meshes_bytes(const pbf_cuda *c);
 void meshes_free(pbf_cuda *c);
+/* The modules' arrays, freed (each source that allocates them calls these): the mesh forces',
+ * the viscosity solve's, the energy audit's partials, the diffuse set (its two buffers and the
+ * compaction's flags), the diffuse particles' per-fluid-particle scratch, and all of diffuse's. */
+void mesh_forces_free(pbf_cuda *c);
+void viscosity_free(pbf_cuda *c);
+void energy_free(pbf_cuda *c);
+void diffuse_free_set(pbf_cuda *c);
+void diffuse_free_fluid(pbf_cuda *c);
+void diffuse_free(pbf_cuda *c);
 /* Stream-ordered copies: the backend's stream does not wait for the legacy default stream. */
 cudaError_t to_device(pbf_cuda *c, void *dst, const void *src, size_t bytes);
 cudaError_t to_host(pbf_cuda *c, void *dst, const void *src, size_t bytes);
@@ -618,14 +641,12 @@ cudaError_t reserve_mesh_forces(pbf_cuda *c, const pbf_cuda_step_in *in, int sol
 /* meshes.c: pbf__meshes_after_delta after a Δp pass (the roles rotated: p its result, p_prev
  * what it read), into the sums of substep sub. */
 cudaError_t enqueue_mesh_forces(pbf_cuda *c, const pbf_cuda_step_in *in, int sub);
-void mesh_forces_free(pbf_cuda *c);
 
 /* ---- viscosity.cu --------------------------------------------------------------------------- */
 
 /* viscosity.c: the solve of substep sub on v at the positions p (after confinement, before
  * surface drag); the host reads the residual after every iteration. *iterations: those done. */
 cudaError_t enqueue_viscosity(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int *iterations);
-void viscosity_free(pbf_cuda *c);
 
 /* ---- diffuse.cu ----------------------------------------------------------------------------- */
 
@@ -634,7 +655,6 @@ void viscosity_free(pbf_cuda *c);
 cudaError_t diffuse_prepare(pbf_cuda *c, const pbf_cuda_step_in *in, int solids);
 /* diffuse.c: pbf__diffuse_substep after substep sub's watchdog (p the corrected positions). */
 cudaError_t enqueue_diffuse(pbf_cuda *c, const pbf_cuda_step_in *in, int sub);
-void diffuse_free(pbf_cuda *c);
 
 /* ---- energy.cu ------------------------------------------------------------------------------ */
 
@@ -643,7 +663,6 @@ cudaError_t reserve_energy(pbf_cuda *c, int marks);
 /* energy_audit.c: the sums of (pos, vel or (pos − x_old)/dt, plus dv) into d_energy[2 slot ..]. */
 cudaError_t enqueue_energy(pbf_cuda *c, int slot, const float *pos, const float *vel,
                            const float *x_old, const float *dv, const pbf_cuda_substep *S);
-void energy_free(pbf_cuda *c);
 
 } // namespace pbf_cu
 

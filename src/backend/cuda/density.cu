@@ -194,11 +194,13 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
     const uint8_t *phase = phases_of(c, &in->sub[sub].params); /* several fluids, else NULL */
     c->stage = "density (λ) pass";
     if (c->tpp_lambda == 1)
-        k_lambda<1><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda, c->density,
-                                                 c->counts, phase, c->parts);
+        k_lambda<1><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->f.lambda,
+                                                 c->f.density, c->f.neighbor_counts, phase,
+                                                 c->parts);
     else
-        k_lambda<PBF_LANES><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                         c->density, c->counts, phase, c->parts);
+        k_lambda<PBF_LANES><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->f.lambda,
+                                                         c->f.density, c->f.neighbor_counts, phase,
+                                                         c->parts);
     CK(cudaGetLastError());
     if (host_checks || nb > FUSE_MAX_PARTS) { /* error control reads it now; or too many */
         k_error_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k);
@@ -227,26 +229,28 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     /* materials (surface tension, adhesion): their displacement, computed at the λ pass's
      * positions, in the first pass of the substep only, as solver.c's stage_material */
     const pbf_params *hp = &in->sub[sub].params;
-    const float *shift = k == 0 && (hp->surface_tension_on || hp->adhesion_on) ? c->dv : nullptr;
+    const float *shift = k == 0 && (hp->surface_tension_on || hp->adhesion_on) ? c->f.dv : nullptr;
     const uint8_t *phase = phases_of(c, hp); /* several fluids: mass weights, else NULL */
     if (shift && hp->surface_tension_on) { /* normals into omega, then the tension pass */
         c->stage = "surface tension";
         const int nbt = blocks_for(n * c->tpp);
         const pbf_cuda_substep *S = c->d_sub + sub;
         if (c->tpp == 1) {
-            k_normal<1><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega);
+            k_normal<1><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->f.density, c->f.omega);
             CK(cudaGetLastError());
-            k_tension<1><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega, c->dv);
+            k_tension<1>
+                <<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->f.density, c->f.omega, c->f.dv);
         } else {
-            k_normal<PBF_LANES><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega);
+            k_normal<PBF_LANES>
+                <<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->f.density, c->f.omega);
             CK(cudaGetLastError());
             k_tension<PBF_LANES>
-                <<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega, c->dv);
+                <<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->f.density, c->f.omega, c->f.dv);
         }
         CK(cudaGetLastError());
     } else if (shift) {
         c->stage = "adhesion";
-        k_adhesion<<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub, p, c->dv);
+        k_adhesion<<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub, p, c->f.dv);
         CK(cudaGetLastError());
     }
     const ErrFinish fin = take_pending(c);
@@ -254,13 +258,13 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     float *target = in->mesh_count > 0 ? c->mesh_target : nullptr; /* mesh forces */
     c->stage = "position (Δp) pass";
     if (c->tpp == 1)
-        k_delta<1><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                    c->density, prev, x0, shift, phase, out_p,
+        k_delta<1><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->f.lambda,
+                                                    c->f.density, prev, x0, shift, phase, out_p,
                                                     omega, gamma, scorr, c->tool_dx, target, fin);
     else
         k_delta<PBF_LANES><<<blocks, BLOCK, 0, c->stream>>>(
-            n, c->d_sub + sub, nbs, p, c->lambda, c->density, prev, x0, shift, phase, out_p, omega,
-            gamma, scorr, c->tool_dx, target, fin);
+            n, c->d_sub + sub, nbs, p, c->f.lambda, c->f.density, prev, x0, shift, phase, out_p,
+            omega, gamma, scorr, c->tool_dx, target, fin);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];
     c->role[R_P_TMP] = c->role[R_P_PREV];

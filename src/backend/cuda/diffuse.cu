@@ -190,42 +190,15 @@ cudaError_t size_temp(pbf_cuda *c) {
     return cudaSuccess;
 }
 
-void free_set(pbf_cuda *c) {
-    for (int b = 0; b < 2; ++b) {
-        dfree(&c->dif_x[b]);
-        dfree(&c->dif_v[b]);
-        dfree(&c->dif_life[b]);
-        dfree(&c->dif_kind[b]);
-    }
-    dfree(&c->dif_keep);
-    dfree(&c->dif_pos);
-    c->dif_capacity = 0;
-    c->dif_role = 0;
-}
-
-void free_fluid(pbf_cuda *c) {
-    dfree(&c->dif_normal);
-    dfree(&c->dif_spawn);
-    dfree(&c->dif_start);
-    c->dif_fluid_capacity = 0;
-}
-
 } // namespace
 
 namespace pbf_cu {
-
-void diffuse_free(pbf_cuda *c) {
-    free_set(c);
-    free_fluid(c);
-    dfree(&c->dif_temp);
-    c->dif_temp_bytes = 0;
-}
 
 cudaError_t diffuse_prepare(pbf_cuda *c, const pbf_cuda_step_in *in, int solids) {
     if (c->dif_capacity == 0 || !c->d_dif) return cudaErrorInvalidValue; /* no upload yet */
     if (c->dif_fluid_capacity < c->capacity) {
         invalidate(c); /* the graphs hold the old pointers */
-        free_fluid(c);
+        diffuse_free_fluid(c);
         const size_t cap = (size_t)c->capacity;
         CK(dalloc(c, &c->dif_normal, 3 * cap));
         CK(dalloc(c, &c->dif_spawn, cap + 1));
@@ -269,8 +242,9 @@ cudaError_t enqueue_diffuse(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
     CK(cudaGetLastError());
     tb = c->dif_temp_bytes;
     CK(pbf_cub_exclusive_sum64(c->dif_temp, &tb, c->dif_spawn, c->dif_start, n + 1, s));
-    k_dif_place<<<nb, BLOCK, 0, s>>>(n, S, c->d_dif, p, v, c->counts, ids(c), c->dif_start,
-                                     c->dif_x[b], c->dif_v[b], c->dif_life[b], c->dif_kind[b]);
+    k_dif_place<<<nb, BLOCK, 0, s>>>(n, S, c->d_dif, p, v, c->f.neighbor_counts, ids(c),
+                                     c->dif_start, c->dif_x[b], c->dif_v[b], c->dif_life[b],
+                                     c->dif_kind[b]);
     CK(cudaGetLastError());
     k_dif_count<<<1, 1, 0, s>>>(n, c->dif_start, c->d_dif);
     CK(cudaGetLastError());
@@ -292,7 +266,7 @@ extern "C" pbf_status pbf_cuda_diffuse_upload(pbf_cuda *c, int capacity, int cou
     }
     if (e == cudaSuccess && capacity != c->dif_capacity) { /* the room: the def's max_count */
         invalidate(c);
-        free_set(c);
+        diffuse_free_set(c);
         const size_t cap = (size_t)(capacity > 0 ? capacity : 1);
         for (int b = 0; b < 2 && e == cudaSuccess; ++b) {
             e = dalloc(c, &c->dif_x[b], 3 * cap);
@@ -319,7 +293,7 @@ extern "C" pbf_status pbf_cuda_diffuse_upload(pbf_cuda *c, int capacity, int cou
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess) {
-        free_set(c); /* nothing half-made: the next step uploads again */
+        diffuse_free_set(c); /* nothing half-made: the next step uploads again */
         char what[96];
         pbf_cuda_format(what, sizeof what, "uploading %d diffuse particles (room for %d)", count,
                         capacity);

@@ -35,11 +35,6 @@ __global__ void __launch_bounds__(FINAL) k_energy_final(int nparts, const Acc *p
 
 namespace pbf_cu {
 
-void energy_free(pbf_cuda *c) {
-    dfree(&c->energy_parts);
-    c->energy_part_capacity = 0;
-}
-
 cudaError_t reserve_energy(pbf_cuda *c, int marks) {
     if (c->energy_part_capacity < c->capacity) {
         invalidate(c); /* the graphs hold the old pointers */

@@ -79,15 +79,6 @@ __global__ void __launch_bounds__(MESH_FINAL)
 
 namespace pbf_cu {
 
-void mesh_forces_free(pbf_cuda *c) {
-    dfree(&c->mesh_target);
-    dfree(&c->mesh_share);
-    dfree(&c->mesh_owner);
-    dfree(&c->mesh_parts);
-    c->mesh_capacity = 0;
-    c->mesh_part_meshes = 0;
-}
-
 cudaError_t reserve_mesh_forces(pbf_cuda *c, const pbf_cuda_step_in *in, int solids) {
     const int m = in->mesh_count < PBF_MAX_MESHES ? in->mesh_count : PBF_MAX_MESHES;
     if (c->mesh_capacity < c->capacity || c->mesh_part_meshes < m) {

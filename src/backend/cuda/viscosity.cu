@@ -213,19 +213,6 @@ cudaError_t read_state(pbf_cuda *c) {
 
 namespace pbf_cu {
 
-void viscosity_free(pbf_cuda *c) {
-    dfree(&c->visc_r);
-    dfree(&c->visc_z);
-    dfree(&c->visc_d);
-    dfree(&c->visc_q);
-    dfree(&c->visc_m);
-    dfree(&c->visc_wall);
-    dfree(&c->visc_parts);
-    c->visc_capacity = 0;
-    dfree(&c->visc_pair);
-    c->visc_pair_capacity = 0;
-}
-
 cudaError_t enqueue_viscosity(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int *iterations) {
     *iterations = 0;
     const int n = c->count, nb = blocks_for(n);

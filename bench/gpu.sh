@@ -329,7 +329,9 @@ if has_stage matrix; then
            wall_friction:friction_matches_cpu adhesion:adhesion_matches_cpu
            surface_drag:surface_drag_matches_cpu several_fluids:phases_match_cpu
            surface_tension:tension_matches_cpu wendland_kernel:wendland_matches_cpu
-           emitters:emitters_match_cpu sinks:sinks_match_cpu meshes:meshes_match_cpu"
+           emitters:emitters_match_cpu sinks:sinks_match_cpu meshes:meshes_match_cpu
+           floating_bodies:bodies_match_cpu viscosity:viscosity_matches_cpu
+           diffuse:diffuse_matches_cpu energy_audit:energy_audit_matches_cpu"
     "$pbf" features >"$out/features.csv" 2>&1
     {
         echo "| feature | cuda in the table | parity test on $device |"

@@ -30,7 +30,8 @@
  * touches a solid or a wall dies (it joins the surface), foam and bubbles slide along it.
  * The set is kept in a deterministic order:
  * survivors in their order, then the new ones in the solver's particle order. They do not act
- * on the fluid. Off by default; the CUDA backend refuses a world that has them. */
+ * on the fluid. Off by default. On a CUDA world the set lives and moves on the device
+ * (docs/cuda.md), `unverified` until its parity test passes on a GPU (docs/features.md). */
 #ifndef PBF_DIFFUSE_H
 #define PBF_DIFFUSE_H
 

@@ -37,7 +37,9 @@
  * the world stays as after the last step, and the message names the scene key flow.capacity.
  * Without one the arrays grow as needed.
  *
- * The CPU backend only: a CUDA world refuses emitters and sinks (PBF_ERR_UNSUPPORTED). */
+ * On a CUDA world they run on the host between device substeps (docs/cuda.md), `unverified`
+ * until their parity test passes on a GPU: refused (PBF_ERR_UNSUPPORTED) without
+ * PBF_ALLOW_UNVERIFIED=1 (docs/features.md). */
 #ifndef PBF_FLOW_H
 #define PBF_FLOW_H
 

@@ -132,7 +132,8 @@ PBF_API int pbf_mesh_import_available(void);
  * (PBF_ERR_UNSUPPORTED), broken or empty (PBF_ERR_PARSE), non-finite or huge coordinates,
  * degenerate triangles, inconsistent orientation, a container or floating body with holes, a
  * mesh outside the domain, a bad def field (PBF_ERR_INVALID_ARG), a field too large for the
- * memory (PBF_ERR_OUT_OF_MEMORY), a CUDA world (PBF_ERR_UNSUPPORTED). */
+ * memory (PBF_ERR_OUT_OF_MEMORY), a kind of mesh the world's backend does not run
+ * (PBF_ERR_UNSUPPORTED: docs/features.md). */
 PBF_API pbf_status pbf_world_add_mesh(pbf_world *world, const pbf_mesh_def *def);
 PBF_API int pbf_world_mesh_count(const pbf_world *world);
 PBF_API const pbf_mesh_def *pbf_world_get_mesh_def(const pbf_world *world, int index);

@@ -631,7 +631,8 @@ PBF_API pbf_stats pbf_world_get_stats(const pbf_world *world);
 /* Energy audit (docs/physics.md, "What dissipates energy"): kinetic plus potential energy,
  * E = Σ m (|v|²/2 − g·x), before and after each stage of every substep, summed over the last
  * step. The velocity between prediction and the velocity update is the one the positions imply,
- * (p − x)/dt. Off by default (it adds serial passes over the particles); CPU only. */
+ * (p − x)/dt. Off by default (it adds passes over the particles). On a CUDA world the sums are
+ * the device's (docs/cuda.md), `unverified` until its parity test passes on a GPU. */
 typedef enum pbf_energy_stage {
     PBF_ENERGY_PREDICT = 0, /* gravity, the speed limit */
     PBF_ENERGY_PROJECT,     /* the density solve with its collisions */
@@ -646,7 +647,8 @@ typedef struct pbf_energy_audit {
     double change[PBF_ENERGY_COUNT];  /* J, each stage's change over the step's substeps */
 } pbf_energy_audit;
 
-/* Turns the audit on or off; PBF_ERR_UNSUPPORTED on the CUDA backend. */
+/* Turns the audit on or off; PBF_ERR_UNSUPPORTED where the table refuses it (docs/features.md:
+ * on CUDA without PBF_ALLOW_UNVERIFIED=1). */
 PBF_API pbf_status pbf_world_set_energy_audit(pbf_world *world, int on);
 /* The last step's audit (zeros before a step with the audit on). */
 PBF_API pbf_energy_audit pbf_world_get_energy_audit(const pbf_world *world);

@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "params.h" /* pbf_v3 and its helpers, pbf_solid, pbf_params */
+#include "pbf/diffuse.h" /* pbf_diffuse_def, pbf_diffuse_kind */
 
 /* ---------------------------------------------------------------------------------------------
  * SPH kernels: the density kernel pair, the paper's (poly6 for the density, the spiky gradient for
@@ -688,6 +689,69 @@ PBF_KERNEL_INLINE pbf_v3 pbf_diffuse_collide(pbf_v3 a, pbf_v3 b, const pbf_param
     return x;
 }
 
+/* The mesh solids' force measurement (src/modules/geometry/meshes.c: pbf__meshes_after_delta;
+ * src/backend/cuda/meshes.cu): which mesh takes particle i's share of the solids' push in a Δp
+ * pass, from where the pass read it (xo): the mesh whose field is nearest within h, unless a
+ * domain wall or a collider is nearer. solid[k] is mesh k's entry in the solids (-1: a sink, not
+ * a solid), m meshes; the first `colliders` solids are the colliders. Returns the mesh, or -1. */
+PBF_KERNEL_INLINE int pbf_mesh_force_owner(pbf_v3 xo, const pbf_params *P, const pbf_solid *S,
+                                           const int *solid, int m, int colliders) {
+    int best = -1;
+    float nearest = P->h;
+    for (int k = 0; k < m; ++k) {
+        if (solid[k] < 0) continue;
+        const pbf_solid *s = &S[solid[k]];
+        pbf_v3 xl = pbf_mesh_local(s, xo);
+        if (pbf_field_far(s->field, xl)) continue;
+        pbf_field_cell c = pbf_field_locate(s->field, xl);
+        float phi = pbf_field_phi(s->field, &c);
+        if (phi < nearest) nearest = phi, best = k;
+    }
+    if (best >= 0) {
+        float wall = pbf_minf(pbf_minf(pbf_minf(xo.x - P->wall_lo.x, P->wall_hi.x - xo.x),
+                                       pbf_minf(xo.y - P->wall_lo.y, P->wall_hi.y - xo.y)),
+                              pbf_minf(xo.z - P->wall_lo.z, P->wall_hi.z - xo.z));
+        if (wall < nearest) best = -1;
+        for (int c = 0; c < colliders && best >= 0; ++c) {
+            pbf_v3 nrm;
+            if (pbf_solid_sdf(&S[c], xo, &nrm) < nearest) best = -1;
+        }
+    }
+    return best;
+}
+
+/* A particle's terms of its mesh's force and torque sums, in double: its share d (the solids'
+ * push beyond its fluid target) and r × d, r = xo − the mesh's position. */
+PBF_KERNEL_INLINE void pbf_mesh_force_terms(pbf_v3 share, pbf_v3 xo, const double position[3],
+                                            double d[3], double t[3]) {
+    d[0] = share.x, d[1] = share.y, d[2] = share.z;
+    const double r[3] = {xo.x - position[0], xo.y - position[1], xo.z - position[2]};
+    t[0] = r[1] * d[2] - r[2] * d[1];
+    t[1] = r[2] * d[0] - r[0] * d[2];
+    t[2] = r[0] * d[1] - r[1] * d[0];
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The energy audit (src/modules/energy_audit.c, src/backend/cuda/energy.cu; include/pbf/pbf.h,
+ * pbf_world_set_energy_audit): E = m Σ (|v|²/2 − g·x), each particle's terms in double. */
+
+/* The velocity the audit books for particle i at x: vel's, or the one the positions imply,
+ * (x − x_old)/dt, when vel is NULL; plus dv's when dv is not NULL (XSPH's change). */
+PBF_KERNEL_INLINE pbf_v3 pbf_energy_velocity(pbf_v3 x, const float *vel, const float *x_old,
+                                             const float *dv, int i, float inv_dt) {
+    pbf_v3 v = vel ? v3_load(vel, i) : v3_scale(v3_sub(x, v3_load(x_old, i)), inv_dt);
+    if (dv) v = v3_add(v, v3_load(dv, i));
+    return v;
+}
+
+/* |v|²/2, the kinetic energy per mass, J/kg. */
+PBF_KERNEL_INLINE double pbf_energy_kinetic(pbf_v3 v) { return 0.5 * (double)v3_dot(v, v); }
+
+/* g·x, minus the potential energy per mass, J/kg. */
+PBF_KERNEL_INLINE double pbf_energy_height(pbf_v3 gravity, pbf_v3 x) {
+    return (double)v3_dot(gravity, x);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Stage 1: external forces, speed limit, prediction (Algorithm 1, lines 1–4). */
 
@@ -1314,6 +1378,35 @@ PBF_KERNEL_INLINE pbf_sym3 pbf_visc_wall(pbf_v3 x, const pbf_params *p) {
     return m;
 }
 
+/* The preconditioned conjugate gradients of the solve, per particle (src/modules/viscosity.c,
+ * src/backend/cuda/viscosity.cu): the dot products' terms in double (the sums are the caller's),
+ * the walls' share of the diagonal block and of a product, and the updates of an iteration. */
+PBF_KERNEL_INLINE double pbf_dot_d(pbf_v3 a, pbf_v3 b) {
+    return (double)a.x * b.x + (double)a.y * b.y + (double)a.z * b.z;
+}
+
+/* No-slip walls: the walls' block m (pbf_visc_wall, diagonal) into the diagonal block's lanes. */
+PBF_KERNEL_INLINE void pbf_visc_diag_wall(pbf_visc_diag_lanes *L, pbf_sym3 m) {
+    L->xx[0] += m.xx;
+    L->yy[0] += m.yy;
+    L->zz[0] += m.zz;
+}
+
+/* No-slip walls (visc_wall_k != 0): (A u)_i from the neighbours' part a (pbf_visc_apply_end)
+ * and the walls' block of particle i. */
+PBF_KERNEL_INLINE pbf_v3 pbf_visc_apply_wall(pbf_v3 a, pbf_sym3 wall, pbf_v3 ui,
+                                             const pbf_params *p) {
+    return v3_madd(a, pbf_sym3_apply(wall, ui), p->dt);
+}
+
+/* An iteration's update of particle i: v += α d, r −= α q; returns z = M r. */
+PBF_KERNEL_INLINE pbf_v3 pbf_visc_cg_update(pbf_v3 *v, pbf_v3 *r, pbf_v3 d, pbf_v3 q, pbf_sym3 m,
+                                            float alpha) {
+    *v = v3_madd(*v, d, alpha);
+    *r = v3_madd(*r, q, -alpha);
+    return pbf_sym3_apply(m, *r);
+}
+
 /* The surface weight s_i of a particle of density rho. */
 PBF_KERNEL_INLINE float pbf_surface_weight(float rho, const pbf_params *p) {
     float s = (p->rest_density - rho) * p->drag_inv_span;
@@ -1638,6 +1731,171 @@ PBF_KERNEL_INLINE float pbf_diffuse_random(uint32_t id, uint32_t step, uint32_t 
     uint32_t h = pbf_diffuse_mix(id * 0x9e3779b9u ^ pbf_diffuse_mix(step + 0x632be5abu));
     h = pbf_diffuse_mix(h ^ (channel * 0x85ebca6bu + 0x27d4eb2fu));
     return (float)(h >> 8) * (1.0f / 16777216.0f);
+}
+
+/* A diffuse particle removed at the next compaction (a kind beside pbf_diffuse_kind's). */
+#define PBF_DIFFUSE_DEAD 255u
+/* A fluid particle is at the surface when its colour-field gradient, scaled by h, exceeds this
+ * (a flat free surface gives about 1.5, the inside about 0). */
+#define PBF_DIFFUSE_SURFACE_GRADIENT 0.5f
+/* The wave-crest potential counts only a particle moving along its normal (Ihmsen's δ_vn). */
+#define PBF_DIFFUSE_CREST_ALIGNMENT 0.6f
+
+/* The fluid around a diffuse particle: its neighbours within h and their W̃-weighted velocity. */
+typedef struct pbf_diffuse_fluid {
+    pbf_v3 vf; /* Σ W̃ v_j */
+    float wsum; /* Σ W̃ */
+    int count;
+} pbf_diffuse_fluid;
+
+PBF_KERNEL_INLINE pbf_diffuse_fluid pbf_diffuse_fluid_begin(void) {
+    pbf_diffuse_fluid f;
+    f.vf = v3(0.0f, 0.0f, 0.0f);
+    f.wsum = 0.0f;
+    f.count = 0;
+    return f;
+}
+
+/* Fluid particle j at d = x − x_j moving at vj: counted when within h (h2 = h²). */
+PBF_KERNEL_INLINE void pbf_diffuse_fluid_add(pbf_diffuse_fluid *f, pbf_v3 d, pbf_v3 vj, float h,
+                                             float h2) {
+    float r2 = v3_dot(d, d);
+    if (r2 >= h2) return;
+    float wt = pbf_diffuse_weight(sqrtf(r2), h);
+    ++f->count;
+    f->wsum += wt;
+    f->vf = v3_madd(f->vf, vj, wt);
+}
+
+/* A diffuse particle's substep from x with velocity *v (include/pbf/diffuse.h, "Motion"):
+ * classified by the fluid around it (spray, foam or bubble), moved and walked against the solids
+ * and the walls at the substep's end (pbf_diffuse_collide). Returns its new position and updates
+ * *v, *life and *kind (PBF_DIFFUSE_DEAD: a droplet that landed, or foam whose life ran out).
+ * damp = 1 − e^(−drag dt), computed once by the caller. */
+PBF_KERNEL_INLINE pbf_v3 pbf_diffuse_advect(pbf_v3 x, pbf_v3 *v, float *life, uint8_t *kind,
+                                            pbf_diffuse_fluid f, const pbf_diffuse_def *d,
+                                            float damp, const pbf_params *P, const pbf_solid *S) {
+    const float dt = P->dt;
+    pbf_v3 vel = *v, vf = f.vf;
+    if (f.wsum > 0.0f) vf = v3_scale(vf, 1.0f / f.wsum);
+    uint8_t k;
+    float lf = *life;
+    if (f.count < d->spray_neighbors) {
+        k = PBF_DIFFUSE_SPRAY;
+        vel = v3_madd(vel, P->gravity, dt);
+    } else if (f.count > d->bubble_neighbors) {
+        k = PBF_DIFFUSE_BUBBLE;
+        vel = v3_madd(vel, P->gravity, -d->buoyancy * dt);
+        vel = v3_madd(vel, v3_sub(vf, vel), damp);
+    } else {
+        k = PBF_DIFFUSE_FOAM;
+        vel = vf;
+        lf -= dt;
+    }
+    int contact;
+    pbf_v3 xn = pbf_diffuse_collide(x, v3_madd(x, vel, dt), P, S, &contact);
+    if (contact && k == PBF_DIFFUSE_SPRAY) /* a droplet that lands on a solid joins it */
+        k = PBF_DIFFUSE_DEAD;
+    else if (contact) /* foam and bubbles slide: the part of the move into the solid is gone */
+        vel = v3_scale(v3_sub(xn, x), 1.0f / dt);
+    if (!(lf > 0.0f)) k = PBF_DIFFUSE_DEAD;
+    *v = vel;
+    *life = lf;
+    *kind = k;
+    return xn;
+}
+
+/* A fluid particle's colour-field gradient: neighbour j at d = x_i − x_j adds ∇W(d). */
+PBF_KERNEL_INLINE pbf_v3 pbf_diffuse_normal_add(pbf_v3 gsum, pbf_v3 d, const pbf_params *P) {
+    return v3_add(gsum, pbf_spiky_grad(d, v3_len(d), P));
+}
+
+/* The outward unit surface normal from the gradient's sum (0 inside the fluid). */
+PBF_KERNEL_INLINE pbf_v3 pbf_diffuse_normal_end(pbf_v3 gsum, const pbf_params *P) {
+    pbf_v3 nrm = v3_scale(gsum, -P->volume * P->h);
+    float len = v3_len(nrm);
+    return len > PBF_DIFFUSE_SURFACE_GRADIENT ? v3_scale(nrm, 1.0f / len) : v3(0.0f, 0.0f, 0.0f);
+}
+
+/* The kinetic potential Φ_k of a fluid particle moving at vi: 0 spawns nothing. */
+PBF_KERNEL_INLINE float pbf_diffuse_kinetic(pbf_v3 vi, const pbf_diffuse_def *d) {
+    float energy = 0.5f * v3_dot(vi, vi);
+    return pbf_diffuse_clamp(energy, d->energy_min, d->energy_max);
+}
+
+/* Whether a fluid particle with normal ni moving at vi is a crest: at the surface and moving
+ * along its normal. */
+PBF_KERNEL_INLINE int pbf_diffuse_crest(pbf_v3 vi, pbf_v3 ni) {
+    float speed = v3_len(vi);
+    return v3_dot(ni, ni) > 0.0f && speed > 0.0f &&
+           v3_dot(vi, ni) >= PBF_DIFFUSE_CREST_ALIGNMENT * speed;
+}
+
+/* Neighbour j's share of fluid particle i's potentials: xij = x_i − x_j, vij = v_i − v_j, nj
+ * its normal; the wave crest's only when i is a crest and j at the surface. */
+PBF_KERNEL_INLINE void pbf_diffuse_potentials_add(float *ta, float *wc, pbf_v3 xij, pbf_v3 vij,
+                                                  pbf_v3 ni, pbf_v3 nj, int crest, float h) {
+    float r = v3_len(xij);
+    *ta += pbf_trapped_air_term(xij, r, vij, h);
+    if (crest && v3_dot(nj, nj) > 0.0f)
+        *wc += pbf_wave_crest_term(ni, nj, v3_scale(xij, -1.0f), r, h);
+}
+
+/* How many diffuse particles fluid particle `id` spawns in the substep `step` (the diffuse
+ * substeps' counter) of dt: Φ_k (k_ta Φ_ta + k_wc Φ_wc) dt, the fraction by a draw; at most
+ * 1000. */
+PBF_KERNEL_INLINE int32_t pbf_diffuse_spawn_count(float phi_k, float ta, float wc,
+                                                  const pbf_diffuse_def *d, float dt, uint32_t id,
+                                                  uint32_t step) {
+    float rate =
+        d->trapped_air_rate * pbf_diffuse_clamp(ta, d->trapped_air_min, d->trapped_air_max) +
+        d->wave_crest_rate * pbf_diffuse_clamp(wc, d->wave_crest_min, d->wave_crest_max);
+    float expected = phi_k * rate * dt;
+    float draw = pbf_diffuse_random(id, step, 0u);
+    float count = floorf(expected + draw);
+    return count > 1000.0f ? 1000 : (int32_t)count;
+}
+
+/* The kind a fluid particle with `neighbors` neighbours gives the particles it spawns. */
+PBF_KERNEL_INLINE uint8_t pbf_diffuse_born_kind(int neighbors, const pbf_diffuse_def *d) {
+    return neighbors < d->spray_neighbors ? PBF_DIFFUSE_SPRAY : PBF_DIFFUSE_FOAM;
+}
+
+/* The frame new diffuse particles are placed in around a fluid particle moving at vi: its
+ * direction of motion (up when at rest) and two unit vectors across it. */
+typedef struct pbf_diffuse_frame {
+    pbf_v3 axis, e1, e2;
+    float speed;
+} pbf_diffuse_frame;
+
+PBF_KERNEL_INLINE pbf_diffuse_frame pbf_diffuse_frame_of(pbf_v3 vi) {
+    pbf_diffuse_frame f;
+    f.speed = v3_len(vi);
+    f.axis = f.speed > 0.0f ? v3_scale(vi, 1.0f / f.speed) : v3(0.0f, 1.0f, 0.0f);
+    pbf_v3 other = fabsf(f.axis.x) < 0.9f ? v3(1.0f, 0.0f, 0.0f) : v3(0.0f, 1.0f, 0.0f);
+    f.e1 = v3_cross(f.axis, other);
+    f.e1 = v3_scale(f.e1, 1.0f / v3_len(f.e1));
+    f.e2 = v3_cross(f.axis, f.e1);
+    return f;
+}
+
+/* Where fluid particle `id` at xi places its k-th new diffuse particle of substep `step`: in a
+ * cylinder of radius r around it, reaching one substep's travel along its velocity (Ihmsen's
+ * sampling), born outside the solids and inside the walls. */
+PBF_KERNEL_INLINE pbf_v3 pbf_diffuse_place(pbf_v3 xi, const pbf_diffuse_frame *f, uint32_t id,
+                                           uint32_t step, int k, const pbf_params *P,
+                                           const pbf_solid *S) {
+    const float two_pi = 6.28318530718f;
+    uint32_t c = 1u + 3u * (uint32_t)k;
+    float rr = P->radius * sqrtf(pbf_diffuse_random(id, step, c));
+    float th = two_pi * pbf_diffuse_random(id, step, c + 1u);
+    float along = pbf_diffuse_random(id, step, c + 2u) * f->speed * P->dt;
+    pbf_v3 x = v3_madd(xi, f->e1, rr * cosf(th));
+    x = v3_madd(x, f->e2, rr * sinf(th));
+    x = v3_madd(x, f->axis, along);
+    x = pbf_collide(x, P, S); /* born outside the solids, inside the walls */
+    if (pbf_inside_analytic_solid(x, P, S)) x = xi; /* as pbf_diffuse_collide */
+    return x;
 }
 
 #endif /* PBF_KERNELS_H */

@@ -12,13 +12,9 @@
 
 #include "cpu_passes.h"
 #include "caps.h" /* what runs where */
+#include "cuda/world_cuda.h" /* a CUDA world's set lives on the device: pulled before a read */
 
-#define DIFFUSE_DEAD 255u
-/* A fluid particle is at the surface when its colour-field gradient, scaled by h, exceeds this
- * (a flat free surface gives about 1.5, the inside about 0). */
-#define SURFACE_GRADIENT 0.5f
-/* The wave-crest potential counts only a particle moving along its normal (Ihmsen's δ_vn). */
-#define CREST_ALIGNMENT 0.6f
+#define DIFFUSE_DEAD PBF_DIFFUSE_DEAD /* kernels.h: removed at the next compaction */
 
 pbf_diffuse_def pbf_default_diffuse_def(void) {
     pbf_diffuse_def d;
@@ -89,23 +85,6 @@ pbf_status pbf_diffuse_def_check(const pbf_diffuse_def *d, char *err, size_t siz
 /* ---------------------------------------------------------------------------------------------
  * Storage */
 
-static pbf_status grow_set(pbf_diffuse *D, int n) {
-    if (n <= D->capacity) return PBF_OK;
-    int cap = D->capacity > 0 ? D->capacity : 1024;
-    while (cap < n) cap = cap > INT32_MAX / 2 ? n : 2 * cap;
-    float *x = realloc(D->x, (size_t)cap * 3 * sizeof *x);
-    if (x) D->x = x;
-    float *v = realloc(D->v, (size_t)cap * 3 * sizeof *v);
-    if (v) D->v = v;
-    float *life = realloc(D->life, (size_t)cap * sizeof *life);
-    if (life) D->life = life;
-    uint8_t *kind = realloc(D->kind, (size_t)cap);
-    if (kind) D->kind = kind;
-    if (!x || !v || !life || !kind) return PBF_ERR_OUT_OF_MEMORY;
-    D->capacity = cap;
-    return PBF_OK;
-}
-
 static pbf_status grow_fluid(pbf_diffuse *D, int n) {
     if (n + 1 <= D->fluid_capacity) return PBF_OK;
     int cap = n + 1 + n / 4;
@@ -149,6 +128,7 @@ pbf_status pbf_world_enable_diffuse(pbf_world *w, const pbf_diffuse_def *def) {
         if (w->diffuse == NULL)
             return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory enabling diffuse particles");
     }
+    pbf__cuda_touch_diffuse(w); /* cuda: the set and its room go to the device again */
     w->diffuse->def = *def;
     return PBF_OK;
 }
@@ -157,7 +137,7 @@ pbf_status pbf__diffuse_restore(pbf_world *w, const pbf_diffuse_def *def, int co
                                 uint64_t substeps, int64_t generated) {
     pbf_status st = pbf_world_enable_diffuse(w, def);
     if (st != PBF_OK) return st;
-    if (grow_set(w->diffuse, count) != PBF_OK)
+    if (pbf__diffuse_grow_set(w->diffuse, count) != PBF_OK)
         return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory for %d diffuse particles", count);
     w->diffuse->count = count;
     w->diffuse->substeps = substeps;
@@ -179,6 +159,7 @@ int64_t pbf_world_diffuse_generated(const pbf_world *w) {
 
 void pbf_world_get_diffuse(const pbf_world *w, float *positions, float *velocities, uint8_t *kinds,
                            float *lifetimes) {
+    pbf__cuda_pull(w); /* cuda: the set from the device */
     const pbf_diffuse *D = w->diffuse;
     if (!D || D->count == 0) return;
     size_t n = (size_t)D->count;
@@ -191,60 +172,29 @@ void pbf_world_get_diffuse(const pbf_world *w, float *positions, float *velociti
 /* ---------------------------------------------------------------------------------------------
  * The substep */
 
-/* Moves and classifies every diffuse particle by its fluid neighbours (include/pbf/diffuse.h). */
+/* Moves and classifies every diffuse particle by its fluid neighbours (include/pbf/diffuse.h;
+ * kernels.h: pbf_diffuse_advect). */
 static void advect(pbf_world *w, pbf_diffuse *D, int nt) {
     const pbf_params *P = &w->params;
     const pbf_diffuse_def *d = &D->def;
     const pbf_grid *g = &w->grid;
     const float *p = w->p, *v = w->v;
     const int n = w->count, m = D->count;
-    const float dt = P->dt, h = P->h, h2 = P->h2;
-    const float damp = 1.0f - expf(-d->drag * dt);
+    const float h = P->h, h2 = P->h2;
+    const float damp = 1.0f - expf(-d->drag * P->dt);
     const pbf_solid *S = w->solids; /* at the substep's end: colliders and meshes */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int k = 0; k < m; ++k) {
-        pbf_v3 x = v3_load(D->x, k), vel = v3_load(D->v, k), vf = v3(0.0f, 0.0f, 0.0f);
+        pbf_v3 x = v3_load(D->x, k), vel = v3_load(D->v, k);
+        pbf_diffuse_fluid f = pbf_diffuse_fluid_begin();
         uint32_t r[18];
-        int ranges = pbf_grid_ranges(g, pbf_grid_cell(g, x), r), nb = 0;
-        float wsum = 0.0f;
+        int ranges = pbf_grid_ranges(g, pbf_grid_cell(g, x), r);
         for (int q = 0; q < ranges; ++q)
-            for (int j = (int)r[2 * q]; j < (int)r[2 * q + 1] && j < n; ++j) {
-                pbf_v3 dx = v3_sub(x, v3_load(p, j));
-                float r2 = v3_dot(dx, dx);
-                if (r2 >= h2) continue;
-                float wt = pbf_diffuse_weight(sqrtf(r2), h);
-                ++nb;
-                wsum += wt;
-                vf = v3_madd(vf, v3_load(v, j), wt);
-            }
-        if (wsum > 0.0f) vf = v3_scale(vf, 1.0f / wsum);
-        uint8_t kind;
-        float life = D->life[k];
-        if (nb < d->spray_neighbors) {
-            kind = PBF_DIFFUSE_SPRAY;
-            vel = v3_madd(vel, P->gravity, dt);
-        } else if (nb > d->bubble_neighbors) {
-            kind = PBF_DIFFUSE_BUBBLE;
-            vel = v3_madd(vel, P->gravity, -d->buoyancy * dt);
-            vel = v3_madd(vel, v3_sub(vf, vel), damp);
-        } else {
-            kind = PBF_DIFFUSE_FOAM;
-            vel = vf;
-            life -= dt;
-        }
-        /* the solids and the walls: projected out like a fluid particle (kernels.h) */
-        int contact;
-        pbf_v3 xn = pbf_diffuse_collide(x, v3_madd(x, vel, dt), P, S, &contact);
-        if (contact && kind == PBF_DIFFUSE_SPRAY) /* a droplet that lands on a solid joins it */
-            kind = DIFFUSE_DEAD;
-        else if (contact) /* foam and bubbles slide: the part of the move into the solid is gone */
-            vel = v3_scale(v3_sub(xn, x), 1.0f / dt);
-        x = xn;
-        if (!(life > 0.0f)) kind = DIFFUSE_DEAD;
+            for (int j = (int)r[2 * q]; j < (int)r[2 * q + 1] && j < n; ++j)
+                pbf_diffuse_fluid_add(&f, v3_sub(x, v3_load(p, j)), v3_load(v, j), h, h2);
+        x = pbf_diffuse_advect(x, &vel, &D->life[k], &D->kind[k], f, d, damp, P, S);
         v3_store(D->x, k, x);
         v3_store(D->v, k, vel);
-        D->life[k] = life;
-        D->kind[k] = kind;
     }
 }
 
@@ -288,19 +238,14 @@ static void normals(pbf_world *w, pbf_diffuse *D, int nt) {
     const pbf_params *P = &w->params;
     const float *p = w->p;
     const int n = w->count;
-    const float scale = -P->volume * P->h;
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xi = v3_load(p, i), gsum = v3(0.0f, 0.0f, 0.0f);
         DIFFUSE_FOR_NEIGHBORS(w, p, i, xi, j, {
             if (j >= n) continue;
-            pbf_v3 dx = v3_sub(xi, v3_load(p, j));
-            gsum = v3_add(gsum, pbf_spiky_grad(dx, v3_len(dx), P));
+            gsum = pbf_diffuse_normal_add(gsum, v3_sub(xi, v3_load(p, j)), P);
         });
-        pbf_v3 nrm = v3_scale(gsum, scale);
-        float len = v3_len(nrm);
-        v3_store(D->normal, i,
-                 len > SURFACE_GRADIENT ? v3_scale(nrm, 1.0f / len) : v3(0.0f, 0.0f, 0.0f));
+        v3_store(D->normal, i, pbf_diffuse_normal_end(gsum, P));
     }
 }
 
@@ -319,33 +264,20 @@ static void spawn_counts(pbf_world *w, pbf_diffuse *D, int nt) {
             continue;
         }
         pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i), ni = v3_load(nrm, i);
-        float energy = 0.5f * v3_dot(vi, vi);
-        float phi_k = pbf_diffuse_clamp(energy, d->energy_min, d->energy_max);
+        const float phi_k = pbf_diffuse_kinetic(vi, d);
         if (!(phi_k > 0.0f)) {
             D->spawn[i] = 0;
             continue;
         }
-        float speed = v3_len(vi);
-        const int crest =
-            v3_dot(ni, ni) > 0.0f && speed > 0.0f && v3_dot(vi, ni) >= CREST_ALIGNMENT * speed;
+        const int crest = pbf_diffuse_crest(vi, ni);
         float ta = 0.0f, wc = 0.0f;
         DIFFUSE_FOR_NEIGHBORS(w, p, i, xi, j, {
             if (j >= n) continue;
-            pbf_v3 xij = v3_sub(xi, v3_load(p, j));
-            float r = v3_len(xij);
-            ta += pbf_trapped_air_term(xij, r, v3_sub(vi, v3_load(v, j)), P->h);
-            pbf_v3 nj = v3_load(nrm, j);
-            if (crest && v3_dot(nj, nj) > 0.0f)
-                wc += pbf_wave_crest_term(ni, nj, v3_scale(xij, -1.0f), r, P->h);
+            pbf_diffuse_potentials_add(&ta, &wc, v3_sub(xi, v3_load(p, j)),
+                                       v3_sub(vi, v3_load(v, j)), ni, v3_load(nrm, j), crest, P->h);
         });
-        float rate =
-            d->trapped_air_rate * pbf_diffuse_clamp(ta, d->trapped_air_min, d->trapped_air_max) +
-            d->wave_crest_rate * pbf_diffuse_clamp(wc, d->wave_crest_min, d->wave_crest_max);
-        float expected = phi_k * rate * P->dt;
         /* the fraction by a draw: spawns expected particles on average */
-        float draw = pbf_diffuse_random((uint32_t)w->ids[i], step, 0u);
-        float count = floorf(expected + draw);
-        D->spawn[i] = count > 1000.0f ? 1000 : (int32_t)count;
+        D->spawn[i] = pbf_diffuse_spawn_count(phi_k, ta, wc, d, P->dt, (uint32_t)w->ids[i], step);
     }
 }
 
@@ -357,31 +289,16 @@ static void place(pbf_world *w, pbf_diffuse *D, int first, int nt) {
     const float *p = w->p, *v = w->v;
     const int n = w->count;
     const uint32_t step = (uint32_t)D->substeps;
-    const float two_pi = 6.28318530718f;
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         int begin = D->spawn[i], end = D->spawn[i + 1];
         if (begin == end) continue;
         pbf_v3 xi = v3_load(p, i), vi = v3_load(v, i);
-        float speed = v3_len(vi);
-        pbf_v3 axis = speed > 0.0f ? v3_scale(vi, 1.0f / speed) : v3(0.0f, 1.0f, 0.0f);
-        pbf_v3 other = fabsf(axis.x) < 0.9f ? v3(1.0f, 0.0f, 0.0f) : v3(0.0f, 1.0f, 0.0f);
-        pbf_v3 e1 = v3_cross(axis, other);
-        e1 = v3_scale(e1, 1.0f / v3_len(e1));
-        pbf_v3 e2 = v3_cross(axis, e1);
-        const uint8_t kind =
-            w->neighbor_counts[i] < d->spray_neighbors ? PBF_DIFFUSE_SPRAY : PBF_DIFFUSE_FOAM;
+        const pbf_diffuse_frame f = pbf_diffuse_frame_of(vi);
+        const uint8_t kind = pbf_diffuse_born_kind(w->neighbor_counts[i], d);
         for (int k = begin; k < end; ++k) {
-            uint32_t c = 1u + 3u * (uint32_t)(k - begin);
-            uint32_t id = (uint32_t)w->ids[i];
-            float rr = P->radius * sqrtf(pbf_diffuse_random(id, step, c));
-            float th = two_pi * pbf_diffuse_random(id, step, c + 1u);
-            float along = pbf_diffuse_random(id, step, c + 2u) * speed * P->dt;
-            pbf_v3 x = v3_madd(xi, e1, rr * cosf(th));
-            x = v3_madd(x, e2, rr * sinf(th));
-            x = v3_madd(x, axis, along);
-            x = pbf_collide(x, P, w->solids); /* born outside the solids, inside the walls */
-            if (pbf_inside_analytic_solid(x, P, w->solids)) x = xi; /* pbf_diffuse_collide */
+            const uint32_t id = (uint32_t)w->ids[i];
+            const pbf_v3 x = pbf_diffuse_place(xi, &f, id, step, k - begin, P, w->solids);
             int slot = first + k;
             v3_store(D->x, slot, x);
             v3_store(D->v, slot, vi);
@@ -416,7 +333,7 @@ static pbf_status route(pbf_world *w, pbf_diffuse *D) {
     pbf_status st = w->halo_route(w, rec, m, ROUTE_RECORD, &in, &got);
     free(rec);
     if (st != PBF_OK) return st;
-    if (grow_set(D, got) != PBF_OK) {
+    if (pbf__diffuse_grow_set(D, got) != PBF_OK) {
         free(in);
         return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory for %d diffuse particles", got);
     }
@@ -445,7 +362,8 @@ pbf_status pbf__diffuse_append(pbf_world *w, const pbf_world *part) {
     const pbf_diffuse *P = part->diffuse;
     pbf_diffuse *D = w->diffuse;
     if (P == NULL || P->count == 0) return PBF_OK;
-    if (D == NULL || grow_set(D, D->count + P->count) != PBF_OK) return PBF_ERR_OUT_OF_MEMORY;
+    if (D == NULL || pbf__diffuse_grow_set(D, D->count + P->count) != PBF_OK)
+        return PBF_ERR_OUT_OF_MEMORY;
     const size_t at = (size_t)D->count, n = (size_t)P->count;
     memcpy(D->x + 3 * at, P->x, 3 * n * sizeof *D->x);
     memcpy(D->v + 3 * at, P->v, 3 * n * sizeof *D->v);
@@ -498,7 +416,7 @@ pbf_status pbf__diffuse_substep(pbf_world *w, int nt) {
     }
     D->spawn[n] = (int32_t)total;
     if (total > 0) {
-        if (grow_set(D, D->count + (int)total) != PBF_OK)
+        if (pbf__diffuse_grow_set(D, D->count + (int)total) != PBF_OK)
             return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory for %lld diffuse particles",
                              (long long)(D->count + total));
         place(w, D, D->count, nt);

@@ -4,25 +4,7 @@
 #ifndef PBF_DIFFUSE_INTERNAL_H
 #define PBF_DIFFUSE_INTERNAL_H
 
-#include "pbf/diffuse.h"
-#include "world_state.h"
-
-typedef struct pbf_diffuse {
-    pbf_diffuse_def def;
-    /* The set, in its deterministic order: count of capacity entries. */
-    int count, capacity;
-    float *x, *v; /* xyz-interleaved, m and m/s */
-    float *life; /* s left (runs down while foam) */
-    uint8_t *kind; /* pbf_diffuse_kind; DIFFUSE_DEAD marks one removed at the compaction */
-    /* Substeps run with diffuse on: the hash's counter (saved in checkpoints). */
-    uint64_t substeps;
-    int64_t generated; /* split over processes: the whole world's, the same on every process */
-    /* Per fluid particle scratch: its outward unit surface normal (0 inside), its spawn count
-     * and then the prefix sum of those. */
-    int fluid_capacity;
-    float *normal;
-    int32_t *spawn;
-} pbf_diffuse;
+#include "diffuse_state.h" /* struct pbf_diffuse */
 
 /* After the velocity update of a substep, at the corrected positions w->p and velocities w->v
  * (the grid of the substep still indexes them): moves, classifies and retires the diffuse

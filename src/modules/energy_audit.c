@@ -5,6 +5,7 @@
 
 #include <string.h>
 #include "caps.h" /* what runs where */
+#include "kernels.h" /* a particle's terms of the energy */
 
 /* Energy of positions pos and velocities: vel, or (pos − x_old)/dt when vel is NULL, plus
  * dv when it is not NULL. In a world split over processes the ghosts are skipped and the
@@ -17,11 +18,9 @@ static double energy(pbf_world *w, const float *pos, const float *vel, const flo
     double ke = 0.0, pe = 0.0;
     for (int i = 0; i < w->count; ++i) {
         if (ghost && ghost[i]) continue;
-        pbf_v3 x = v3_load(pos, i);
-        pbf_v3 v = vel ? v3_load(vel, i) : v3_scale(v3_sub(x, v3_load(x_old, i)), P->inv_dt);
-        if (dv) v = v3_add(v, v3_load(dv, i));
-        ke += 0.5 * (double)v3_dot(v, v);
-        pe -= (double)v3_dot(P->gravity, x);
+        pbf_v3 x = v3_load(pos, i), v = pbf_energy_velocity(x, vel, x_old, dv, i, P->inv_dt);
+        ke += pbf_energy_kinetic(v);
+        pe -= pbf_energy_height(P->gravity, x);
     }
     double e = (double)P->mass * (ke + pe);
     if (w->halo) w->halo_sum(w, &e, 1);
@@ -30,14 +29,20 @@ static double energy(pbf_world *w, const float *pos, const float *vel, const flo
 
 void pbf__energy_begin_step(pbf_world *w) {
     memset(&w->audit, 0, sizeof w->audit);
-    w->audit.start = w->audit_mark = energy(w, w->x, w->v, NULL, NULL);
+    /* a CUDA world's particles are on the device, which sums the energies there: its substeps
+     * book them (src/backend/cuda/world_cuda.c), the step's start with the first */
+    w->audit_mark = 0.0;
+    if (w->cuda == NULL) w->audit.start = w->audit_mark = energy(w, w->x, w->v, NULL, NULL);
+}
+
+void pbf__energy_book(pbf_world *w, pbf_energy_stage stage, double e) {
+    w->audit.change[stage] += e - w->audit_mark;
+    w->audit_mark = w->audit.end = e;
 }
 
 void pbf__energy_mark(pbf_world *w, pbf_energy_stage stage, const float *pos, const float *vel,
                       const float *x_old, const float *dv) {
-    double e = energy(w, pos, vel, x_old, dv);
-    w->audit.change[stage] += e - w->audit_mark;
-    w->audit_mark = w->audit.end = e;
+    pbf__energy_book(w, stage, energy(w, pos, vel, x_old, dv));
 }
 
 pbf_status pbf_world_set_energy_audit(pbf_world *w, int on) {

@@ -143,7 +143,7 @@ static pbf_v3 apply_one(const pbf_world *w, const float *p, const float *u, int 
         });
     }
     pbf_v3 a = pbf_visc_apply_end(&L, ui, P);
-    return P->visc_wall_k != 0.0f ? v3_madd(a, pbf_sym3_apply(wall[i], ui), P->dt) : a;
+    return P->visc_wall_k != 0.0f ? pbf_visc_apply_wall(a, wall[i], ui, P) : a;
 }
 
 /* The inverse diagonal block of particle i; in list mode it also keeps each entry's s_ij in
@@ -168,12 +168,8 @@ static pbf_sym3 inv_diag_one(const pbf_world *w, const float *p, int i, float *p
             pbf_visc_diag_lane(&L, l, d.x, d.y, d.z, pbf_visc_pair(v3_dot(d, d), P));
         });
     }
-    if (P->visc_wall_k != 0.0f) { /* the walls' block, diagonal (pbf_visc_wall) */
-        pbf_sym3 m = wall[i] = pbf_visc_wall(xi, P);
-        L.xx[0] += m.xx;
-        L.yy[0] += m.yy;
-        L.zz[0] += m.zz;
-    }
+    if (P->visc_wall_k != 0.0f) /* the walls' block, diagonal (pbf_visc_wall) */
+        pbf_visc_diag_wall(&L, wall[i] = pbf_visc_wall(xi, P));
     return pbf_visc_diag_end(&L, P);
 }
 
@@ -198,10 +194,6 @@ static void exchange(pbf_world *w, float *u) {
     if (w->halo) w->halo_exchange(w, u, 3);
 }
 
-static double v3_dot_d(pbf_v3 a, pbf_v3 b) {
-    return (double)a.x * b.x + (double)a.y * b.y + (double)a.z * b.z;
-}
-
 /* Preconditioned conjugate gradients on A v' = v; returns the iterations done. */
 static int solve_viscosity(pbf_world *w, int nt) {
     struct pbf_viscosity *s = w->viscosity;
@@ -221,13 +213,13 @@ static int solve_viscosity(pbf_world *w, int nt) {
         v3_store(r, i, ri);
         v3_store(z, i, zi);
         v3_store(d, i, zi);
-        dots[2 * i] = v3_dot_d(ri, zi);
-        dots[2 * i + 1] = v3_dot_d(vi, vi);
+        dots[2 * i] = pbf_dot_d(ri, zi);
+        dots[2 * i + 1] = pbf_dot_d(vi, vi);
     }
     double rz, rr, bb;
     sum_dots(w, n, &rz, &bb);
     for (int i = 0; i < n; ++i) { /* r·r: the second slot is free again */
-        dots[2 * i] = v3_dot_d(v3_load(r, i), v3_load(r, i));
+        dots[2 * i] = pbf_dot_d(v3_load(r, i), v3_load(r, i));
         dots[2 * i + 1] = 0.0;
     }
     double unused;
@@ -240,7 +232,7 @@ static int solve_viscosity(pbf_world *w, int nt) {
         for (int i = 0; i < n; ++i) {
             pbf_v3 qi = apply_one(w, p, d, i, pair_s, s->wall);
             v3_store(q, i, qi);
-            dots[2 * i] = v3_dot_d(v3_load(d, i), qi);
+            dots[2 * i] = pbf_dot_d(v3_load(d, i), qi);
             dots[2 * i + 1] = 0.0;
         }
         double dq;
@@ -249,13 +241,13 @@ static int solve_viscosity(pbf_world *w, int nt) {
         const float alpha = (float)(rz / dq);
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (int i = 0; i < n; ++i) {
-            v3_store(v, i, v3_madd(v3_load(v, i), v3_load(d, i), alpha));
-            pbf_v3 ri = v3_madd(v3_load(r, i), v3_load(q, i), -alpha);
-            pbf_v3 zi = pbf_sym3_apply(M[i], ri);
+            pbf_v3 vi = v3_load(v, i), ri = v3_load(r, i);
+            pbf_v3 zi = pbf_visc_cg_update(&vi, &ri, v3_load(d, i), v3_load(q, i), M[i], alpha);
+            v3_store(v, i, vi);
             v3_store(r, i, ri);
             v3_store(z, i, zi);
-            dots[2 * i] = v3_dot_d(ri, zi);
-            dots[2 * i + 1] = v3_dot_d(ri, ri);
+            dots[2 * i] = pbf_dot_d(ri, zi);
+            dots[2 * i + 1] = pbf_dot_d(ri, ri);
         }
         double rz_new;
         sum_dots(w, n, &rz_new, &rr);

@@ -237,9 +237,9 @@ assert [r[0] for r in rows][:3] == ["fluid", "error_control", "wendland_kernel"]
 PY
     expect_rc 2 "$PBF" features --bogus
     expect_rc 0 "$PBF" info "$SRC/scenes/floating.json"
-    expect_in "$TMP/out" "floating_bodies  cpu yes, cuda no, mpi yes"
+    expect_in "$TMP/out" "floating_bodies  cpu yes, cuda unverified, mpi yes"
     expect_rc 0 "$PBF" info "$SRC/scenes/honey.json"
-    expect_in "$TMP/out" "viscosity        cpu yes, cuda no, mpi yes"
+    expect_in "$TMP/out" "viscosity        cpu yes, cuda unverified, mpi yes"
     expect_in "$TMP/out" "emitters         cpu yes, cuda unverified, mpi yes"
 }
 

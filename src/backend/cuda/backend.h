@@ -17,6 +17,7 @@
 
 #include "grid.h" /* pbf_grid (its layout), pbf_grid_cell, pbf_grid_ranges */
 #include "kernels.h" /* pbf_params, pbf_solid, PBF_MAX_SOLIDS */
+#include "pbf/geometry.h" /* PBF_MAX_MESHES */
 #include "pbf/probes.h" /* PBF_MAX_PROBES */
 
 #ifdef __cplusplus
@@ -91,6 +92,10 @@ typedef struct pbf_cuda_substep {
      * and the box around their reach that a particle must be in to count. */
     float probe_plane[PBF_MAX_PROBES];
     float probe_lo[3], probe_hi[3];
+    /* Diffuse particles (pbf_cuda_step_in.diffuse): the hash's counter of this substep
+     * (diffuse.c: D->substeps) and 1 − e^(−drag dt), computed on the host as diffuse.c does. */
+    uint32_t diffuse_step;
+    float diffuse_damp;
 } pbf_cuda_substep;
 
 /* A force probe's patch on a wall (probes.c: pbf_patch): the particles within h of its plane
@@ -156,6 +161,31 @@ typedef struct pbf_cuda_step_in {
      * meshes is one call per substep. 0: no meshes. */
     int sweep_count;
     const pbf_solid *sweep_start, *sweep_end;
+    /* The mesh solids' force measurement (meshes.c: pbf__meshes_after_delta): mesh_count meshes
+     * (0: none), mesh_solid[k] mesh k's entry in solids (-1: a sink), mesh_position[3k ..] its
+     * position (the torques' origin), mesh_colliders the solids before the meshes. After every
+     * Δp pass each particle's share of the solids' push goes to the mesh nearest within h
+     * (kernels.h: pbf_mesh_force_owner); mesh_sums gets, per substep and mesh, the passes' sums
+     * of −(m/dt²) Σ Δx and of its torque: substeps × mesh_count × 6 doubles (force, torque). */
+    int mesh_count, mesh_colliders;
+    const int *mesh_solid;
+    const double *mesh_position;
+    double *mesh_sums;
+    /* The implicit viscosity (params.viscosity_on): the conjugate gradients' most iterations
+     * and tolerance (pbf_material_def). The host decides after every iteration from the
+     * device's residual, as viscosity.c: such a step runs kernel by kernel. */
+    int visc_iterations;
+    float visc_tolerance;
+    /* The energy audit (energy != 0): energy_out gets (Σ |v|²/2, Σ g·x) of the particles at the
+     * call's start and after each stage of every substep (kernels.h, "The energy audit"):
+     * 2 × (1 + PBF_ENERGY_COUNT × substeps) doubles, stage by stage in pbf_energy_stage's
+     * order. */
+    int energy;
+    double *energy_out;
+    /* Diffuse particles (NULL: off): their def (its max_count the device set's room, see
+     * pbf_cuda_diffuse_upload). After every substep's watchdog they move, die and are born on
+     * the device, as diffuse.c's pass. */
+    const pbf_diffuse_def *diffuse;
 } pbf_cuda_step_in;
 
 /* Watchdog findings (solver.c: watchdog), in the order it checks a particle. */
@@ -186,6 +216,9 @@ typedef struct pbf_cuda_step_out {
     float bad_density_x[3];
     float avg_density_error, max_density_error, avg_neighbors;
     /* how the step ran */
+    int viscosity_iterations; /* the most conjugate-gradient iterations of a substep */
+    int diffuse_count; /* diffuse particles after the call */
+    long long diffuse_generated; /* diffuse particles born in the call */
     int graph; /* 1: one CUDA graph launch; 0: kernel by kernel */
     int list_overflow; /* the neighbour list was too small: that step walked the cells
                               (the list grows for the next step) */
@@ -193,6 +226,15 @@ typedef struct pbf_cuda_step_out {
 
 pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf_cuda_step_out *out, char *err,
                          size_t err_size);
+
+/* Diffuse particles on the device: room for `capacity` (the def's max_count; the device set
+ * never grows within a step) and the host's set of count (x, v xyz-interleaved, life, kind). */
+pbf_status pbf_cuda_diffuse_upload(pbf_cuda *c, int capacity, int count, const float *x,
+                                   const float *v, const float *life, const uint8_t *kind,
+                                   char *err, size_t err_size);
+/* The device's set after the last step (count entries: pbf_cuda_step_out.diffuse_count). */
+pbf_status pbf_cuda_diffuse_download(pbf_cuda *c, float *x, float *v, float *life, uint8_t *kind,
+                                     char *err, size_t err_size);
 
 /* For tests (tests/test_cuda.c): sorts count positions into the grid on the device with the
  * given sort and returns cell_start (layout->cell_count + 1), order and cell_of (count each),

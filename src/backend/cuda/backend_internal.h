@@ -9,7 +9,11 @@
  *   density.cu      the density solve: λ and Δp passes, error control
  *   velocity.cu     velocity, vorticity and XSPH, the watchdog, the end-of-step statistics
  *   tool_probes.cu  the tool's and the force probes' passes and sums
- *   meshes.cu       mesh solids: the sweep of the particles' paths (their fields: memory.cu)
+ *   meshes.cu       mesh solids: the sweep of the particles' paths, their forces (their fields:
+ *                   memory.cu)
+ *   viscosity.cu    the implicit viscosity: the conjugate gradients, host-checked per iteration
+ *   diffuse.cu      diffuse particles: their motion, compaction and birth, on the device
+ *   energy.cu       the energy audit's sums at the stages' ends
  *   step.cu         a whole step: the order of the stages, CUDA graphs, pbf_cuda_step
  *
  * One copy of the math: each __global__ kernel is a thin loop body around the PBF_HD functions
@@ -44,6 +48,7 @@
 #include <cstring>
 
 #include "backend.h"
+#include "fields.h" /* the per-particle arrays: the device mirrors (PBF_FIELD_DEVICE) */
 #include "format.h"
 
 namespace pbf_cu {
@@ -137,6 +142,34 @@ __device__ __forceinline__ ProbeAcc combine(const ProbeAcc &a, const ProbeAcc &b
     return ProbeAcc{a.sum + b.sum, a.count + b.count, 0};
 }
 
+/* The viscosity solve's dot products of a pass (viscosity.cu), summed alike. */
+struct ViscAcc {
+    double s[3];
+};
+
+__device__ __forceinline__ ViscAcc visc_identity() { return ViscAcc{{0.0, 0.0, 0.0}}; }
+
+__device__ __forceinline__ ViscAcc combine(const ViscAcc &a, const ViscAcc &b) {
+    return ViscAcc{{a.s[0] + b.s[0], a.s[1] + b.s[1], a.s[2] + b.s[2]}};
+}
+
+/* A mesh's sums over a Δp pass (meshes.cu): Σ Δx and Σ r × Δx of the particles it takes. */
+struct MeshAcc {
+    double s[6];
+};
+
+__device__ __forceinline__ MeshAcc mesh_identity() {
+    MeshAcc a;
+    for (int k = 0; k < 6; ++k) a.s[k] = 0.0;
+    return a;
+}
+
+__device__ __forceinline__ MeshAcc combine(const MeshAcc &a, const MeshAcc &b) {
+    MeshAcc r;
+    for (int k = 0; k < 6; ++k) r.s[k] = a.s[k] + b.s[k];
+    return r;
+}
+
 /* Fixed-shape tree over a block of NT threads; every thread of the block must call it. Thread 0
  * gets the block's total (returned to all threads). */
 template <int NT, class T> __device__ __forceinline__ T block_reduce(T v) {
@@ -184,6 +217,22 @@ struct Prof { /* solver.c: finish_profile */
     int bad_slot;
     int32_t bad_id;
     float bad_x[3];
+};
+
+/* The viscosity solve's scalars (viscosity.cu), on the device; the host reads them after every
+ * iteration, as viscosity.c's loop tests them. */
+struct ViscState {
+    double rz, rr, tol_rr; /* r·z, r·r, and tol² v·v: the solve stops at rr <= tol_rr */
+    float alpha, beta; /* this iteration's step and direction factors */
+    int stop; /* d·A d <= 0 (converged to round-off): the iteration and those after it do nothing */
+    int pad_;
+};
+
+/* The diffuse set on the device (diffuse.cu): its count, and those born since the step began. */
+struct DiffuseState {
+    int count;
+    int pad_;
+    long long generated;
 };
 
 struct Results {
@@ -290,6 +339,17 @@ __device__ __forceinline__ int finish_error(const ErrFinish &f) {
 
 inline int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }
 
+/* fields.h's per-particle arrays in device memory: a pointer for each array of the list, those
+ * flagged PBF_FIELD_DEVICE allocated for the capacity (memory.cu: reserve, free_particles and
+ * pbf_cuda_memory_bytes walk the list), the others NULL: the xyz state arrays x, p, p_tmp,
+ * p_prev and v rotate through struct pbf_cuda's vec pool. ids and ids_tmp are the two buffers
+ * of the ids (ids_role says which is current), phase and phase_tmp likewise. */
+struct DeviceFields {
+#define PBF_CUDA_FIELD_MEMBER(name, type, components, flags, scratch) type *name;
+    PBF_PARTICLE_FIELDS(PBF_CUDA_FIELD_MEMBER)
+#undef PBF_CUDA_FIELD_MEMBER
+};
+
 /* Roles of the xyz buffers (solver.c's pointers), over a pool whose entries rotate. */
 enum { R_X, R_P, R_P_TMP, R_P_PREV, R_V, R_V_TMP, R_COUNT };
 
@@ -300,9 +360,13 @@ struct GraphKey {
     int material; /* the materials' passes (surface tension, adhesion) and k_delta's shift */
     int drag; /* surface drag's pass (k_drag) */
     int phases; /* several fluids: the phases carried through the sort */
+    int mesh_forces; /* meshes whose force is measured after every Δp pass (meshes.cu) */
+    int energy; /* the energy audit's sums (energy.cu) */
+    int diffuse; /* diffuse particles' passes (diffuse.cu) */
     unsigned generation;
     int role[R_COUNT];
     int ids_role;
+    int diffuse_role;
 };
 
 struct GraphEntry {
@@ -311,6 +375,7 @@ struct GraphEntry {
     cudaGraphExec_t exec;
     int end_role[R_COUNT]; /* the rotation state the step leaves */
     int end_ids_role;
+    int end_diffuse_role;
     int mark_count; /* timing intervals, with their events and stages */
     cudaEvent_t *events;
     int *marks;
@@ -332,12 +397,11 @@ struct pbf_cuda {
     int count, capacity;
     float *vec[R_COUNT]; /* pool of 3·capacity float buffers */
     int role[R_COUNT]; /* role → pool index */
-    int32_t *ids_pool[2];
-    int ids_role; /* ids = ids_pool[ids_role], ids_tmp = the other */
-    uint8_t *phase_pool[2]; /* several fluids: each particle's fluid, rotating with the ids */
+    /* fields.h's mirrors: omega, dv, lambda, density, omega_len, neighbor_counts, and the ids
+     * and (several fluids) phases in two buffers each, rotating with the sort */
+    DeviceFields f;
+    int ids_role; /* the current ids: f.ids (0) or f.ids_tmp (1); the phases follow them */
     int has_phases; /* the last upload had phases: the sort carries them */
-    float *omega, *dv, *lambda, *density, *omega_len;
-    int32_t *counts; /* neighbour counts */
     uint32_t *cell_key, *rank, *tmp_order, *iota;
 
     uint32_t *nb_count, *nb_start, *nb_index;
@@ -360,6 +424,48 @@ struct pbf_cuda {
     double *d_patch_sums, *h_patch_sums;
     pbf_cuda_patch *h_patches; /* pinned: the patches' copy to c_patches */
     int *d_patch_counts, *h_patch_counts;
+
+    /* Mesh forces (meshes.cu): each particle's fluid target in a Δp pass and its share of the
+     * solids' push with the mesh that takes it (capacity particles: mesh_capacity), the
+     * per-block partials of mesh_part_meshes meshes, the sums per substep and mesh. */
+    float *mesh_target, *mesh_share;
+    int32_t *mesh_owner;
+    int mesh_capacity;
+    MeshAcc *mesh_parts;
+    int mesh_part_meshes;
+    double *d_mesh_sums, *h_mesh_sums;
+    int mesh_sums_capacity; /* doubles */
+    /* The implicit viscosity (viscosity.cu): the conjugate gradients' vectors (3 floats a
+     * particle), each particle's inverse diagonal block and walls' block, each list entry's s_ij
+     * (visc_pair_capacity entries), the partials, the solve's scalars (pinned for the host). */
+    float *visc_r, *visc_z, *visc_d, *visc_q;
+    pbf_sym3 *visc_m, *visc_wall;
+    int visc_capacity;
+    float *visc_pair;
+    size_t visc_pair_capacity;
+    ViscAcc *visc_parts;
+    ViscState *d_visc, *h_visc;
+    /* The energy audit (energy.cu): its own partials (c->parts may hold a pending error), and
+     * the sums of a call (energy_capacity doubles, pinned copy for the host). */
+    Acc *energy_parts;
+    int energy_part_capacity;
+    double *d_energy, *h_energy;
+    int energy_capacity;
+    /* Diffuse particles (diffuse.cu): the set in two rotating buffers (room for dif_capacity:
+     * the def's max_count), the compaction's flags and their scan (dif_capacity + 1), per fluid
+     * particle (dif_fluid_capacity) its normal, spawn count and their scan, the CUB scratch of
+     * the two scans, the set's count on the device (and a pinned copy). */
+    int dif_capacity, dif_role;
+    float *dif_x[2], *dif_v[2], *dif_life[2];
+    uint8_t *dif_kind[2];
+    uint32_t *dif_keep, *dif_pos;
+    int dif_fluid_capacity;
+    float *dif_normal;
+    unsigned long long *dif_spawn, *dif_start;
+    void *dif_temp;
+    size_t dif_temp_bytes;
+    DiffuseState *d_dif, *h_dif;
+    pbf_diffuse_def *h_dif_def; /* pinned: the def's copy to diffuse.cu's constant memory */
 
     pbf_cuda_substep *d_sub, *h_sub;
     int sub_capacity;
@@ -423,12 +529,15 @@ template <class T> void dfree(T **ptr) {
 }
 
 inline float *buf(pbf_cuda *c, int r) { return c->vec[c->role[r]]; }
-inline int32_t *ids(pbf_cuda *c) { return c->ids_pool[c->ids_role]; }
-inline int32_t *ids_tmp(pbf_cuda *c) { return c->ids_pool[1 - c->ids_role]; }
+/* buffer r (0, 1) of the ids and of the phases */
+inline int32_t *ids_buf(pbf_cuda *c, int r) { return r == 0 ? c->f.ids : c->f.ids_tmp; }
+inline uint8_t *phase_buf(pbf_cuda *c, int r) { return r == 0 ? c->f.phase : c->f.phase_tmp; }
+inline int32_t *ids(pbf_cuda *c) { return ids_buf(c, c->ids_role); }
+inline int32_t *ids_tmp(pbf_cuda *c) { return ids_buf(c, 1 - c->ids_role); }
 /* several fluids whose math differs (pbf_params.phases_on): the particles' phases for the
  * passes, else NULL */
 inline uint8_t *phases_of(pbf_cuda *c, const pbf_params *hp) {
-    return hp->phases_on && c->has_phases ? c->phase_pool[c->ids_role] : nullptr;
+    return hp->phases_on && c->has_phases ? phase_buf(c, c->ids_role) : nullptr;
 }
 inline void swap_roles(pbf_cuda *c, int a, int b) {
     int t = c->role[a];
@@ -457,6 +566,15 @@ cudaError_t mark(pbf_cuda *c, int stage);
 /* The mesh fields' device copies (pbf_cuda_field): their bytes, and their release. */
 size_t meshes_bytes(const pbf_cuda *c);
 void meshes_free(pbf_cuda *c);
+/* The modules' arrays, freed (each source that allocates them calls these): the mesh forces',
+ * the viscosity solve's, the energy audit's partials, the diffuse set (its two buffers and the
+ * compaction's flags), the diffuse particles' per-fluid-particle scratch, and all of diffuse's. */
+void mesh_forces_free(pbf_cuda *c);
+void viscosity_free(pbf_cuda *c);
+void energy_free(pbf_cuda *c);
+void diffuse_free_set(pbf_cuda *c);
+void diffuse_free_fluid(pbf_cuda *c);
+void diffuse_free(pbf_cuda *c);
 /* Stream-ordered copies: the backend's stream does not wait for the legacy default stream. */
 cudaError_t to_device(pbf_cuda *c, void *dst, const void *src, size_t bytes);
 cudaError_t to_host(pbf_cuda *c, void *dst, const void *src, size_t bytes);
@@ -493,8 +611,11 @@ cudaError_t enqueue_solve(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
 
 /* The step's solids (c->h_solids) into velocity.cu's constant memory. */
 cudaError_t velocity_upload_solids(pbf_cuda *c, int solids);
-/* Velocity, vorticity (+ the error after the last pass in fixed mode), watchdog, x ↔ p. */
-cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int hist_slot);
+/* Velocity, vorticity (+ the error after the last pass in fixed mode), the viscosity solve
+ * (its iterations in *visc_iterations), surface drag, the tool, watchdog, diffuse particles,
+ * x ↔ p. */
+cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int hist_slot,
+                         int *visc_iterations);
 /* solver.c: finish_profile */
 cudaError_t enqueue_profile(pbf_cuda *c, float inv_rest_density);
 
@@ -514,6 +635,34 @@ cudaError_t enqueue_tool(pbf_cuda *c, int sub);
 cudaError_t meshes_upload_sweep(pbf_cuda *c, int count);
 /* meshes.c: pbf__meshes_substep_begin's sweep of every particle's path, after the prediction */
 cudaError_t enqueue_sweep(pbf_cuda *c, const pbf_cuda_step_in *in, int sub);
+/* The mesh forces' arrays for the current capacity and in->mesh_count meshes, and the step's
+ * solids and meshes into meshes.cu's constant memory. */
+cudaError_t reserve_mesh_forces(pbf_cuda *c, const pbf_cuda_step_in *in, int solids);
+/* meshes.c: pbf__meshes_after_delta after a Δp pass (the roles rotated: p its result, p_prev
+ * what it read), into the sums of substep sub. */
+cudaError_t enqueue_mesh_forces(pbf_cuda *c, const pbf_cuda_step_in *in, int sub);
+
+/* ---- viscosity.cu --------------------------------------------------------------------------- */
+
+/* viscosity.c: the solve of substep sub on v at the positions p (after confinement, before
+ * surface drag); the host reads the residual after every iteration. *iterations: those done. */
+cudaError_t enqueue_viscosity(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int *iterations);
+
+/* ---- diffuse.cu ----------------------------------------------------------------------------- */
+
+/* The def and the step's solids into diffuse.cu's constant memory; the fluid's scratch for the
+ * current capacity. */
+cudaError_t diffuse_prepare(pbf_cuda *c, const pbf_cuda_step_in *in, int solids);
+/* diffuse.c: pbf__diffuse_substep after substep sub's watchdog (p the corrected positions). */
+cudaError_t enqueue_diffuse(pbf_cuda *c, const pbf_cuda_step_in *in, int sub);
+
+/* ---- energy.cu ------------------------------------------------------------------------------ */
+
+/* The energy audit's partials for the current capacity. */
+cudaError_t reserve_energy(pbf_cuda *c, int marks);
+/* energy_audit.c: the sums of (pos, vel or (pos − x_old)/dt, plus dv) into d_energy[2 slot ..]. */
+cudaError_t enqueue_energy(pbf_cuda *c, int slot, const float *pos, const float *vel,
+                           const float *x_old, const float *dv, const pbf_cuda_substep *S);
 
 } // namespace pbf_cu
 

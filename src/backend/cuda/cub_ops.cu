@@ -12,6 +12,11 @@ cudaError_t pbf_cub_exclusive_sum(void *temp, size_t *temp_bytes, const uint32_t
     return cub::DeviceScan::ExclusiveSum(temp, *temp_bytes, in, out, n, stream);
 }
 
+cudaError_t pbf_cub_exclusive_sum64(void *temp, size_t *temp_bytes, const unsigned long long *in,
+                                    unsigned long long *out, int n, cudaStream_t stream) {
+    return cub::DeviceScan::ExclusiveSum(temp, *temp_bytes, in, out, n, stream);
+}
+
 cudaError_t pbf_cub_sort_pairs(void *temp, size_t *temp_bytes, const uint32_t *keys_in,
                                uint32_t *keys_out, const uint32_t *values_in, uint32_t *values_out,
                                int n, int bits, cudaStream_t stream) {

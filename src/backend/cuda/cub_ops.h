@@ -14,6 +14,11 @@
 cudaError_t pbf_cub_exclusive_sum(void *temp, size_t *temp_bytes, const uint32_t *in, uint32_t *out,
                                   int n, cudaStream_t stream);
 
+/* The same over 64-bit counts (the diffuse particles' spawn counts, src/backend/cuda/diffuse.cu:
+ * their sum over millions of particles may pass 2^32). */
+cudaError_t pbf_cub_exclusive_sum64(void *temp, size_t *temp_bytes, const unsigned long long *in,
+                                    unsigned long long *out, int n, cudaStream_t stream);
+
 /* Stable LSD radix sort of (key, value) pairs on the low `bits` bits of the keys. */
 cudaError_t pbf_cub_sort_pairs(void *temp, size_t *temp_bytes, const uint32_t *keys_in,
                                uint32_t *keys_out, const uint32_t *values_in, uint32_t *values_out,

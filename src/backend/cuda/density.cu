@@ -123,7 +123,9 @@ __global__ void __launch_bounds__(BLOCK)
 
 /* stage_delta: one Jacobi Δp pass into out; omega != 1 is the Chebyshev step. x0: the
  * substep's start, from which wall friction shortens the slide (P.friction_on); shift: the
- * materials' displacement (k_adhesion) in the first pass, else NULL. */
+ * materials' displacement (k_adhesion) in the first pass, else NULL; mesh_target: with mesh
+ * forces, each particle's fluid target (its position moved by the fluid's correction alone),
+ * else NULL. */
 template <int TPP>
 __global__ void __launch_bounds__(BLOCK)
     k_delta(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
@@ -131,7 +133,7 @@ __global__ void __launch_bounds__(BLOCK)
             const float *__restrict__ p_prev, const float *__restrict__ x0,
             const float *__restrict__ shift, const uint8_t *__restrict__ phase,
             float *__restrict__ out, float omega, float gamma, int scorr,
-            float *__restrict__ tool_dx, ErrFinish fin) {
+            float *__restrict__ tool_dx, float *__restrict__ mesh_target, ErrFinish fin) {
     if (finish_error(fin)) return; /* the λ pass's average density error */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     /* s_corr in the first scorr_iterations passes only */
@@ -158,6 +160,7 @@ __global__ void __launch_bounds__(BLOCK)
         a.dp = v3_madd(a.dp, v3_load(shift, i), 1.0f / P.volume);
     pbf_v3 xn = P.friction_on ? pbf_delta_end_friction(&a, xi, v3_load(x0, i), li, &P, c_solids)
                               : pbf_delta_end(&a, xi, li, &P, c_solids);
+    if (mesh_target) v3_store(mesh_target, i, v3_add(xi, v3_scale(a.dp, P.volume))); /* meshes */
     if (omega != 1.0f)
         xn = pbf_collide(pbf_chebyshev(xn, xi, v3_load(p_prev, i), omega, gamma), &P, c_solids);
     if (S->tool.active) { /* the tool: its boundary term and projection; the move its reaction */
@@ -191,11 +194,13 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
     const uint8_t *phase = phases_of(c, &in->sub[sub].params); /* several fluids, else NULL */
     c->stage = "density (λ) pass";
     if (c->tpp_lambda == 1)
-        k_lambda<1><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda, c->density,
-                                                 c->counts, phase, c->parts);
+        k_lambda<1><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->f.lambda,
+                                                 c->f.density, c->f.neighbor_counts, phase,
+                                                 c->parts);
     else
-        k_lambda<PBF_LANES><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                         c->density, c->counts, phase, c->parts);
+        k_lambda<PBF_LANES><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->f.lambda,
+                                                         c->f.density, c->f.neighbor_counts, phase,
+                                                         c->parts);
     CK(cudaGetLastError());
     if (host_checks || nb > FUSE_MAX_PARTS) { /* error control reads it now; or too many */
         k_error_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k);
@@ -224,45 +229,49 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     /* materials (surface tension, adhesion): their displacement, computed at the λ pass's
      * positions, in the first pass of the substep only, as solver.c's stage_material */
     const pbf_params *hp = &in->sub[sub].params;
-    const float *shift = k == 0 && (hp->surface_tension_on || hp->adhesion_on) ? c->dv : nullptr;
+    const float *shift = k == 0 && (hp->surface_tension_on || hp->adhesion_on) ? c->f.dv : nullptr;
     const uint8_t *phase = phases_of(c, hp); /* several fluids: mass weights, else NULL */
     if (shift && hp->surface_tension_on) { /* normals into omega, then the tension pass */
         c->stage = "surface tension";
         const int nbt = blocks_for(n * c->tpp);
         const pbf_cuda_substep *S = c->d_sub + sub;
         if (c->tpp == 1) {
-            k_normal<1><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega);
+            k_normal<1><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->f.density, c->f.omega);
             CK(cudaGetLastError());
-            k_tension<1><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega, c->dv);
+            k_tension<1>
+                <<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->f.density, c->f.omega, c->f.dv);
         } else {
-            k_normal<PBF_LANES><<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega);
+            k_normal<PBF_LANES>
+                <<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->f.density, c->f.omega);
             CK(cudaGetLastError());
             k_tension<PBF_LANES>
-                <<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->density, c->omega, c->dv);
+                <<<nbt, BLOCK, 0, c->stream>>>(n, S, nbs, p, c->f.density, c->f.omega, c->f.dv);
         }
         CK(cudaGetLastError());
     } else if (shift) {
         c->stage = "adhesion";
-        k_adhesion<<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub, p, c->dv);
+        k_adhesion<<<blocks_for(n), BLOCK, 0, c->stream>>>(n, c->d_sub + sub, p, c->f.dv);
         CK(cudaGetLastError());
     }
     const ErrFinish fin = take_pending(c);
     const int blocks = blocks_for(n * c->tpp) + (fin.dst != nullptr);
+    float *target = in->mesh_count > 0 ? c->mesh_target : nullptr; /* mesh forces */
     c->stage = "position (Δp) pass";
     if (c->tpp == 1)
-        k_delta<1><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->lambda,
-                                                    c->density, prev, x0, shift, phase, out_p,
-                                                    omega, gamma, scorr, c->tool_dx, fin);
+        k_delta<1><<<blocks, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->f.lambda,
+                                                    c->f.density, prev, x0, shift, phase, out_p,
+                                                    omega, gamma, scorr, c->tool_dx, target, fin);
     else
         k_delta<PBF_LANES><<<blocks, BLOCK, 0, c->stream>>>(
-            n, c->d_sub + sub, nbs, p, c->lambda, c->density, prev, x0, shift, phase, out_p, omega,
-            gamma, scorr, c->tool_dx, fin);
+            n, c->d_sub + sub, nbs, p, c->f.lambda, c->f.density, prev, x0, shift, phase, out_p,
+            omega, gamma, scorr, c->tool_dx, target, fin);
     CK(cudaGetLastError());
     int out = c->role[R_P_TMP];
     c->role[R_P_TMP] = c->role[R_P_PREV];
     c->role[R_P_PREV] = c->role[R_P];
     c->role[R_P] = out;
     if (in->patch_count > 0) CK(enqueue_probes(c, in, sub, omega, scorr));
+    if (in->mesh_count > 0) CK(enqueue_mesh_forces(c, in, sub)); /* after the probes, as solver.c */
     return mark(c, PBF_STAGE_DELTA);
 }
 

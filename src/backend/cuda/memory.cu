@@ -47,18 +47,18 @@ void invalidate(pbf_cuda *c) {
     c->generation++;
 }
 
+/* fields.h's device mirrors (PBF_FIELD_DEVICE): freed, allocated for cap slots, and their bytes
+ * per slot, from the list. */
+#define PBF_CUDA_FIELD_FREE(name, type, components, flags, scratch)                                \
+    if ((flags)&PBF_FIELD_DEVICE) dfree(&c->f.name);
+#define PBF_CUDA_FIELD_ALLOC(name, type, components, flags, scratch)                               \
+    if ((flags)&PBF_FIELD_DEVICE) CK(dalloc(c, &c->f.name, (size_t)(components) * (size_t)cap));
+#define PBF_CUDA_FIELD_BYTES(name, type, components, flags, scratch)                               \
+    +(((flags)&PBF_FIELD_DEVICE) ? (size_t)(components) * sizeof(type) : (size_t)0)
+
 void free_particles(pbf_cuda *c) {
     for (int k = 0; k < R_COUNT; ++k) dfree(&c->vec[k]);
-    dfree(&c->ids_pool[0]);
-    dfree(&c->ids_pool[1]);
-    dfree(&c->phase_pool[0]);
-    dfree(&c->phase_pool[1]);
-    dfree(&c->omega);
-    dfree(&c->dv);
-    dfree(&c->lambda);
-    dfree(&c->density);
-    dfree(&c->omega_len);
-    dfree(&c->counts);
+    PBF_PARTICLE_FIELDS(PBF_CUDA_FIELD_FREE)
     dfree(&c->cell_key);
     dfree(&c->rank);
     dfree(&c->tmp_order);
@@ -77,6 +77,9 @@ void free_particles(pbf_cuda *c) {
     dfree(&c->probe_carry_pass);
     dfree(&c->probe_parts);
     c->probe_capacity = 0;
+    viscosity_free(c); /* the modules' per-particle arrays: allocated again for the new room */
+    mesh_forces_free(c);
+    energy_free(c);
     dfree(&c->cub_temp);
     c->capacity = 0;
     c->nb_capacity = 0;
@@ -116,16 +119,7 @@ cudaError_t reserve(pbf_cuda *c, int n) {
         c->role[k] = k;
     }
     c->ids_role = 0;
-    CK(dalloc(c, &c->ids_pool[0], cap));
-    CK(dalloc(c, &c->ids_pool[1], cap));
-    CK(dalloc(c, &c->phase_pool[0], cap));
-    CK(dalloc(c, &c->phase_pool[1], cap));
-    CK(dalloc(c, &c->omega, v));
-    CK(dalloc(c, &c->dv, v));
-    CK(dalloc(c, &c->lambda, cap));
-    CK(dalloc(c, &c->density, cap));
-    CK(dalloc(c, &c->omega_len, cap));
-    CK(dalloc(c, &c->counts, cap));
+    PBF_PARTICLE_FIELDS(PBF_CUDA_FIELD_ALLOC)
     CK(dalloc(c, &c->cell_key, cap));
     CK(dalloc(c, &c->rank, cap));
     CK(dalloc(c, &c->tmp_order, cap));
@@ -141,8 +135,8 @@ cudaError_t reserve(pbf_cuda *c, int n) {
     c->capacity = cap;
     k_iota<<<blocks_for(cap), BLOCK, 0, c->stream>>>(cap, c->iota);
     CK(cudaGetLastError());
-    CK(cudaMemsetAsync(c->lambda, 0, (size_t)cap * sizeof(float), c->stream));
-    CK(cudaMemsetAsync(c->counts, 0, (size_t)cap * sizeof(int32_t), c->stream));
+    CK(cudaMemsetAsync(c->f.lambda, 0, (size_t)cap * sizeof(float), c->stream));
+    CK(cudaMemsetAsync(c->f.neighbor_counts, 0, (size_t)cap * sizeof(int32_t), c->stream));
     return size_cub_temp(c);
 }
 
@@ -217,6 +211,64 @@ cudaError_t reserve_step(pbf_cuda *c, int substeps, int history) {
         c->hist_capacity = history;
     }
     return cudaSuccess;
+}
+
+/* ---- the modules' arrays ---------------------------------------------------------------------
+ * Freed here, where the device state lives: the sources that allocate and use them (meshes.cu,
+ * viscosity.cu, energy.cu, diffuse.cu) call into this file, never the reverse. */
+
+void mesh_forces_free(pbf_cuda *c) {
+    dfree(&c->mesh_target);
+    dfree(&c->mesh_share);
+    dfree(&c->mesh_owner);
+    dfree(&c->mesh_parts);
+    c->mesh_capacity = 0;
+    c->mesh_part_meshes = 0;
+}
+
+void viscosity_free(pbf_cuda *c) {
+    dfree(&c->visc_r);
+    dfree(&c->visc_z);
+    dfree(&c->visc_d);
+    dfree(&c->visc_q);
+    dfree(&c->visc_m);
+    dfree(&c->visc_wall);
+    dfree(&c->visc_parts);
+    c->visc_capacity = 0;
+    dfree(&c->visc_pair);
+    c->visc_pair_capacity = 0;
+}
+
+void energy_free(pbf_cuda *c) {
+    dfree(&c->energy_parts);
+    c->energy_part_capacity = 0;
+}
+
+void diffuse_free_set(pbf_cuda *c) {
+    for (int b = 0; b < 2; ++b) {
+        dfree(&c->dif_x[b]);
+        dfree(&c->dif_v[b]);
+        dfree(&c->dif_life[b]);
+        dfree(&c->dif_kind[b]);
+    }
+    dfree(&c->dif_keep);
+    dfree(&c->dif_pos);
+    c->dif_capacity = 0;
+    c->dif_role = 0;
+}
+
+void diffuse_free_fluid(pbf_cuda *c) {
+    dfree(&c->dif_normal);
+    dfree(&c->dif_spawn);
+    dfree(&c->dif_start);
+    c->dif_fluid_capacity = 0;
+}
+
+void diffuse_free(pbf_cuda *c) {
+    diffuse_free_set(c);
+    diffuse_free_fluid(c);
+    dfree(&c->dif_temp);
+    c->dif_temp_bytes = 0;
 }
 
 /* ---- stage timing ---------------------------------------------------------------------------
@@ -387,6 +439,16 @@ extern "C" void pbf_cuda_destroy(pbf_cuda *c) {
     if (c->h_patch_sums) cudaFreeHost(c->h_patch_sums);
     if (c->h_patch_counts) cudaFreeHost(c->h_patch_counts);
     if (c->h_patches) cudaFreeHost(c->h_patches);
+    dfree(&c->d_mesh_sums);
+    if (c->h_mesh_sums) cudaFreeHost(c->h_mesh_sums);
+    dfree(&c->d_visc);
+    if (c->h_visc) cudaFreeHost(c->h_visc);
+    dfree(&c->d_energy);
+    if (c->h_energy) cudaFreeHost(c->h_energy);
+    diffuse_free(c);
+    dfree(&c->d_dif);
+    if (c->h_dif) cudaFreeHost(c->h_dif);
+    if (c->h_dif_def) cudaFreeHost(c->h_dif_def);
     for (int k = 0; k < c->event_capacity; ++k) cudaEventDestroy(c->events[k]);
     free(c->events);
     free(c->marks);
@@ -395,11 +457,29 @@ extern "C" void pbf_cuda_destroy(pbf_cuda *c) {
     free(c);
 }
 
+/* The device bytes of the modules' arrays: mesh forces, viscosity, energy audit, diffuse. */
+static size_t modules_bytes(const pbf_cuda *c) {
+    size_t b = 0;
+    b += (size_t)c->mesh_capacity * (2 * 12 + 4) +
+         (size_t)c->mesh_part_meshes * (size_t)blocks_for(c->mesh_capacity) * sizeof(MeshAcc) +
+         (size_t)c->mesh_sums_capacity * sizeof(double);
+    b += (size_t)c->visc_capacity * (4 * 12 + 2 * sizeof(pbf_sym3)) +
+         (size_t)blocks_for(c->visc_capacity) * sizeof(ViscAcc) +
+         c->visc_pair_capacity * sizeof(float) + (c->d_visc ? sizeof(ViscState) : 0);
+    b += (size_t)blocks_for(c->energy_part_capacity) * sizeof(Acc) +
+         (size_t)c->energy_capacity * sizeof(double);
+    b += (size_t)c->dif_capacity * 2 * (6 * 4 + 4 + 1) +
+         ((size_t)c->dif_capacity + (c->dif_capacity > 0)) * 2 * sizeof(uint32_t) +
+         (size_t)c->dif_fluid_capacity * (12 + 2 * 8) + (c->dif_fluid_capacity > 0 ? 16 : 0) +
+         c->dif_temp_bytes + (c->d_dif ? sizeof(DiffuseState) : 0);
+    return b;
+}
+
 extern "C" size_t pbf_cuda_memory_bytes(const pbf_cuda *c) {
     if (!c) return 0;
     const size_t cap = (size_t)c->capacity;
-    const size_t per_particle = R_COUNT * 12 + 2 * 4 /* ids */ + 2 /* phases */ +
-                                2 * 12 /* omega, dv */ + 4 * 4 /* lambda, density, |ω|, counts */ +
+    const size_t mirrors = 0 PBF_PARTICLE_FIELDS(PBF_CUDA_FIELD_BYTES); /* fields.h's */
+    const size_t per_particle = R_COUNT * 12 + mirrors +
                                 6 * 4 /* cell_key, rank, tmp_order, iota, cell_of, order */ +
                                 2 * 4 /* nb_count, nb_start */;
     return 2 * ((size_t)c->grid.cell_count + 1) * sizeof(uint32_t) + cap * per_particle +
@@ -410,7 +490,8 @@ extern "C" size_t pbf_cuda_memory_bytes(const pbf_cuda *c) {
                                             (size_t)blocks_for(c->capacity) * sizeof(ProbeAcc)
                            : 0) +
            (size_t)c->sub_capacity * (sizeof(pbf_cuda_substep) + sizeof(pbf_cuda_tool_sums)) +
-           (size_t)c->hist_capacity * sizeof(float) + sizeof(Results) + meshes_bytes(c);
+           (size_t)c->hist_capacity * sizeof(float) + sizeof(Results) + meshes_bytes(c) +
+           modules_bytes(c);
 }
 extern "C" pbf_cuda_sort pbf_cuda_get_sort(const pbf_cuda *c) { return c->sort; }
 
@@ -495,10 +576,10 @@ extern "C" pbf_status pbf_cuda_upload(pbf_cuda *c, int count, const float *x, co
         e = to_device(c, buf(c, R_X), x, v3b);
         if (e == cudaSuccess) e = to_device(c, buf(c, R_P), x, v3b);
         if (e == cudaSuccess) e = to_device(c, buf(c, R_V), v, v3b);
-        if (e == cudaSuccess) e = to_device(c, c->density, density, sb);
+        if (e == cudaSuccess) e = to_device(c, c->f.density, density, sb);
         if (e == cudaSuccess) e = to_device(c, ids(c), id, (size_t)count * sizeof(int32_t));
         if (e == cudaSuccess && phase)
-            e = to_device(c, c->phase_pool[c->ids_role], phase, (size_t)count);
+            e = to_device(c, phase_buf(c, c->ids_role), phase, (size_t)count);
     }
     c->has_phases = phase != nullptr; /* the graphs are keyed by it (step.cu: make_key) */
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
@@ -513,10 +594,10 @@ extern "C" pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *
     if (n > 0) {
         if (e == cudaSuccess && x) e = to_host(c, x, buf(c, R_X), v3b);
         if (e == cudaSuccess && v) e = to_host(c, v, buf(c, R_V), v3b);
-        if (e == cudaSuccess && density) e = to_host(c, density, c->density, sb);
+        if (e == cudaSuccess && density) e = to_host(c, density, c->f.density, sb);
         if (e == cudaSuccess && id) e = to_host(c, id, ids(c), (size_t)n * sizeof(int32_t));
         if (e == cudaSuccess && phase && c->has_phases)
-            e = to_host(c, phase, c->phase_pool[c->ids_role], n);
+            e = to_host(c, phase, phase_buf(c, c->ids_role), n);
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     return e == cudaSuccess ? PBF_OK : fail(e, "reading the particles back", err, err_size);
@@ -527,5 +608,5 @@ extern "C" void pbf_cuda_device_arrays(const pbf_cuda *c, int *device, const flo
     *device = c->device;
     *x = c->vec[c->role[R_X]];
     *v = c->vec[c->role[R_V]];
-    *density = c->density;
+    *density = c->f.density;
 }

@@ -172,6 +172,9 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
                                    phases_of(c, &in->sub[sub].params)); /* several fluids */
     CK(cudaGetLastError());
     CK(enqueue_sweep(c, in, sub)); /* mesh solids: no path through a thin part */
+    if (in->energy) /* solver.c: after the modules' substep_begin (the sweep) */
+        CK(enqueue_energy(c, 1 + PBF_ENERGY_COUNT * sub + PBF_ENERGY_PREDICT, buf(c, R_P),
+                          buf(c, R_V), nullptr, nullptr, S));
     c->stage = "prediction";
     if (in->tool_sums) /* the tool's displacement of each particle, summed over the substep */
         CK(cudaMemsetAsync(c->tool_dx, 0, 3 * (size_t)n * sizeof(float), s));
@@ -184,8 +187,8 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
                                   buf(c, R_P_TMP), buf(c, R_P_PREV), buf(c, R_V_TMP), ids_tmp(c));
     CK(cudaGetLastError());
     if (c->has_phases) { /* the phases follow their particles into the other buffer, as the ids */
-        k_gather_phase<<<nb, BLOCK, 0, s>>>(n, c->grid.order, c->phase_pool[c->ids_role],
-                                            c->phase_pool[1 - c->ids_role]);
+        k_gather_phase<<<nb, BLOCK, 0, s>>>(n, c->grid.order, phase_buf(c, c->ids_role),
+                                            phase_buf(c, 1 - c->ids_role));
         CK(cudaGetLastError());
     }
     swap_roles(c, R_X, R_P_TMP);

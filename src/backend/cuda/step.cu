@@ -1,7 +1,7 @@
 /* A whole step of the CUDA backend (backend_internal.h): the stages in solver.c's order for
- * every substep (sort.cu, meshes.cu, density.cu, velocity.cu), the capture of a fixed-count
- * step into a CUDA graph and its replay, and pbf_cuda_step around them: the inputs in, the
- * results out. */
+ * every substep (sort.cu, meshes.cu, density.cu, velocity.cu, viscosity.cu, diffuse.cu, with
+ * energy.cu's marks), the capture of a fixed-count step into a CUDA graph and its replay, and
+ * pbf_cuda_step around them: the inputs in, the results out. */
 #include "backend_internal.h"
 
 namespace {
@@ -12,11 +12,19 @@ cudaError_t enqueue_step(pbf_cuda *c, const pbf_cuda_step_in *in, int host_check
     CK(cudaMemsetAsync(&c->d_res->watch, 0, sizeof(Watch), c->stream));
     if (in->patch_count > 0)
         CK(cudaMemsetAsync(c->d_patch_sums, 0, PBF_MAX_PROBES * sizeof(double), c->stream));
+    if (in->mesh_count > 0) /* the substeps' mesh forces */
+        CK(cudaMemsetAsync(c->d_mesh_sums, 0,
+                           (size_t)in->substeps * (size_t)in->mesh_count * 6 * sizeof(double),
+                           c->stream));
+    if (in->diffuse) /* the births of this call */
+        CK(cudaMemsetAsync(&c->d_dif->generated, 0, sizeof(long long), c->stream));
     c->mark_count = 0;
     if (c->timed) {
         CK(ensure_events(c, 2));
         CK(record(c, 0));
     }
+    if (in->energy) /* energy_audit.c: the energy at the start (the step's, in its first call) */
+        CK(enqueue_energy(c, 0, buf(c, R_X), buf(c, R_V), nullptr, nullptr, c->d_sub));
     for (int sub = 0; sub < in->substeps; ++sub) {
         CK(enqueue_pre(c, in, sub));
         int passes = 0, hist_count = 0;
@@ -25,7 +33,12 @@ cudaError_t enqueue_step(pbf_cuda *c, const pbf_cuda_step_in *in, int host_check
         out->substep_iterations += passes;
         if (passes > out->max_iterations_used) out->max_iterations_used = passes;
         out->iteration_error_count = in->controlled ? hist_count : hist_count + 1;
-        CK(enqueue_post(c, in, sub, in->controlled ? -1 : hist_count));
+        if (in->energy) /* solver.c: after the solve, the velocity the positions imply */
+            CK(enqueue_energy(c, 1 + PBF_ENERGY_COUNT * sub + PBF_ENERGY_PROJECT, buf(c, R_P),
+                              nullptr, buf(c, R_X), nullptr, c->d_sub + sub));
+        int visc = 0;
+        CK(enqueue_post(c, in, sub, in->controlled ? -1 : hist_count, &visc));
+        if (visc > out->viscosity_iterations) out->viscosity_iterations = visc;
     }
     return enqueue_profile(c, in->sub[0].params.inv_rest_density);
 }
@@ -48,9 +61,13 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.material = in->sub[0].params.surface_tension_on * 2 + in->sub[0].params.adhesion_on;
     k.drag = in->sub[0].params.surface_drag > 0.0f;
     k.phases = c->has_phases + 2 * in->sub[0].params.phases_on;
+    k.mesh_forces = in->mesh_count;
+    k.energy = in->energy != 0;
+    k.diffuse = in->diffuse != nullptr;
     k.generation = c->generation;
     for (int r = 0; r < R_COUNT; ++r) k.role[r] = c->role[r];
     k.ids_role = c->ids_role;
+    k.diffuse_role = c->dif_role;
     return k;
 }
 
@@ -59,7 +76,7 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
 cudaError_t capture(pbf_cuda *c, const pbf_cuda_step_in *in, GraphEntry **entry) {
     *entry = nullptr;
     GraphKey key = make_key(c, in);
-    int role0[R_COUNT], ids0 = c->ids_role;
+    int role0[R_COUNT], ids0 = c->ids_role, dif0 = c->dif_role;
     memcpy(role0, c->role, sizeof role0);
     /* events are created outside the capture (the worst case of this step) */
     if (c->timed) CK(ensure_events(c, 2 + in->substeps * (7 + 2 * in->iterations)));
@@ -75,10 +92,11 @@ cudaError_t capture(pbf_cuda *c, const pbf_cuda_step_in *in, GraphEntry **entry)
     if (e == cudaSuccess) e = e2;
     if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, graph, 0);
     if (graph) cudaGraphDestroy(graph);
-    int end_role[R_COUNT], end_ids = c->ids_role;
+    int end_role[R_COUNT], end_ids = c->ids_role, end_dif = c->dif_role;
     memcpy(end_role, c->role, sizeof end_role);
     memcpy(c->role, role0, sizeof role0); /* nothing ran yet */
     c->ids_role = ids0;
+    c->dif_role = dif0;
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         return e;
@@ -102,6 +120,7 @@ cudaError_t capture(pbf_cuda *c, const pbf_cuda_step_in *in, GraphEntry **entry)
     g->exec = exec;
     memcpy(g->end_role, end_role, sizeof end_role);
     g->end_ids_role = end_ids;
+    g->end_diffuse_role = end_dif;
     g->mark_count = c->mark_count;
     if (c->timed) {
         g->events = (cudaEvent_t *)malloc((size_t)(c->mark_count + 1) * sizeof *g->events);
@@ -134,7 +153,10 @@ GraphEntry *find_graph(pbf_cuda *c, const pbf_cuda_step_in *in) {
 extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf_cuda_step_out *out,
                                     char *err, size_t err_size) {
     memset(out, 0, sizeof *out);
-    if (c->count == 0 || in->substeps <= 0) return PBF_OK;
+    if (c->count == 0 || in->substeps <= 0) {
+        if (c->h_dif) out->diffuse_count = c->h_dif->count; /* the set as it was */
+        return PBF_OK;
+    }
     const int n = c->count;
     cudaError_t e = cudaSetDevice(c->device);
     if (e == cudaSuccess)
@@ -171,6 +193,9 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf
         memcpy(c->h_patches, in->patches, (size_t)in->patch_count * sizeof(pbf_cuda_patch));
         e = probes_upload_patches(c, in->patch_count);
     }
+    if (e == cudaSuccess && in->mesh_count > 0) e = reserve_mesh_forces(c, in, solids);
+    if (e == cudaSuccess && in->energy) e = reserve_energy(c, 1 + PBF_ENERGY_COUNT * in->substeps);
+    if (e == cudaSuccess && in->diffuse) e = diffuse_prepare(c, in, solids);
     if (e != cudaSuccess) return fail(e, "copying the step's parameters", err, err_size);
 
     /* By count: four threads per particle (one per lane) in every neighbour pass but λ's at any
@@ -188,7 +213,8 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf
      * error after every λ pass). A step with too many passes to time in one graph also runs
      * kernel by kernel. */
     const long long events = 2 + (long long)in->substeps * (7 + 2 * (long long)in->iterations);
-    const int want_graph = !in->controlled && !c->graph_disabled && events < MAX_EVENTS;
+    const int want_graph = !in->controlled && !c->graph_disabled && events < MAX_EVENTS &&
+                           !in->sub[0].params.viscosity_on; /* the viscosity's host checks */
     GraphEntry *g = nullptr;
     if (want_graph) {
         g = find_graph(c, in);
@@ -204,6 +230,7 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf
         if (e != cudaSuccess) where = "launch of the step's CUDA graph";
         memcpy(c->role, g->end_role, sizeof c->role);
         c->ids_role = g->end_ids_role;
+        c->dif_role = g->end_diffuse_role;
         out->graph = 1;
         out->substep_iterations = in->iterations * in->substeps;
         out->max_iterations_used = in->iterations;
@@ -228,6 +255,17 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf
         e = cudaMemcpyAsync(c->h_patch_counts, c->d_patch_counts,
                             (size_t)in->patch_count * sizeof(int), cudaMemcpyDeviceToHost,
                             c->stream);
+    const size_t mesh_doubles = (size_t)in->substeps * (size_t)in->mesh_count * 6;
+    if (e == cudaSuccess && in->mesh_count > 0)
+        e = cudaMemcpyAsync(c->h_mesh_sums, c->d_mesh_sums, mesh_doubles * sizeof(double),
+                            cudaMemcpyDeviceToHost, c->stream);
+    const size_t energy_doubles = 2 * (1 + (size_t)PBF_ENERGY_COUNT * (size_t)in->substeps);
+    if (e == cudaSuccess && in->energy)
+        e = cudaMemcpyAsync(c->h_energy, c->d_energy, energy_doubles * sizeof(double),
+                            cudaMemcpyDeviceToHost, c->stream);
+    if (e == cudaSuccess && in->diffuse)
+        e = cudaMemcpyAsync(c->h_dif, c->d_dif, sizeof(DiffuseState), cudaMemcpyDeviceToHost,
+                            c->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess) {
         if (where)
@@ -247,6 +285,12 @@ extern "C" pbf_status pbf_cuda_step(pbf_cuda *c, const pbf_cuda_step_in *in, pbf
     if (in->patch_count > 0) {
         memcpy(in->patch_sums, c->h_patch_sums, (size_t)in->patch_count * sizeof(double));
         memcpy(in->patch_counts, c->h_patch_counts, (size_t)in->patch_count * sizeof(int));
+    }
+    if (in->mesh_count > 0) memcpy(in->mesh_sums, c->h_mesh_sums, mesh_doubles * sizeof(double));
+    if (in->energy) memcpy(in->energy_out, c->h_energy, energy_doubles * sizeof(double));
+    if (in->diffuse) {
+        out->diffuse_count = c->h_dif->count;
+        out->diffuse_generated = c->h_dif->generated;
     }
     if (g)
         add_intervals(g->events, g->marks, g->mark_count, stage);

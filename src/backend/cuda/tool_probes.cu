@@ -149,8 +149,8 @@ cudaError_t enqueue_probes(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, flo
     const float *x_old = buf(c, R_P_PREV);
     c->stage = "force probes";
     k_probe_pass<<<nb, BLOCK, 0, c->stream>>>(
-        n, S, neighbors(c, in->neighbor_mode), x_old, buf(c, R_P), buf(c, R_P_TMP), c->lambda,
-        c->density, omega, in->chebyshev_gamma, scorr, in->probe_carry, ++c->probe_pass,
+        n, S, neighbors(c, in->neighbor_mode), x_old, buf(c, R_P), buf(c, R_P_TMP), c->f.lambda,
+        c->f.density, omega, in->chebyshev_gamma, scorr, in->probe_carry, ++c->probe_pass,
         c->probe_moved, c->probe_valid, c->probe_carry, c->probe_carry_pass);
     CK(cudaGetLastError());
     k_probe_sum<<<dim3((unsigned)nb, (unsigned)in->patch_count), BLOCK, 0, c->stream>>>(
@@ -167,7 +167,7 @@ cudaError_t enqueue_tool(pbf_cuda *c, int sub) {
     const pbf_cuda_substep *S = c->d_sub + sub;
     float *p = buf(c, R_P), *v = buf(c, R_V);
     c->stage = "tool";
-    k_tool<<<nb, BLOCK, 0, s>>>(n, S, p, v, c->density, c->tool_dx, c->tool_parts);
+    k_tool<<<nb, BLOCK, 0, s>>>(n, S, p, v, c->f.density, c->tool_dx, c->tool_parts);
     CK(cudaGetLastError());
     k_tool_final<<<1, TOOL_FINAL, 0, s>>>(nb, c->tool_parts, c->d_tool + sub);
     CK(cudaGetLastError());

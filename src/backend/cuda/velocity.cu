@@ -1,6 +1,8 @@
 /* The CUDA backend's last stages of a substep (backend_internal.h): the velocity update,
- * vorticity confinement and XSPH, the tool's pass (tool_probes.cu), the watchdog and x ↔ p;
- * and the end-of-step statistics (solver.c: finish_profile). */
+ * vorticity confinement and XSPH, the implicit viscosity (viscosity.cu) and surface drag, the
+ * tool's pass (tool_probes.cu), the watchdog, diffuse particles (diffuse.cu) and x ↔ p, with the
+ * energy audit's marks (energy.cu) where solver.c makes them; and the end-of-step statistics
+ * (solver.c: finish_profile). */
 #include "backend_internal.h"
 
 namespace {
@@ -192,7 +194,8 @@ cudaError_t velocity_upload_solids(pbf_cuda *c, int solids) {
                                    cudaMemcpyHostToDevice, c->stream);
 }
 
-cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int hist_slot) {
+cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int hist_slot,
+                         int *visc_iterations) {
     const int n = c->count, nb = blocks_for(n);
     cudaStream_t s = c->stream;
     const pbf_cuda_substep *S = c->d_sub + sub;
@@ -207,12 +210,15 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
     float *p = buf(c, R_P), *v = buf(c, R_V);
     const uint8_t *phase = phases_of(c, &in->sub[sub].params); /* several fluids, else NULL */
     if (c->tpp == 1)
-        k_vort<1><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len, c->density,
-                                        phase, c->parts);
+        k_vort<1><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->f.omega, c->f.dv, c->f.omega_len,
+                                        c->f.density, phase, c->parts);
     else
-        k_vort<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->omega, c->dv, c->omega_len,
-                                                c->density, phase, c->parts);
+        k_vort<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->f.omega, c->f.dv,
+                                                c->f.omega_len, c->f.density, phase, c->parts);
     CK(cudaGetLastError());
+    const int mark0 = 1 + PBF_ENERGY_COUNT * sub; /* the energy audit's slots of this substep */
+    if (in->energy) /* solver.c: after XSPH's pass, its change dv not yet applied */
+        CK(enqueue_energy(c, mark0 + PBF_ENERGY_XSPH, p, v, nullptr, c->f.dv, S));
     /* fixed count: the error after the last pass, reduced by confinement's extra block (or by
      * a kernel of its own when there are too many partials) */
     ErrFinish fin = ErrFinish{nullptr, 0, 0, nullptr};
@@ -223,25 +229,34 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
     }
     const int blocks = nbt + (fin.dst != nullptr);
     if (c->tpp == 1)
-        k_conf<1><<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len, fin);
+        k_conf<1>
+            <<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->f.dv, c->f.omega, c->f.omega_len, fin);
     else
         k_conf<PBF_LANES>
-            <<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->dv, c->omega, c->omega_len, fin);
+            <<<blocks, BLOCK, 0, s>>>(n, S, nbv, p, v, c->f.dv, c->f.omega, c->f.omega_len, fin);
     CK(cudaGetLastError());
+    if (in->energy) CK(enqueue_energy(c, mark0 + PBF_ENERGY_VORTICITY, p, v, nullptr, nullptr, S));
+    *visc_iterations = 0;
+    if (in->sub[sub].params.viscosity_on) /* viscosity.c: the solve, then the drag */
+        CK(enqueue_viscosity(c, in, sub, visc_iterations));
     if (in->sub[sub].params.surface_drag > 0.0f) { /* viscosity.c: after XSPH, before the tool */
         c->stage = "surface drag";
-        k_drag<<<nb, BLOCK, 0, s>>>(n, S, c->density, v);
+        k_drag<<<nb, BLOCK, 0, s>>>(n, S, c->f.density, v);
         CK(cudaGetLastError());
     }
     CK(mark(c, PBF_STAGE_VORTICITY));
     if (in->tool_sums) CK(enqueue_tool(c, sub)); /* tool.c: pbf__tool_substep_end */
+    if (in->energy) /* solver.c: after the modules' substep_end (the tool's coupling) */
+        CK(enqueue_energy(c, mark0 + PBF_ENERGY_TOOL, p, v, nullptr, nullptr, S));
 
     c->stage = "watchdog";
-    k_watch<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V), c->lambda, c->parts);
+    k_watch<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V), c->f.lambda,
+                                 c->parts);
     CK(cudaGetLastError());
-    k_watch_final<<<1, FINAL, 0, s>>>(nb, c->parts, S, sub, buf(c, R_P), buf(c, R_V), c->lambda,
+    k_watch_final<<<1, FINAL, 0, s>>>(nb, c->parts, S, sub, buf(c, R_P), buf(c, R_V), c->f.lambda,
                                       ids(c), c->d_res);
     CK(cudaGetLastError());
+    if (in->diffuse) CK(enqueue_diffuse(c, in, sub)); /* diffuse.c: after the watchdog */
     swap_roles(c, R_X, R_P); /* the corrected positions become the state */
     return mark(c, -1);
 }
@@ -249,7 +264,8 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
 cudaError_t enqueue_profile(pbf_cuda *c, float inv_rest_density) {
     const int n = c->count, nb = blocks_for(n);
     c->stage = "end-of-step statistics";
-    k_profile<<<nb, BLOCK, 0, c->stream>>>(n, inv_rest_density, c->density, c->counts, c->parts);
+    k_profile<<<nb, BLOCK, 0, c->stream>>>(n, inv_rest_density, c->f.density, c->f.neighbor_counts,
+                                           c->parts);
     CK(cudaGetLastError());
     k_profile_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, buf(c, R_X), ids(c), c->d_res);
     CK(cudaGetLastError());

@@ -10,10 +10,13 @@
  * substeps' constants come from pbf__substep_params (world_state.h), the watchdog's limits and
  * messages from watchdog.h, both shared with solver.c. What the device batch still sequences
  * itself, because its passes run inside the batch: the tool's motion before each substep and its
- * forces after it, and the force probes' planes and sums. With emitters or sinks solver.c asks
- * for one substep at a time and runs their hooks on the host in between (they pull the particles
- * and mark the device stale when they change them). Calls go one way: solver.c calls
- * pbf__cuda_substeps here, never the reverse. */
+ * forces after it, the force probes' planes and sums, the mesh solids' motion and forces (a
+ * floating body moves on the host by the force the device measured in the substep before), the
+ * energy audit's bookkeeping of the device's sums, and the diffuse particles' counters (their set
+ * lives on the device; the host copy is a cache like the particles'). With emitters or sinks
+ * solver.c asks for one substep at a time and runs their hooks on the host in between (they pull
+ * the particles and mark the device stale when they change them). Calls go one way: solver.c
+ * calls pbf__cuda_substeps here, never the reverse. */
 #include "world_cuda.h"
 
 #include <math.h>
@@ -21,7 +24,9 @@
 #include <string.h>
 
 #include "backend.h"
-#include "geometry/mesh_pose.h" /* mesh solids' poses and sweep frames (passes: the device) */
+#include "diffuse_state.h" /* the diffuse set's host copy; its passes run on the device */
+#include "energy_audit.h" /* the audit's books; its sums are the device's */
+#include "geometry/mesh_pose.h" /* mesh solids' poses, sweep frames, substeps' ends */
 #include "probes.h" /* force probes' patches and sums; their pass runs on the device */
 #include "tool.h" /* the tool's motion and forces; its passes run on the device */
 #include "watchdog.h" /* the watchdog's limits and report, shared with solver.c */
@@ -41,6 +46,17 @@ struct pbf_cuda_world {
     pbf_solid sweep_start[PBF_MAX_MESHES], sweep_end[PBF_MAX_MESHES];
     double patch_sums[PBF_MAX_PROBES];
     int patch_counts[PBF_MAX_PROBES];
+    /* mesh forces: each mesh's solid and position for the device, the substeps' sums */
+    int mesh_solid[PBF_MAX_MESHES];
+    double mesh_position[3 * PBF_MAX_MESHES];
+    double *mesh_sums;
+    int mesh_sums_capacity;
+    /* the energy audit: the sums of a call (2 doubles a mark) */
+    double *energy;
+    int energy_capacity;
+    /* diffuse particles: like the particles, the host's set is a cache of the device's */
+    int diffuse_host_current, diffuse_device_current;
+    int diffuse_room; /* the device set's room (the def's max_count when uploaded) */
 };
 
 /* An integer setting from the environment, def when unset; -1 when it is not one of the
@@ -112,6 +128,8 @@ pbf_status pbf__cuda_attach(pbf_world *w, char *err, size_t err_size) {
     }
     c->host_current = 1;
     c->device_current = 0;
+    c->diffuse_host_current = 1;
+    c->diffuse_device_current = 0;
     w->cuda = c;
     return PBF_OK;
 }
@@ -122,6 +140,8 @@ void pbf__cuda_detach(pbf_world *w) {
     pbf_cuda_destroy(c->dev);
     free(c->sub);
     free(c->tool_sums);
+    free(c->mesh_sums);
+    free(c->energy);
     free(c);
     w->cuda = NULL;
 }
@@ -131,19 +151,44 @@ void pbf__cuda_detach(pbf_world *w) {
  * host. */
 static uint8_t *phases_of(pbf_world *w) { return w->def.phase_count > 0 ? w->phase : NULL; }
 
+/* The diffuse set's host copy made current (its count and counters always are). */
+static pbf_status pull_diffuse(pbf_world *w) {
+    struct pbf_cuda_world *c = w->cuda;
+    pbf_diffuse *D = w->diffuse;
+    if (D == NULL || c->diffuse_host_current) return PBF_OK;
+    if (pbf__diffuse_grow_set(D, D->count) != PBF_OK)
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY,
+                         "out of memory reading %d diffuse particles back from the device",
+                         D->count);
+    char why[PBF_ERROR_SIZE];
+    pbf_status st =
+        pbf_cuda_diffuse_download(c->dev, D->x, D->v, D->life, D->kind, why, sizeof why);
+    if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
+    c->diffuse_host_current = 1;
+    return PBF_OK;
+}
+
 pbf_status pbf__cuda_pull(const pbf_world *world) {
     /* The host arrays are a cache of the device state: filling them changes no observable
      * state, so read-back functions that take a const world may do it. */
     pbf_world *w = (pbf_world *)world;
     struct pbf_cuda_world *c = w->cuda;
-    if (c == NULL || c->host_current) return PBF_OK;
-    char why[PBF_ERROR_SIZE];
-    pbf_status st =
-        pbf_cuda_download(c->dev, w->x, w->v, w->density, w->ids, phases_of(w), why, sizeof why);
-    if (st != PBF_OK) /* the host keeps the last state it had; the message says why */
-        return pbf__fail(w, st, "%s", why);
-    c->host_current = 1;
-    return PBF_OK;
+    if (c == NULL) return PBF_OK;
+    if (!c->host_current) {
+        char why[PBF_ERROR_SIZE];
+        pbf_status st = pbf_cuda_download(c->dev, w->x, w->v, w->density, w->ids, phases_of(w), why,
+                                          sizeof why);
+        if (st != PBF_OK) /* the host keeps the last state it had; the message says why */
+            return pbf__fail(w, st, "%s", why);
+        c->host_current = 1;
+    }
+    return pull_diffuse(w);
+}
+
+void pbf__cuda_touch_diffuse(pbf_world *w) {
+    if (w->cuda == NULL) return;
+    pull_diffuse(w);
+    w->cuda->diffuse_device_current = 0;
 }
 
 void pbf__cuda_touch(pbf_world *w) {
@@ -224,6 +269,64 @@ static pbf_status device_solids(pbf_world *w, const pbf_solid *in, int count, pb
     return PBF_OK;
 }
 
+/* The meshes whose force the device measures (all of a world's meshes, as the CPU): each one's
+ * entry in the solids (-1: a sink) and position; 0 when no mesh is a solid. */
+static int mesh_forces(pbf_world *w) {
+    struct pbf_cuda_world *c = w->cuda;
+    const pbf_geometry *g = w->geometry;
+    int solids = 0;
+    for (int k = 0; g != NULL && k < g->count; ++k) {
+        const pbf_mesh_body *b = g->body[k];
+        c->mesh_solid[k] = b->solid;
+        for (int q = 0; q < 3; ++q) c->mesh_position[3 * k + q] = b->position[q];
+        solids += b->solid >= 0;
+    }
+    return solids > 0 ? g->count : 0;
+}
+
+/* Room in the host's scratch: *buf of at least n doubles. */
+static int reserve_doubles(double **buf, int *capacity, int n) {
+    if (n <= *capacity) return 1;
+    double *b = realloc(*buf, (size_t)n * sizeof *b);
+    if (b == NULL) return 0;
+    *buf = b;
+    *capacity = n;
+    return 1;
+}
+
+/* The energy audit's books from the device's sums of the call (energy_audit.c's energy():
+ * m (Σ |v|²/2 − Σ g·x)): the step's start in its first call, then every stage of every
+ * substep, in the CPU's order. */
+static void book_energy(pbf_world *w, int first_call, int count) {
+    const double *e = w->cuda->energy, m = (double)w->params.mass;
+    if (first_call) w->audit.start = w->audit_mark = m * (e[0] - e[1]);
+    for (int s = 0; s < count; ++s)
+        for (int k = 0; k < PBF_ENERGY_COUNT; ++k) {
+            const double *q = e + 2 * (1 + PBF_ENERGY_COUNT * s + k);
+            pbf__energy_book(w, (pbf_energy_stage)k, m * (q[0] - q[1]));
+        }
+}
+
+/* The mesh solids' forces of the call's substeps (meshes.c: pbf__meshes_after_delta's sums and
+ * pbf__meshes_substep_end): the step's sums and each substep's, which a floating body moves by
+ * in the next substep. */
+static void add_mesh_forces(pbf_world *w, int meshes, int count, float dt_sub) {
+    const double *sums = w->cuda->mesh_sums;
+    for (int s = 0; s < count; ++s) {
+        for (int k = 0; k < meshes; ++k) {
+            pbf_mesh_body *b = w->geometry->body[k];
+            const double *f = sums + 6 * ((size_t)s * meshes + k);
+            for (int q = 0; q < 3; ++q) {
+                b->sum_force[q] += f[q];
+                b->sum_torque[q] += f[3 + q];
+                b->sub_force[q] = f[q];
+                b->sub_torque[q] = f[3 + q];
+            }
+        }
+        pbf__meshes_substep_end(w, dt_sub);
+    }
+}
+
 /* Substeps s0 .. s0 + count − 1 of the step (s0 counted from the step's start) on the device: substep()'s constants of each
  * (pbf__substep_params), the tool moved to each one's end, one pbf_cuda_step, then its results:
  * the profile, the watchdog's report, the tool's forces substep by substep. */
@@ -240,6 +343,13 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
         pbf__substep_params(w, dt_sub, t + dt_sub); /* as solver.c's substep() */
         memset(&c->sub[s], 0, sizeof c->sub[s]);
         c->sub[s].params = *P;
+        if (w->diffuse != NULL) { /* diffuse.c: the draws' counter, the bubbles' damping */
+            c->sub[s].diffuse_step = (uint32_t)(w->diffuse->substeps + (uint64_t)s);
+            c->sub[s].diffuse_damp = 1.0f - expf(-w->diffuse->def.drag * P->dt);
+        }
+        for (int k = 0; w->geometry != NULL && k < w->geometry->count; ++k) /* substep_begin */
+            for (int q = 0; q < 3; ++q)
+                w->geometry->body[k]->sub_force[q] = w->geometry->body[k]->sub_torque[q] = 0.0;
         const float limit = WATCHDOG_CFL_FACTOR * (cfl * P->h * P->inv_dt);
         c->sub[s].watchdog_speed2 = limit * limit;
         if (w->tool != NULL) { /* tool: where it is at the substep's end */
@@ -296,6 +406,23 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
     in.probe_carry = carry;
     in.patch_sums = c->patch_sums;
     in.patch_counts = c->patch_counts;
+    /* mesh forces: every mesh's, after every Δp pass, as meshes.c */
+    const int meshes = mesh_forces(w);
+    if (meshes > 0 && !reserve_doubles(&c->mesh_sums, &c->mesh_sums_capacity, 6 * meshes * count))
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
+    in.mesh_count = meshes;
+    in.mesh_colliders = w->collider_count;
+    in.mesh_solid = c->mesh_solid;
+    in.mesh_position = c->mesh_position;
+    in.mesh_sums = c->mesh_sums;
+    in.visc_iterations = w->def.material.viscosity_iterations; /* the implicit viscosity */
+    in.visc_tolerance = w->def.material.viscosity_tolerance;
+    in.energy = w->energy_audit; /* the energy audit: the sums at its marks */
+    if (in.energy &&
+        !reserve_doubles(&c->energy, &c->energy_capacity, 2 * (1 + PBF_ENERGY_COUNT * count)))
+        return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory");
+    in.energy_out = c->energy;
+    in.diffuse = w->diffuse != NULL ? &w->diffuse->def : NULL; /* diffuse particles */
     pbf_cuda_step_out out;
     char why[PBF_ERROR_SIZE];
     st = pbf_cuda_step(c->dev, &in, &out, why, sizeof why);
@@ -307,6 +434,15 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
         w->profile.max_iterations_used = out.max_iterations_used;
     w->profile.chebyshev_restarts += out.chebyshev_restarts;
     w->iteration_error_count = out.iteration_error_count;
+    if (out.viscosity_iterations > w->profile.viscosity_iterations)
+        w->profile.viscosity_iterations = out.viscosity_iterations;
+    if (w->diffuse != NULL) { /* the set stays on the device; its counters come back */
+        const int ran = out.unstable != PBF_CUDA_OK ? out.unstable_substep : count;
+        w->diffuse->count = out.diffuse_count;
+        w->diffuse->generated += out.diffuse_generated;
+        w->diffuse->substeps += (uint64_t)ran;
+        c->diffuse_host_current = 0;
+    }
     if (out.unstable != PBF_CUDA_OK) {
         /* the CPU stops in that substep: time has advanced over the ones before it */
         double tf = w->time;
@@ -321,6 +457,13 @@ static pbf_status run_substeps(pbf_world *w, int s0, int count, float dt_sub) {
                              ts->contacts);
     }
     if (patches > 0) pbf__probes_add_sums(w, c->patch_sums, c->patch_counts); /* probes */
+    /* meshes: their forces (none without particles: the device ran nothing, as the CPU's empty
+     * substeps measure nothing) */
+    if (meshes > 0 && w->count == 0)
+        memset(c->mesh_sums, 0, (size_t)(6 * meshes * count) * sizeof *c->mesh_sums);
+    if (meshes > 0) add_mesh_forces(w, meshes, count, dt_sub);
+    /* the energy audit (the CPU's empty substeps mark nothing) */
+    if (in.energy && w->count > 0) book_energy(w, s0 == 0, count);
     /* finish_profile (the last call of the step has the step's end) */
     if (out.bad_density)
         return unstable(w, out.bad_density_id, out.bad_density_x, w->time,
@@ -345,6 +488,17 @@ pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int first, int substep
                              sizeof why);
         if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
         c->device_current = 1;
+    }
+    const pbf_diffuse *D = w->diffuse;
+    if (D != NULL && (!c->diffuse_device_current || c->diffuse_room != D->def.max_count)) {
+        /* the set to the device, with room for the def's max_count (its set never grows) */
+        st = pull_diffuse(w);
+        if (st != PBF_OK) return st;
+        st = pbf_cuda_diffuse_upload(c->dev, D->def.max_count, D->count, D->x, D->v, D->life,
+                                     D->kind, why, sizeof why);
+        if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
+        c->diffuse_device_current = 1;
+        c->diffuse_room = D->def.max_count;
     }
     if (substeps > c->sub_capacity) {
         pbf_cuda_substep *s = realloc(c->sub, (size_t)substeps * sizeof *s);

@@ -1,5 +1,5 @@
 /* The world's hooks into the CUDA backend (docs/cuda.md), for world.c, solver.c, particles.c,
- * emitter.c, stats.c and io/checkpoint.c. Implemented in src/backend/cuda/world_cuda.c when the
+ * emitter.c, diffuse.c, stats.c and io/checkpoint.c. Implemented in src/backend/cuda/world_cuda.c when the
  * backend is built
  * (PBF_HAVE_CUDA); otherwise the stubs below, and a CUDA world is never created.
  *
@@ -7,7 +7,9 @@
  * from the device on demand (pbf__cuda_pull, before any read of w->x, w->v, w->density,
  * w->ids) and sent to the device before the next step after the host changed it
  * (pbf__cuda_touch, before any write). Stepping moves no particle data, but for the flow's
- * pass between substeps while emitters or sinks act (emitter.c pulls and touches). */
+ * pass between substeps while emitters or sinks act (emitter.c pulls and touches). The diffuse
+ * particles' set likewise (diffuse.c pulls before a read, pbf__cuda_touch_diffuse before a
+ * write): it lives on the device, its count and counters come back with every step. */
 #ifndef PBF_CUDA_WORLD_CUDA_H
 #define PBF_CUDA_WORLD_CUDA_H
 
@@ -27,11 +29,14 @@ void pbf__cuda_detach(pbf_world *w);
  * start), each of dt_sub, and finish_profile (solver.c's pbf_world_step runs the rest of the
  * step: the profile, the modules' step hooks). */
 pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int first, int substeps);
-/* Makes the host arrays current (reads the device state back if a step changed it); on a
- * device error the host keeps its last state and the world's message says why. */
+/* Makes the host arrays current (reads the device state back if a step changed it: the
+ * particles and the diffuse set); on a device error the host keeps its last state and the
+ * world's message says why. */
 pbf_status pbf__cuda_pull(const pbf_world *w);
 /* The host arrays are about to change: pull, then send them to the device before the next step. */
 void pbf__cuda_touch(pbf_world *w);
+/* The same for the diffuse set (and its def: its room on the device is the def's max_count). */
+void pbf__cuda_touch_diffuse(pbf_world *w);
 /* Device bytes of a CUDA world (0 on the CPU). */
 size_t pbf__cuda_memory_bytes(const pbf_world *w);
 /* pbf_world_device_view of a CUDA world: sends host changes to the device first. */
@@ -62,6 +67,7 @@ static inline pbf_status pbf__cuda_pull(const pbf_world *w) {
     return PBF_OK;
 }
 static inline void pbf__cuda_touch(pbf_world *w) { (void)w; }
+static inline void pbf__cuda_touch_diffuse(pbf_world *w) { (void)w; }
 static inline size_t pbf__cuda_memory_bytes(const pbf_world *w) {
     (void)w;
     return 0;

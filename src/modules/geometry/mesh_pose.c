@@ -1,7 +1,8 @@
 /* Where the mesh solids are (mesh_pose.h): a body's kinematic pose at a time, the move of the
  * moving bodies to a substep's end, the solids' entries from the poses and the frames of the
- * particles' sweep. Apart from meshes.c (adding meshes, their forces) because a CUDA world's
- * substeps move the bodies from the host too (src/backend/cuda/world_cuda.c). */
+ * particles' sweep, and the end of a substep (the force a floating body moves by next). Apart
+ * from meshes.c (adding meshes, their forces) because a CUDA world's substeps move the bodies
+ * from the host too (src/backend/cuda/world_cuda.c). */
 #include "mesh_pose.h"
 
 #include <string.h>
@@ -99,4 +100,15 @@ int pbf__meshes_sweep_frames(const pbf_world *w, pbf_solid *start, pbf_solid *en
         ++m;
     }
     return m;
+}
+
+void pbf__meshes_substep_end(pbf_world *w, float dt) {
+    pbf_geometry *g = w->geometry;
+    (void)dt;
+    if (g == NULL) return;
+    for (int i = 0; i < g->count; ++i) {
+        pbf_mesh_body *b = g->body[i];
+        b->substeps_done++;
+        if (b->def.motion == PBF_MESH_FLOATING) pbf__bodies_substep_end(b);
+    }
 }

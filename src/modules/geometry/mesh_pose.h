@@ -1,7 +1,7 @@
 /* Where the mesh solids are (mesh_pose.c): their poses, their entries in the world's solids,
- * and the frames of the sweep that keeps particles from passing through thin parts. For
- * meshes.c (the CPU's substeps) and src/backend/cuda/world_cuda.c (a CUDA world's substeps,
- * whose bodies move on the host). */
+ * the frames of the sweep that keeps particles from passing through thin parts, and a substep's
+ * end. For meshes.c (the CPU's substeps) and src/backend/cuda/world_cuda.c (a CUDA world's
+ * substeps, whose bodies move on the host). */
 #ifndef PBF_GEOMETRY_MESH_POSE_H
 #define PBF_GEOMETRY_MESH_POSE_H
 
@@ -18,5 +18,9 @@ void pbf__meshes_move(pbf_world *w, float dt);
  * frames of the sweep, kernels.h pbf_mesh_sweep_path); returns how many (at most
  * PBF_MAX_MESHES). */
 int pbf__meshes_sweep_frames(const pbf_world *w, pbf_solid *start, pbf_solid *end);
+/* The end of a substep (meshes.c's substep_end; a CUDA world's, world_cuda.c, after the device
+ * measured the forces): the substeps counted for the step's mean force, and each floating
+ * body's force of the substep kept for its next move. */
+void pbf__meshes_substep_end(pbf_world *w, float dt);
 
 #endif

@@ -503,30 +503,12 @@ void pbf__meshes_after_delta(pbf_world *w, int nt) {
     float *share = g->share;
     int32_t *share_body = g->share_body;
     const pbf_solid *S = w->solids;
+    int solid[PBF_MAX_MESHES]; /* each mesh's entry in the solids (-1: a sink) */
+    for (int k = 0; k < m; ++k) solid[k] = g->body[k]->solid;
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 xo = v3_load(x_old, i);
-        int best = -1;
-        float nearest = P->h;
-        for (int k = 0; k < m; ++k) {
-            if (g->body[k]->solid < 0) continue;
-            const pbf_solid *s = &S[g->body[k]->solid];
-            pbf_v3 xl = pbf_mesh_local(s, xo);
-            if (pbf_field_far(s->field, xl)) continue;
-            pbf_field_cell c = pbf_field_locate(s->field, xl);
-            float phi = pbf_field_phi(s->field, &c);
-            if (phi < nearest) nearest = phi, best = k;
-        }
-        if (best >= 0) {
-            float wall = pbf_minf(pbf_minf(pbf_minf(xo.x - P->wall_lo.x, P->wall_hi.x - xo.x),
-                                           pbf_minf(xo.y - P->wall_lo.y, P->wall_hi.y - xo.y)),
-                                  pbf_minf(xo.z - P->wall_lo.z, P->wall_hi.z - xo.z));
-            if (wall < nearest) best = -1;
-            for (int c = 0; c < colliders && best >= 0; ++c) {
-                pbf_v3 nrm;
-                if (pbf_solid_sdf(&S[c], xo, &nrm) < nearest) best = -1;
-            }
-        }
+        const int best = pbf_mesh_force_owner(xo, P, S, solid, m, colliders);
         share_body[i] = best;
         if (best >= 0) v3_store(share, i, v3_sub(v3_load(x_new, i), v3_load(target, i)));
     }
@@ -537,14 +519,9 @@ void pbf__meshes_after_delta(pbf_world *w, int nt) {
     for (int i = 0; i < n; ++i) {
         const int k = share_body[i];
         if (k < 0 || (ghost != NULL && ghost[i])) continue;
-        const pbf_mesh_body *b = g->body[k];
-        const double d[3] = {share[3 * i], share[3 * i + 1], share[3 * i + 2]};
-        const double r[3] = {x_old[3 * i] - b->position[0], x_old[3 * i + 1] - b->position[1],
-                             x_old[3 * i + 2] - b->position[2]};
-        for (int q = 0; q < 3; ++q) f[k][q] += d[q];
-        t[k][0] += r[1] * d[2] - r[2] * d[1];
-        t[k][1] += r[2] * d[0] - r[0] * d[2];
-        t[k][2] += r[0] * d[1] - r[1] * d[0];
+        double d[3], r_d[3];
+        pbf_mesh_force_terms(v3_load(share, i), v3_load(x_old, i), g->body[k]->position, d, r_d);
+        for (int q = 0; q < 3; ++q) f[k][q] += d[q], t[k][q] += r_d[q];
     }
     if (w->halo != NULL) sum_over_ranks(w, f, t, m);
     const double scale = -(double)P->mass * (double)P->inv_dt * (double)P->inv_dt;
@@ -556,17 +533,6 @@ void pbf__meshes_after_delta(pbf_world *w, int nt) {
             b->sub_force[q] += scale * f[k][q];
             b->sub_torque[q] += scale * t[k][q];
         }
-    }
-}
-
-void pbf__meshes_substep_end(pbf_world *w, float dt) {
-    pbf_geometry *g = w->geometry;
-    (void)dt;
-    if (g == NULL) return;
-    for (int i = 0; i < g->count; ++i) {
-        pbf_mesh_body *b = g->body[i];
-        b->substeps_done++;
-        if (b->def.motion == PBF_MESH_FLOATING) pbf__bodies_substep_end(b);
     }
 }
 

@@ -26,7 +26,7 @@ void pbf__mesh_body_restore(pbf_world *w, int index, const double in[PBF_BODY_ST
 void pbf__meshes_step_begin(pbf_world *w);
 pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int threads);
 void pbf__meshes_after_delta(pbf_world *w, int threads);
-void pbf__meshes_substep_end(pbf_world *w, float dt);
+/* pbf__meshes_substep_end: mesh_pose.h */
 void pbf__meshes_step_end(pbf_world *w);
 
 /* This feature as a module of the step (module.h, modules.c). */

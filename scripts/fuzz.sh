@@ -6,13 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
-cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# Ninja for a new folder where it is installed (scripts/generator.sh, as scripts/test.sh).
+cmake -S . -B build-fuzz $(bash scripts/generator.sh build-fuzz) -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DPBF_FUZZ=ON -DPBF_SANITIZE=ON -DPBF_BUILD_TESTS=OFF -DPBF_RENDER=OFF -DPBF_CUDA=OFF -DPBF_VDB=OFF \
     -DPBF_FUZZ_SECONDS="$seconds" >/dev/null
 targets=(fuzz_scene)
 targets_known=$(cmake --build build-fuzz --target help) # not piped into grep -q: pipefail
-if grep -qx '\.\.\. fuzz_mesh' <<<"$targets_known"; then
+# make lists "... fuzz_mesh", Ninja "fuzz_mesh: phony"
+if grep -qxE '(\.\.\. fuzz_mesh|fuzz_mesh: phony)' <<<"$targets_known"; then
   targets+=(fuzz_mesh) # the mesh loaders, where Assimp is there
 fi
 cmake --build build-fuzz --target "${targets[@]}" -j"$(nproc)"

@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config          # toolchain
+  ninja-build                               # the builds of scripts/test.sh (make works too)
   libcjson-dev                              # scene files
   zlib1g-dev                                # CRC-32 of checkpoint files
   libassimp-dev                             # triangle meshes as solids (OBJ, STL, PLY)

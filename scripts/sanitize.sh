@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 # OpenVDB stays out of this build: its library is not instrumented, and ASan reports false
 # container overflows where instrumented code shares its containers (the release suite tests it).
 # The benchmark helpers stay out too: no test runs them (the release build compiles them).
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DPBF_SANITIZE=ON -DPBF_VDB=OFF -DPBF_BENCH=OFF \
-    >/dev/null
+# Ninja for a new folder where it is installed (scripts/generator.sh, as scripts/test.sh).
+cmake -S . -B build-asan $(bash scripts/generator.sh build-asan) -DCMAKE_BUILD_TYPE=Release \
+    -DPBF_SANITIZE=ON -DPBF_VDB=OFF -DPBF_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$(nproc)"
 # abort on the first report, with a stack; leaks are reported at exit (LeakSanitizer)
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"

@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 # The Python module is built here too (PBF_PYTHON, for Debian's interpreter, the one of
 # scripts/test_python.sh): its package then installs it instead of compiling the library again.
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DPBF_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3
+# A new build folder gets Ninja where it is installed (scripts/generator.sh): it keeps every core
+# busy to the end, where make waits for each library to be linked before compiling what uses it.
+cmake -S . -B build $(bash scripts/generator.sh build) -DCMAKE_BUILD_TYPE=Release -DPBF_PYTHON=ON \
+    -DPython3_EXECUTABLE=/usr/bin/python3
 cmake --build build -j"$(nproc)"
 # One test per core at a time: most tests run one thread, or wait on a process starting (Blender,
 # ParaView, valgrind); tests that need the cores to themselves (the MPI runs) say so with CTest's

@@ -3,77 +3,11 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "material_cases.h"
 #include "pbf/checkpoint.h"
 #include "pbf/pbf.h"
 #include "pbf/scene.h"
 #include "test.h"
-
-/* A cube of water of n³ particles of radius r in zero gravity, in the middle of a box wide
- * enough that no wall is in reach. */
-static pbf_world *droplet_world(int n, float r, float sigma, int threads) {
-    pbf_world_def def = pbf_default_world_def();
-    float side = 2.0f * r * (float)n, room = 2.0f * side;
-    def.particle_radius = r;
-    def.gravity = (pbf_vec3){0.0f, 0.0f, 0.0f};
-    def.domain_min = (pbf_vec3){0.0f, 0.0f, 0.0f};
-    def.domain_max = (pbf_vec3){room, room, room};
-    def.material.surface_tension = sigma;
-    def.threads = threads;
-    pbf_world *w = NULL;
-    char err[PBF_ERROR_SIZE];
-    if (pbf_world_create(&def, &w, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "%s\n", err);
-        return NULL;
-    }
-    pbf_block_def b = pbf_default_block_def();
-    float lo = 0.5f * (room - side);
-    b.min = (pbf_vec3){lo, lo, lo};
-    b.max = (pbf_vec3){lo + side, lo + side, lo + side};
-    if (pbf_world_add_block(w, &b) != PBF_OK) {
-        pbf_world_destroy(w);
-        return NULL;
-    }
-    return w;
-}
-
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
-/* The 99th-percentile distance of the particle centres from their mean, over the radius of the
- * sphere of the fluid's volume (count · m/ρ0); *extent_x receives the x extent's half-width
- * (max − min)/2 over the same radius. */
-static double sphericity(const pbf_world *w, double *extent_x) {
-    int n = pbf_world_particle_count(w);
-    float *x = malloc(sizeof(float) * 3 * (size_t)n), *d = malloc(sizeof(float) * (size_t)n);
-    if (!x || !d) {
-        free(x);
-        free(d);
-        return 1e9;
-    }
-    pbf_world_get_positions(w, x);
-    double c[3] = {0, 0, 0};
-    for (int i = 0; i < n; ++i)
-        for (int k = 0; k < 3; ++k) c[k] += x[3 * i + k];
-    for (int k = 0; k < 3; ++k) c[k] /= n;
-    float xmin = 1e30f, xmax = -1e30f;
-    for (int i = 0; i < n; ++i) {
-        double s = 0.0;
-        for (int k = 0; k < 3; ++k) s += (x[3 * i + k] - c[k]) * (x[3 * i + k] - c[k]);
-        d[i] = (float)sqrt(s);
-        if (x[3 * i] < xmin) xmin = x[3 * i];
-        if (x[3 * i] > xmax) xmax = x[3 * i];
-    }
-    qsort(d, (size_t)n, sizeof *d, cmp_float);
-    double volume = n * (double)pbf_world_particle_mass(w) / pbf_world_get_def(w)->rest_density;
-    double radius = cbrt(volume * 3.0 / (4.0 * 3.14159265358979));
-    double p99 = d[(int)(0.99 * (n - 1))];
-    if (extent_x) *extent_x = 0.5 * (xmax - xmin) / radius;
-    free(x);
-    free(d);
-    return p99 / radius;
-}
 
 /* Quadrupole Q = mean((x − c_x)² − (y − c_y)²) of the particle centres: the l = 2 mode along
  * x and y. */
@@ -96,7 +30,8 @@ static double quadrupole(const pbf_world *w, float *x) {
  * equal-volume sphere. Returns 0 when there were too few crossings. */
 static double oscillation_period(int n, float r, float sigma, float a, int frames,
                                  double *radius) {
-    pbf_world *w = droplet_world(n, r, sigma, 0);
+    pbf_world_def base = pbf_default_world_def();
+    pbf_world *w = case_droplet_world(&base, n, r, sigma, 0);
     if (!w) return 0.0;
     for (int f = 0; f < 60; ++f) pbf_world_step(w, 1.0f / 60.0f);
     int count = pbf_world_particle_count(w);
@@ -156,97 +91,20 @@ static double rayleigh_period(double sigma, double rho, double radius) {
     return 2.0 * 3.14159265358979 / sqrt(8.0 * sigma / (rho * radius * radius * radius));
 }
 
-/* A cube of water in zero gravity becomes a sphere with surface tension (the 99th-percentile
- * distance from the centre within 8% of the radius of the equal-volume sphere; the particle
- * centres of the outer layer sit r inside the surface, so a round drop reads about 0.94), and
- * does not without (the cube reads 1.17 at the start and still 1.17 after 60 frames: in zero
- * gravity nothing else acts on it; the paper's shape of s_corr used to scatter it to 2.5,
- * docs/physics.md "s_corr"). Under the sanitizers (test.h) 10 frames each: the same bounds hold
- * there already. */
+/* tests/material_cases.h's droplet with the paper's pair (the cube reads 1.17 at the start and
+ * still 1.17 after 60 frames without surface tension; the paper's shape of s_corr used to scatter
+ * it to 2.5, docs/physics.md "s_corr"). Under the sanitizers (test.h) 10 frames each: the same
+ * bounds hold there already. */
 static int droplet_becomes_sphere(void) {
-    double ratio[2];
-    const int full = !test_sanitized(), frames = full ? 60 : 10;
-    for (int k = 0; k < 2; ++k) {
-        pbf_world *w = droplet_world(10, 0.002f, k ? 0.0728f : 0.0f, 1);
-        ENSURE(w != NULL);
-        for (int f = 0; f < frames; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
-        ratio[k] = sphericity(w, NULL);
-        pbf_world_destroy(w);
-    }
-    printf("  p99 distance / R after %d frames: %.4f without surface tension, %.4f with\n", frames,
-           ratio[0], ratio[1]);
-    ENSURE(ratio[1] <= 1.08);
-    ENSURE(ratio[1] >= 0.85); /* round, not collapsed */
-    ENSURE(ratio[0] >= 1.15);
-    return 0;
+    const pbf_world_def d = pbf_default_world_def();
+    return case_droplet_becomes_sphere(&d, test_sanitized() ? 10 : 60);
 }
 
-/* A drop of n³ particles resting on the floor in weak gravity, with surface tension σ and a work
- * of adhesion W with the walls (wall_adhesion) or with a plate (a box collider) under it; returns
- * the radius of its footprint: the largest horizontal distance from the centroid of a particle
- * in the lowest layer. */
-static double footprint(float adhesion, int plate, int threads, int frames) {
-    const float r = 0.002f, sigma = 0.0728f;
-    pbf_world_def def = pbf_default_world_def();
-    def.particle_radius = r;
-    def.gravity = (pbf_vec3){0.0f, -0.5f, 0.0f}; /* capillary length sqrt(σ/ρg) = 12 mm */
-    def.domain_max = (pbf_vec3){0.12f, 0.06f, 0.12f};
-    def.material.surface_tension = sigma;
-    def.wall_adhesion = plate ? 0.0f : adhesion;
-    def.threads = threads;
-    pbf_world *w = NULL;
-    char err[PBF_ERROR_SIZE];
-    if (pbf_world_create(&def, &w, err, sizeof err) != PBF_OK) return -1.0;
-    float floor_y = 0.0f;
-    if (plate) {
-        pbf_collider_def c = pbf_default_collider_def();
-        c.type = PBF_COLLIDER_BOX;
-        c.center = (pbf_vec3){0.06f, 0.005f, 0.06f};
-        c.half_extents = (pbf_vec3){0.05f, 0.005f, 0.05f};
-        c.adhesion = adhesion;
-        if (pbf_world_add_collider(w, &c) != PBF_OK) return -1.0;
-        floor_y = 0.01f;
-    }
-    pbf_block_def b = pbf_default_block_def();
-    b.min = (pbf_vec3){0.044f, floor_y, 0.044f};
-    b.max = (pbf_vec3){0.076f, floor_y + 0.032f, 0.076f};
-    if (pbf_world_add_block(w, &b) != PBF_OK) return -1.0;
-    for (int f = 0; f < frames; ++f)
-        if (pbf_world_step(w, 1.0f / 60.0f) != PBF_OK) return -1.0;
-    int n = pbf_world_particle_count(w);
-    float *x = malloc(sizeof(float) * 3 * (size_t)n);
-    if (!x) return -1.0;
-    pbf_world_get_positions(w, x);
-    double cx = 0.0, cz = 0.0, reach = 0.0;
-    for (int i = 0; i < n; ++i) cx += x[3 * i] / n, cz += x[3 * i + 2] / n;
-    for (int i = 0; i < n; ++i) {
-        if (x[3 * i + 1] > floor_y + 3.0f * r) continue; /* the lowest layer */
-        double ex = x[3 * i] - cx, ez = x[3 * i + 2] - cz, d = sqrt(ex * ex + ez * ez);
-        if (d > reach) reach = d;
-    }
-    free(x);
-    pbf_world_destroy(w);
-    return reach;
-}
-
-/* The more the floor adheres (W = 0, σ, 2σ: by Young–Dupré contact angles of 180°, 90° and 0°),
- * the wider the drop spreads, on the domain's floor and on a plate. Under the sanitizers
- * (test.h) 10 frames each: the order is already clear then (17.8, 21.2, 23.5 mm on the floor). */
+/* tests/material_cases.h's footprint with the paper's pair. Under the sanitizers (test.h) 10
+ * frames each: the order is already clear then (17.8, 21.2, 23.5 mm on the floor). */
 static int drop_spreads_with_adhesion(void) {
-    const float w[3] = {0.0f, 0.0728f, 0.1456f};
-    const int full = !test_sanitized(), frames = full ? 90 : 10;
-    for (int plate = 0; plate < 2; ++plate) {
-        double reach[3];
-        for (int k = 0; k < 3; ++k) {
-            reach[k] = footprint(w[k], plate, 1, frames);
-            ENSURE(reach[k] > 0.0);
-        }
-        printf("  footprint radius on the %s, W = 0, σ, 2σ: %.1f, %.1f, %.1f mm\n",
-               plate ? "plate" : "floor", 1e3 * reach[0], 1e3 * reach[1], 1e3 * reach[2]);
-        ENSURE(reach[1] > reach[0] + 0.001); /* by more than half a particle radius each */
-        ENSURE(reach[2] > reach[1] + 0.001);
-    }
-    return 0;
+    const pbf_world_def d = pbf_default_world_def();
+    return case_drop_spreads_with_adhesion(&d, test_sanitized() ? 10 : 90);
 }
 
 /* A block sliding along the floor at 1 m/s: with wall friction it comes less far in 0.5 s, on the
@@ -420,10 +278,11 @@ static void droplet_experiment(void) {
     float r = getenv("R") ? (float)atof(getenv("R")) : 0.002f;
     float sigma = getenv("SIGMA") ? (float)atof(getenv("SIGMA")) : 0.0728f;
     int frames = getenv("FRAMES") ? atoi(getenv("FRAMES")) : 120;
-    pbf_world *w = droplet_world(n, r, sigma, 0);
+    pbf_world_def base = pbf_default_world_def();
+    pbf_world *w = case_droplet_world(&base, n, r, sigma, 0);
     if (!w) return;
     for (int f = 0; f <= frames; ++f) {
-        double ex = 0.0, s = sphericity(w, &ex);
+        double ex = 0.0, s = case_sphericity(w, &ex);
         pbf_stats st = pbf_world_get_stats(w);
         printf("t %.4f p99/R %.4f x/R %.4f ke %.3e\n", pbf_world_time(w), s, ex,
                st.kinetic_energy);

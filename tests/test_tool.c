@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "material_cases.h"
 #include "pbf/pbf.h"
 #include "pbf/scene.h"
 #include "test.h"
@@ -13,39 +14,7 @@
 #define PI_F 3.14159265f
 
 /* ---------------------------------------------------------------------------------------------
- * Helpers */
-
-static pbf_world *make_world(const pbf_world_def *d) {
-    pbf_world *w = NULL;
-    char err[PBF_ERROR_SIZE];
-    if (pbf_world_create(d, &w, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "create: %s\n", err);
-        return NULL;
-    }
-    return w;
-}
-
-/* Fills [0, size] x [0, depth] x [0, size_z] with water on the rest lattice, leaving out the
- * lattice points within R + r of c (so a tool placed at c starts without overlap). */
-static int fill_water(pbf_world *w, float lx, float depth, float lz, pbf_vec3 c, float R) {
-    const float r = pbf_world_get_def(w)->particle_radius, s = 2.0f * r;
-    int nx = (int)(lx / s + 1e-4f), ny = (int)(depth / s + 1e-4f), nz = (int)(lz / s + 1e-4f);
-    float *pos = malloc((size_t)nx * ny * nz * 3 * sizeof *pos);
-    if (pos == NULL) return -1;
-    int n = 0;
-    for (int k = 0; k < nz; ++k)
-        for (int j = 0; j < ny; ++j)
-            for (int i = 0; i < nx; ++i) {
-                float x = r + s * i, y = r + s * j, z = r + s * k;
-                float dx = x - c.x, dy = y - c.y, dz = z - c.z;
-                if (dx * dx + dy * dy + dz * dz < (R + r) * (R + r)) continue;
-                pos[3 * n] = x, pos[3 * n + 1] = y, pos[3 * n + 2] = z;
-                ++n;
-            }
-    pbf_status st = pbf_world_add_particles(w, n, pos, NULL);
-    free(pos);
-    return st == PBF_OK ? n : -1;
-}
+ * Helpers (the world and the water: tests/material_cases.h) */
 
 static float sphere_volume(float R) { return 4.0f / 3.0f * PI_F * R * R * R; }
 
@@ -55,7 +24,7 @@ static float sphere_volume(float R) { return 4.0f / 3.0f * PI_F * R * R * R; }
 static pbf_params params_for(float r) {
     pbf_world_def d = pbf_default_world_def();
     d.particle_radius = r;
-    pbf_world *w = make_world(&d);
+    pbf_world *w = case_make_world(&d);
     pbf_params p;
     memset(&p, 0, sizeof p);
     if (w == NULL) return p;
@@ -230,7 +199,7 @@ static int path_interpolation(void) {
 /* Bad defs fail with the field's name; no tool, no pose; removing works. */
 static int api_validates(void) {
     pbf_world_def wd = pbf_default_world_def();
-    pbf_world *w = make_world(&wd);
+    pbf_world *w = case_make_world(&wd);
     ENSURE(w);
     ENSURE(!pbf_world_has_tool(w) && pbf_world_get_tool_def(w) == NULL);
     ENSURE(pbf_tool_set_pose(w, (pbf_vec3){0.5f, 0.5f, 0.5f}) == PBF_ERR_INVALID_ARG);
@@ -282,7 +251,7 @@ static int api_validates(void) {
 static int poses_drive_the_tool(void) {
     pbf_world_def wd = pbf_default_world_def();
     wd.substeps = 3;
-    pbf_world *w = make_world(&wd);
+    pbf_world *w = case_make_world(&wd);
     ENSURE(w);
     pbf_block_def b = pbf_default_block_def(); /* some water away from the tool */
     ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
@@ -310,7 +279,7 @@ static int poses_drive_the_tool(void) {
     s = pbf_tool_get_state(w);
     ENSURE(s.position.x == 0.62f && s.position.y == 0.83f && s.velocity.y == 0.0f);
     /* an empty world still moves its tool */
-    pbf_world *e = make_world(&wd);
+    pbf_world *e = case_make_world(&wd);
     ENSURE(e && pbf_world_set_tool(e, &d) == PBF_OK);
     ENSURE(pbf_world_step(e, 0.5f) == PBF_OK);
     ENSURE_NEAR(pbf_tool_get_state(e).position.x, 0.7, 1e-5);
@@ -481,42 +450,12 @@ static int shipped_scene(void) {
 /* ---------------------------------------------------------------------------------------------
  * Physics: a sphere at rest in water */
 
-/* Held fully submerged and still, the fluid pushes the sphere up with ρ0 g V (Archimedes)
- * within 10%, and not sideways. The force is all reaction when adhesion and damping are off.
- * Under the sanitizers (test_sanitized()) 10 frames, averaged over the last 5: within the same
- * bounds already (5.00 N against 5.14 N, nothing sideways). */
+/* tests/material_cases.h's held sphere with the paper's pair, 90 frames. Under the sanitizers
+ * (test_sanitized()) 10 frames, averaged over the last 5: within the same bounds already (5.00 N
+ * against 5.14 N, nothing sideways). */
 static int held_sphere_feels_buoyancy(void) {
-    pbf_world_def d = pbf_default_world_def();
-    d.domain_max = (pbf_vec3){0.26f, 0.3f, 0.26f};
-    d.solver.scorr_k = 0.0f;
-    d.threads = 1; /* see test_tool_experiment.c: robust to a busy machine */
-    pbf_world *w = make_world(&d);
-    ENSURE(w);
-    const float R = 0.05f;
-    const pbf_vec3 c = {0.13f, 0.1f, 0.13f};
-    int n = fill_water(w, 0.26f, 0.2f, 0.26f, c, R);
-    ENSURE(n > 0);
-    pbf_tool_def t = pbf_default_tool_def();
-    t.radius = R;
-    t.position = c;
-    ENSURE(pbf_world_set_tool(w, &t) == PBF_OK);
-    double fy = 0.0, fx = 0.0, fz = 0.0;
-    int m = 0;
-    const int frames = test_sanitized() ? 10 : 90;
-    for (int f = 0; f < frames; ++f) {
-        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
-        pbf_tool_state s = pbf_tool_get_state(w);
-        ENSURE(s.min_distance > 0.0f);
-        ENSURE(s.total.y == s.reaction.y && s.adhesion.y == 0.0f && s.damping.y == 0.0f);
-        if (f >= frames / 2) fy += s.total.y, fx += s.total.x, fz += s.total.z, ++m;
-    }
-    double want = 1000.0 * 9.81 * sphere_volume(R);
-    printf("  %d particles, %d frames: buoyancy %.3f N (rho0 g V = %.3f N), sideways %.3f %.3f N\n",
-           n, frames, fy / m, want, fx / m, fz / m);
-    ENSURE(fabs(fy / m - want) <= 0.1 * want);
-    ENSURE(fabs(fx / m) < 0.05 * want && fabs(fz / m) < 0.05 * want);
-    pbf_world_destroy(w);
-    return 0;
+    const pbf_world_def d = pbf_default_world_def();
+    return case_held_sphere_feels_buoyancy(&d, test_sanitized() ? 10 : 90);
 }
 
 /* Archimedes: a free sphere of 500 kg/m³ dropped onto water settles half submerged (the
@@ -528,10 +467,10 @@ static int free_sphere_floats_half_submerged(void) {
     d.particle_radius = 0.0075f;
     d.domain_max = (pbf_vec3){0.3f, 0.3f, 0.3f};
     d.threads = 1;
-    pbf_world *w = make_world(&d);
+    pbf_world *w = case_make_world(&d);
     ENSURE(w);
     const float R = 0.05f, depth = 0.15f;
-    int n = fill_water(w, 0.3f, depth, 0.3f, (pbf_vec3){0.0f, -1.0f, 0.0f}, 0.0f);
+    int n = case_fill_water(w, 0.3f, depth, 0.3f, (pbf_vec3){0.0f, -1.0f, 0.0f}, 0.0f);
     ENSURE(n > 0);
     pbf_tool_def t = pbf_default_tool_def();
     t.motion = PBF_TOOL_FREE;

@@ -113,11 +113,17 @@
 #            whole world's count never above max_count
 #   refused  too many ranks for the domain, what a split run does not do yet, a bad scene: a
 #            clear error said once (rank 0), exit status 1, no hang
+#   ref_GROUP  only the one-process run that the cases GROUP1, GROUP2 and GROUP4 compare with
+#            (np, error, floating, ...), into $PBF_MPI_REF/GROUP (see serial() below)
 # Small runs (1500 particles, 1/4 s of a dam break, one thread per rank): seconds each.
 set -u
 PBF=${1:?usage: test_mpi.sh PBF_BINARY SOURCE_DIR CASE}
 SRC=${2:?source dir}
 CASE=${3:?case}
+# ref_GROUP runs GROUP1's set-up up to its one-process run (serial() stops there)
+REF_ONLY=0
+case "$CASE" in ref_*) REF_ONLY=1 CASE=${CASE#ref_}1 ;; esac
+GROUP=${CASE%%[0-9]*} # np1, np2, np4: np
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pbf_mpi_${CASE}_XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
@@ -133,7 +139,27 @@ MPIRUN+=(-x "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
 SCENE="$SRC/scenes/dam_break.json"
 ARGS=(--set fluid.particle_radius=0.02 --frames 15 --format vtu --quiet --threads 1)
 
-serial() { "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/serial" || fail "pbf run exited $?"; }
+# The one-process run a case compares with, in $TMP/serial. The cases of a group (np1, np2 and np4;
+# floating1, floating2 and floating4; ...) compare with the same run: where PBF_MPI_REF is set
+# (tests/CMakeLists.txt, for those groups) the case ref_GROUP makes it once, in
+# $PBF_MPI_REF/GROUP, with the field cache it baked (the ranks load the fields from there, as
+# they loaded them from the case's own one-process run), and the cases link to it.
+serial() {
+    if [ -z "${PBF_MPI_REF:-}" ]; then
+        "$PBF" run "$SCENE" "${ARGS[@]}" --out "$TMP/serial" || fail "pbf run exited $?"
+        return
+    fi
+    local ref="$PBF_MPI_REF/$GROUP"
+    if [ -n "${PBF_CACHE_DIR:-}" ]; then export PBF_CACHE_DIR="$ref/cache"; fi
+    if [ "$REF_ONLY" -eq 1 ]; then
+        rm -rf "$ref"
+        mkdir -p "$ref"
+        "$PBF" run "$SCENE" "${ARGS[@]}" --out "$ref/serial" || fail "pbf run exited $?"
+        exit 0
+    fi
+    [ -d "$ref/serial" ] || fail "no one-process run in $ref (made by the case ref_$GROUP)"
+    ln -s "$ref/serial" "$TMP/serial"
+}
 [ "$CASE" = balance ] && ARGS=(--set fluid.particle_radius=0.02 --frames 30 --format vtu --quiet
     --threads 1)
 case "$CASE" in error*) ARGS+=(--set solver.target_error=0.1) ;; esac

@@ -9,6 +9,7 @@
  *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--length L]
  *                  [--depth H] [--layers N] [--mode N] [--kernel-scale H] [--chebyshev on|off]
  *                  [--clearance C] [--kernel paper|wendland] [--relaxation E]
+ *                  [--impulse-blend B] [--xsph C] [--vorticity E] [--scorr-k K]
  * (--amplitude, --length, --depth and --layers: the wave's starting amplitude in m, default
  * 0.02, the tank's length and the water's depth at rest in m, defaults 0.4 and 0.2, and the
  * tank's thickness in particles, default 4; --mode: the sloshing mode n, k = nπ/L, default 1;
@@ -16,7 +17,8 @@
  * --chebyshev off: plain Jacobi iterations; --clearance: the domain walls' collision distance
  * in particle radii, default 1; --kernel: the density kernel pair, default paper;
  * --relaxation: the constraint relaxation ε as a fraction of the rest lattice's Σ|∇C|²,
- * default 0.05)
+ * default 0.05; --impulse-blend, --xsph, --vorticity, --scorr-k: solver.impulse_blend,
+ * solver.xsph, solver.vorticity and solver.scorr.k, defaults 0, 0.01, 0.02 and 0.1)
  * bench/flows.sh runs the table of docs/physics.md. */
 #include <string.h>
 
@@ -28,7 +30,8 @@ static int usage(void) {
                     "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
                     "[--length L] [--depth H] [--layers N] [--mode N] [--kernel-scale H] "
                     "[--chebyshev on|off] [--clearance C] [--kernel paper|wendland] "
-                    "[--relaxation E]\n");
+                    "[--relaxation E] [--impulse-blend B] [--xsph C] [--vorticity E] "
+                    "[--scorr-k K]\n");
     return 2;
 }
 
@@ -108,7 +111,7 @@ static int run_wave(const pbf_world_def *d, float r, double periods) {
                "%.3f 1/s\n",
                k.swings, exp(slope), exp(slope) * se, -2.0 * slope / k.period, 2.0 * se / k.period);
     }
-    const char *names[] = {"prediction", "projection", "XSPH", "vorticity", "tool"};
+    const char *names[] = {"prediction", "projection", "blend", "XSPH", "vorticity", "tool"};
     printf("energy: start %.5f J, end %.5f J, change %.5f J; by stage:\n", e0, e_end, e_end - e0);
     for (int j = 0; j < PBF_ENERGY_COUNT; ++j) printf("  %-11s %+.5f J\n", names[j], change[j]);
     free(x);
@@ -205,6 +208,14 @@ int main(int argc, char **argv) {
             d.solver.chebyshev = 0;
         else if (strcmp(k, "--artificial") == 0 && strcmp(v, "off") == 0)
             d.solver.scorr_k = d.solver.xsph = d.solver.vorticity = 0.0f;
+        else if (strcmp(k, "--impulse-blend") == 0)
+            d.solver.impulse_blend = (float)atof(v);
+        else if (strcmp(k, "--xsph") == 0)
+            d.solver.xsph = (float)atof(v);
+        else if (strcmp(k, "--vorticity") == 0)
+            d.solver.vorticity = (float)atof(v);
+        else if (strcmp(k, "--scorr-k") == 0)
+            d.solver.scorr_k = (float)atof(v);
         else if (strcmp(k, "--kernel") == 0 && strcmp(v, "paper") == 0)
             d.kernel = PBF_KERNEL_PAPER;
         else if ((strcmp(k, "--artificial") != 0 && strcmp(k, "--unilateral") != 0 &&

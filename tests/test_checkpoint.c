@@ -355,9 +355,10 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
         memcpy(e + to, d + at, 24);
         unsigned char *out = e + to + 24;
         if (strncmp((const char *)d + at, "WORLDDEF", 8) == 0) {
-            size_t keep = n - (version <= 7 ? 8 : 0) - (version <= 6 ? 4 : 0) -
-                          (version <= 5 ? 4 : 0) - (version <= 4 ? 100 : 0) -
-                          (version <= 3 ? 16 : 0) - (version <= 2 ? 12 : 0);
+            size_t keep = n - (version <= 8 ? 4 : 0) - (version <= 7 ? 8 : 0) -
+                          (version <= 6 ? 4 : 0) - (version <= 5 ? 4 : 0) -
+                          (version <= 4 ? 100 : 0) - (version <= 3 ? 16 : 0) -
+                          (version <= 2 ? 12 : 0);
             for (size_t q = 0; q + 4 <= keep; q += 4) {
                 if (version == 1 && memcmp(d + from + q, mark, 4) == 0) {
                     q += 4; /* and scorr_iterations after it */
@@ -366,8 +367,9 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
                 memcpy(out + len, d + from + q, 4);
                 len += 4;
             }
-        } else if (version <= 4 && strncmp((const char *)d + at, "PARTICLE", 8) == 0) {
-            len = n - rd32(d + from); /* without the phases */
+        } else if (version <= 8 && strncmp((const char *)d + at, "PARTICLE", 8) == 0) {
+            /* the last columns: the phases (version 5) and d_prev (version 9) */
+            len = n - 12 * rd32(d + from) - (version <= 4 ? rd32(d + from) : 0);
             memcpy(out, d + from, len);
         } else if (version <= 2 && strncmp((const char *)d + at, "COLLIDER", 8) == 0) {
             uint32_t colliders = rd32(d + from);
@@ -395,7 +397,8 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
  * materials off; a version-3 file with its materials and the viscosity and drag off; a
  * version-4 file with its viscosity and drag, as one fluid; a version-5 file with its phases
  * and the walls slipping; a version-6 file with its no-slip walls and s_corr's fixed k; a
- * version-7 file with its s_corr ratio, the walls' clearance 1 and the paper's kernel pair. */
+ * version-7 file with its s_corr ratio, the walls' clearance 1 and the paper's kernel pair; a
+ * version-8 file with its clearance and kernel pair, without the impulse blend (β 0). */
 static int reads_older_versions(void) {
     pbf_world *w = make_world(1, PBF_NEIGHBOR_LIST);
     ENSURE(w != NULL);
@@ -409,6 +412,7 @@ static int reads_older_versions(void) {
     def.wall_no_slip = 1;
     def.solver.scorr_ratio = 6.6f;
     def.wall_clearance = 0.25f;
+    def.solver.impulse_blend = 0.35f;
 
     char err[PBF_ERROR_SIZE];
     const char *path = tmp_path("current.pbfck"), *old = tmp_path("old.pbfck");
@@ -420,16 +424,17 @@ static int reads_older_versions(void) {
     unsigned char *d = read_file(path, &size);
     ENSURE(d != NULL);
     size_t at = find_section(d, size, "WORLDDEF");
-    ENSURE(at > 0 && rd32(d + at + 16) == 352);
+    ENSURE(at > 0 && rd32(d + at + 16) == 356);
     pbf_checkpoint *cur = NULL; /* the current version keeps the newest fields */
     ENSURE(pbf_checkpoint_open(path, &cur, err, sizeof err) == PBF_OK);
     ENSURE(pbf_checkpoint_def(cur)->solver.scorr_ratio == 6.6f &&
            pbf_checkpoint_def(cur)->wall_no_slip == 1 &&
-           pbf_checkpoint_def(cur)->wall_clearance == 0.25f);
+           pbf_checkpoint_def(cur)->wall_clearance == 0.25f &&
+           pbf_checkpoint_def(cur)->solver.impulse_blend == 0.35f);
     pbf_checkpoint_close(cur);
     unsigned char mark[4];
     memcpy(mark, &def.solver.scorr_deficit, 4);
-    for (uint32_t version = 1; version <= 7; ++version) {
+    for (uint32_t version = 1; version <= 8; ++version) {
         size_t old_size = 0;
         unsigned char *e = downgrade(d, size, version, mark, &old_size);
         ENSURE(e != NULL);
@@ -440,7 +445,8 @@ static int reads_older_versions(void) {
                                                : version == 4 ? 236u
                                                : version == 5 ? 336u
                                                : version == 6 ? 340u
-                                                              : 344u));
+                                               : version == 7 ? 344u
+                                                              : 352u));
         ENSURE(write_file(old, e, old_size) == 0);
         free(e);
         pbf_checkpoint *ck = NULL;
@@ -459,7 +465,9 @@ static int reads_older_versions(void) {
                got->material.viscosity_iterations == 100 && got->phase_count == 0 &&
                got->wall_no_slip == (version >= 6 ? 1 : 0) &&
                got->solver.scorr_ratio == (version >= 7 ? 6.6f : 0.0f) &&
-               got->wall_clearance == 1.0f && got->kernel == PBF_KERNEL_PAPER);
+               got->wall_clearance == (version >= 8 ? 0.25f : 1.0f) &&
+               got->kernel == (version >= 8 ? def.kernel : PBF_KERNEL_PAPER) &&
+               got->solver.impulse_blend == 0.0f);
         pbf_world *c = NULL;
         ENSURE(pbf_checkpoint_create_world(ck, NULL, &c, err, sizeof err) == PBF_OK);
         ENSURE(pbf_world_collider_count(c) == 1);

@@ -714,6 +714,13 @@ static int wendland_matches_cpu(void) {
     return settings_match_cpu("fluid.kernel=wendland", "fluid.kernel_scale=5");
 }
 
+/* The impulse blend (k_velocity: pbf_velocity_blend with each particle's d_prev, which the
+ * device's sort carries through dv): from the second substep on the velocity takes part of the
+ * last substep's displacement. */
+static int impulse_blend_matches_cpu(void) {
+    return setting_matches_cpu("solver.impulse_blend=0.6");
+}
+
 /* Surface tension (k_normal, then k_tension's cohesion and curvature, added by the first Δp
  * pass), alone and with adhesion. */
 static int tension_matches_cpu(void) {
@@ -1375,6 +1382,7 @@ RUN_TEST(adhesion_matches_cpu);
 RUN_TEST(surface_drag_matches_cpu);
 RUN_TEST(tension_matches_cpu);
 RUN_TEST(wendland_matches_cpu);
+RUN_TEST(impulse_blend_matches_cpu);
 RUN_TEST(phases_match_cpu);
 RUN_TEST(emitters_match_cpu);
 RUN_TEST(sinks_match_cpu);

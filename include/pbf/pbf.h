@@ -137,6 +137,15 @@ typedef struct pbf_solver_def {
     float vorticity;
     /* XSPH viscosity c (dimensionless): v += c Σ (m/ρ0)(v_j − v_i) W. Default 0.01, range [0, 1]. */
     float xsph;
+    /* Impulse blend β: the velocity update takes (1 − β) of this substep's constraint
+     * displacement d (the density solve's and the collisions' change of the predicted
+     * positions) and β of the last substep's, v = v* + ((1 − β) d + β d_prev)/dt, while the
+     * positions keep all of d. Plain PBF (β = 0) turns the whole correction into velocity at
+     * once, an implicit Euler step of the pressure that damps every oscillation; the blend
+     * is the trapezoidal mean of two steps' impulses, so a slosh keeps its energy. Fluid at rest
+     * (the same d every substep) is unchanged. Default 0, range [0, 0.9]
+     * (docs/physics.md, "The impulse blend"). */
+    float impulse_blend;
     /* Speed limit (CFL rule of seed 000 / FleX): |v| <= cfl * h / dt_substep.
      * Default 0.5 (half a kernel radius per substep); 0 disables the limit. Range [0, 10]. */
     float cfl;
@@ -636,6 +645,7 @@ PBF_API pbf_stats pbf_world_get_stats(const pbf_world *world);
 typedef enum pbf_energy_stage {
     PBF_ENERGY_PREDICT = 0, /* gravity, the speed limit */
     PBF_ENERGY_PROJECT,     /* the density solve with its collisions */
+    PBF_ENERGY_BLEND,       /* the impulse blend (solver.impulse_blend) */
     PBF_ENERGY_XSPH,        /* XSPH viscosity */
     PBF_ENERGY_VORTICITY,   /* vorticity confinement */
     PBF_ENERGY_TOOL,        /* the tool's adhesion and damping */

@@ -26,16 +26,27 @@ static const char *const kernel_names[] = {"paper", "wendland", NULL};
     { #name, PBFPY_ENUM, offsetof(s, name), names, 0 }
 
 const pbfpy_field pbfpy_solver_fields[] = {
-    F(pbf_solver_def, iterations, PBFPY_INT),       F(pbf_solver_def, relaxation, PBFPY_FLOAT),
-    F(pbf_solver_def, unilateral, PBFPY_BOOL),      F(pbf_solver_def, scorr_k, PBFPY_FLOAT),
-    F(pbf_solver_def, scorr_ratio, PBFPY_FLOAT),    F(pbf_solver_def, scorr_n, PBFPY_INT),
-    F(pbf_solver_def, scorr_dq, PBFPY_FLOAT),       F(pbf_solver_def, scorr_deficit, PBFPY_FLOAT),
-    F(pbf_solver_def, scorr_iterations, PBFPY_INT), F(pbf_solver_def, vorticity, PBFPY_FLOAT),
-    F(pbf_solver_def, xsph, PBFPY_FLOAT),           F(pbf_solver_def, cfl, PBFPY_FLOAT),
-    F(pbf_solver_def, target_error, PBFPY_FLOAT),   F(pbf_solver_def, min_iterations, PBFPY_INT),
-    F(pbf_solver_def, max_iterations, PBFPY_INT),   F(pbf_solver_def, chebyshev, PBFPY_BOOL),
-    F(pbf_solver_def, chebyshev_rho, PBFPY_FLOAT),  F(pbf_solver_def, chebyshev_gamma, PBFPY_FLOAT),
-    F(pbf_solver_def, chebyshev_delay, PBFPY_INT),  PBFPY_END,
+    F(pbf_solver_def, iterations, PBFPY_INT),
+    F(pbf_solver_def, relaxation, PBFPY_FLOAT),
+    F(pbf_solver_def, unilateral, PBFPY_BOOL),
+    F(pbf_solver_def, scorr_k, PBFPY_FLOAT),
+    F(pbf_solver_def, scorr_ratio, PBFPY_FLOAT),
+    F(pbf_solver_def, scorr_n, PBFPY_INT),
+    F(pbf_solver_def, scorr_dq, PBFPY_FLOAT),
+    F(pbf_solver_def, scorr_deficit, PBFPY_FLOAT),
+    F(pbf_solver_def, scorr_iterations, PBFPY_INT),
+    F(pbf_solver_def, vorticity, PBFPY_FLOAT),
+    F(pbf_solver_def, xsph, PBFPY_FLOAT),
+    F(pbf_solver_def, cfl, PBFPY_FLOAT),
+    F(pbf_solver_def, target_error, PBFPY_FLOAT),
+    F(pbf_solver_def, min_iterations, PBFPY_INT),
+    F(pbf_solver_def, max_iterations, PBFPY_INT),
+    F(pbf_solver_def, chebyshev, PBFPY_BOOL),
+    F(pbf_solver_def, chebyshev_rho, PBFPY_FLOAT),
+    F(pbf_solver_def, chebyshev_gamma, PBFPY_FLOAT),
+    F(pbf_solver_def, chebyshev_delay, PBFPY_INT),
+    F(pbf_solver_def, impulse_blend, PBFPY_FLOAT),
+    PBFPY_END,
 };
 
 /* pbf_material_def: the fluid's surface tension, viscosity and surface drag. */

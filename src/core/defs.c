@@ -14,6 +14,7 @@ pbf_solver_def pbf_default_solver_def(void) {
     d.scorr_iterations = 4;
     d.vorticity = 0.02f;
     d.xsph = 0.01f;
+    d.impulse_blend = 0.0f;
     d.cfl = 0.5f;
     d.target_error = 0.0f;
     d.min_iterations = 1;

@@ -77,6 +77,9 @@ enum {
     X(phase, uint8_t, 1,                                                                           \
       PBF_FIELD_SORTED | PBF_FIELD_STATE | PBF_FIELD_CHECKPOINT(5) | PBF_FIELD_DEVICE, phase_tmp)  \
     X(phase_tmp, uint8_t, 1, PBF_FIELD_DEVICE, phase_tmp)                                          \
+    /* the last substep's constraint displacement d (solver.impulse_blend) */                    \
+    X(d_prev, float, 3,                                                                            \
+      PBF_FIELD_SORTED | PBF_FIELD_STATE | PBF_FIELD_CHECKPOINT(9) | PBF_FIELD_DEVICE, p_tmp)      \
     /* neighbours within h (self excluded), for the profile */                                     \
     X(neighbor_counts, int32_t, 1, PBF_FIELD_KEPT | PBF_FIELD_DEVICE, neighbor_counts)             \
     /* per slot, 1 where a compaction drops the particle (sinks, migration: particles.c) */        \

@@ -170,6 +170,7 @@ void pbf__init_params(pbf_world *w) {
     p->scorr_inv_deficit = sd->scorr_deficit > 0.0f ? 1.0f / sd->scorr_deficit : 0.0f;
     p->vorticity = sd->vorticity;
     p->xsph = sd->xsph;
+    p->impulse_blend = sd->impulse_blend;
     p->gravity = v3(d->gravity.x, d->gravity.y, d->gravity.z);
     p->radius = d->particle_radius;
     p->wall_clear = d->wall_clearance * d->particle_radius;
@@ -331,6 +332,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
     if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_PROJECT, w->p, NULL, w->x, NULL);
 
     pbf__cpu_velocity(w, nt);
+    if (w->energy_audit) pbf__energy_mark(w, PBF_ENERGY_BLEND, w->p, w->v, NULL, NULL);
     t1 = now_ms(), ms[PBF_STAGE_VELOCITY] += t1 - t, t = t1;
 
     pbf__cpu_vorticity(w, nt); /* ω, XSPH, the final density */

@@ -47,7 +47,10 @@
  * file reads with the walls slipping. Version 7 added solver.scorr_ratio (after wall_no_slip)
  * to WORLDDEF; an older file reads with it 0, the fixed k it was run with. Version 8 added
  * wall_clearance and kernel (after scorr_ratio) to WORLDDEF; an older file reads with them 1 and
- * PBF_KERNEL_PAPER, the walls' distance and the pair it was run with. */
+ * PBF_KERNEL_PAPER, the walls' distance and the pair it was run with. Version 9 added
+ * solver.impulse_blend (after kernel) to WORLDDEF and each particle's last constraint
+ * displacement d_prev (after the phase) to PARTICLE; an older file reads with them 0, plain PBF
+ * as it was run. */
 #define TAG_DEF "WORLDDEF"
 #define TAG_STATE "STATE"
 #define TAG_COLLIDER "COLLIDER"
@@ -67,7 +70,8 @@
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
-#define DEF_BYTES 352u
+#define DEF_BYTES 356u
+#define DEF_BYTES_V8 352u
 #define DEF_BYTES_V7 344u
 #define DEF_BYTES_V6 340u
 #define DEF_BYTES_V5 336u
@@ -334,6 +338,7 @@ static void put_def(out_buf *b, const pbf_world_def *d) {
     put_f32(b, d->solver.scorr_ratio);
     put_f32(b, d->wall_clearance);
     put_i32(b, (int32_t)d->kernel);
+    put_f32(b, d->solver.impulse_blend);
 }
 
 static void put_collider(out_buf *b, const pbf_collider_def *c) {
@@ -777,6 +782,7 @@ static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
     d->solver.scorr_ratio = version >= 7 ? get_f32(b) : 0.0f;
     d->wall_clearance = version >= 8 ? get_f32(b) : 1.0f;
     d->kernel = version >= 8 ? (pbf_kernel_pair)get_i32(b) : PBF_KERNEL_PAPER;
+    d->solver.impulse_blend = version >= 9 ? get_f32(b) : 0.0f;
 }
 
 /* 0, or -1 when the counts are out of range. */
@@ -955,7 +961,8 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     const char *path = ck->path;
     in_buf b = {p, p + size, 0};
     if (strcmp(tag, TAG_DEF) == 0) {
-        uint64_t want = ck->version >= 8   ? DEF_BYTES
+        uint64_t want = ck->version >= 9   ? DEF_BYTES
+                        : ck->version == 8 ? DEF_BYTES_V8
                         : ck->version == 7 ? DEF_BYTES_V7
                         : ck->version == 6 ? DEF_BYTES_V6
                         : ck->version == 5 ? DEF_BYTES_V5

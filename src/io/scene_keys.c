@@ -348,6 +348,10 @@ static const scene_key SOLVER_KEYS[] = {
     KEY_FLOAT("vorticity", pbf_scene, world.solver.vorticity, CLOSED(0.0, 10.0), "m/s",
               "vorticity confinement ε"),
     KEY_FLOAT("xsph", pbf_scene, world.solver.xsph, CLOSED(0.0, 1.0), "", "XSPH viscosity c"),
+    KEY_FLOAT("impulse_blend", pbf_scene, world.solver.impulse_blend, CLOSED(0.0, 0.9), "",
+              "β: the velocity takes (1 − β) of this substep's constraint displacement and β of "
+              "the last one's (a trapezoidal mean that keeps oscillations' energy); 0: plain PBF "
+              "(docs/physics.md)"),
     KEY_FLOAT("cfl", pbf_scene, world.solver.cfl, CLOSED(0.0, 10.0), "",
               "speed limit |v| ≤ cfl · h / dt_substep; 0: no limit"),
     KEY_FLOAT("target_error", pbf_scene, world.solver.target_error, CLOSED(0.0, 100.0), "%",

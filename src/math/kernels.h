@@ -854,6 +854,23 @@ PBF_KERNEL_INLINE pbf_v3 pbf_velocity_update(pbf_v3 x_old, pbf_v3 x_new, const p
     return v3_scale(v3_sub(x_new, x_old), p->inv_dt);
 }
 
+/* The velocity update with the impulse blend β (pbf_solver_def.impulse_blend): v_pred is the
+ * predicted velocity, so d = x_new − x_old − v_pred dt is what the density solve and the
+ * collisions moved the particle by, and
+ *   v = (x_new − x_old)/dt − β (d − d_prev)/dt = v_pred + ((1 − β) d + β d_prev)/dt,
+ * the positions keeping the whole of d. *d_prev is the last substep's d on entry and this one's
+ * on return. With β = 0 it is pbf_velocity_update, bit for bit. Why it keeps oscillations'
+ * energy: docs/physics.md, "The impulse blend". */
+PBF_KERNEL_INLINE pbf_v3 pbf_velocity_blend(pbf_v3 x_old, pbf_v3 x_new, pbf_v3 v_pred,
+                                            pbf_v3 *d_prev, const pbf_params *p) {
+    pbf_v3 moved = v3_sub(x_new, x_old);
+    pbf_v3 d = v3_sub(moved, v3_scale(v_pred, p->dt));
+    pbf_v3 v = v3_scale(moved, p->inv_dt);
+    if (p->impulse_blend != 0.0f) v = v3_madd(v, v3_sub(*d_prev, d), p->impulse_blend * p->inv_dt);
+    *d_prev = d;
+    return v;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Stage 5a: vorticity ω_i, XSPH velocity change and the final density, in one neighbour pass.
  *   ω_i = V Σ_j ∇_i W_ij × (v_j − v_i)      (the curl; = Σ v_ij × ∇_{p_j} W_ij of the paper)

@@ -122,6 +122,7 @@ typedef struct pbf_params {
     /* velocity passes */
     float vorticity;
     float xsph;
+    float impulse_blend; /* β: v = v* + ((1 − β) d + β d_prev)/dt (pbf_velocity_blend) */
     float max_speed;    /* 0: no limit */
     /* step */
     float dt, inv_dt;

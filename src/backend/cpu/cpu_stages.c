@@ -198,10 +198,13 @@ void pbf__cpu_velocity(pbf_world *w, int nt) {
     const pbf_params *P = &w->params;
     const int n = w->count;
     const float *x = w->x, *p = w->p;
-    float *v = w->v;
+    float *v = w->v, *d_prev = w->d_prev; /* v holds the predicted velocities */
 #pragma omp parallel for schedule(static) num_threads(nt)
-    for (int i = 0; i < n; ++i)
-        v3_store(v, i, pbf_velocity_update(v3_load(x, i), v3_load(p, i), P));
+    for (int i = 0; i < n; ++i) {
+        pbf_v3 d = v3_load(d_prev, i);
+        v3_store(v, i, pbf_velocity_blend(v3_load(x, i), v3_load(p, i), v3_load(v, i), &d, P));
+        v3_store(d_prev, i, d);
+    }
 }
 
 /* Reads v of neighbours, writes its own ω and Δv. In list mode it keeps each pair's gradient

@@ -61,16 +61,17 @@ size_t pbf_cuda_memory_bytes(const pbf_cuda *c);
 /* The sort in use (PBF_CUDA_SORT env override applied at creation by world_cuda.c). */
 pbf_cuda_sort pbf_cuda_get_sort(const pbf_cuda *c);
 
-/* Host -> device: count particles in slot order (xyz-interleaved x and v, density, ids, and
- * with several fluids each particle's phase, else phase NULL). The device arrays grow as
- * needed. */
+/* Host -> device: count particles in slot order (xyz-interleaved x, v and, with the impulse
+ * blend on, d_prev, its last displacement, else NULL; density, ids, and with several fluids
+ * each particle's phase, else phase NULL). The device arrays grow as needed. */
 pbf_status pbf_cuda_upload(pbf_cuda *c, int count, const float *x, const float *v,
-                           const float *density, const int32_t *ids, const uint8_t *phase,
-                           char *err, size_t err_size);
-/* Device -> host: the state after the last step, in the device's slot order (phase NULL: not
- * read back; the device keeps phases only for a world with several fluids). */
-pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *density, int32_t *ids,
-                             uint8_t *phase, char *err, size_t err_size);
+                           const float *d_prev, const float *density, const int32_t *ids,
+                           const uint8_t *phase, char *err, size_t err_size);
+/* Device -> host: the state after the last step, in the device's slot order (phase or d_prev
+ * NULL: not read back; the device keeps phases only for a world with several fluids, and
+ * d_prev only with the impulse blend on). */
+pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *d_prev, float *density,
+                             int32_t *ids, uint8_t *phase, char *err, size_t err_size);
 
 /* The device arrays of the state after the last step (or upload), in the device's slot order:
  * x and v xyz-interleaved, density one per particle; the CUDA device ordinal in *device. Valid

@@ -363,6 +363,7 @@ struct GraphKey {
     int mesh_forces; /* meshes whose force is measured after every Δp pass (meshes.cu) */
     int energy; /* the energy audit's sums (energy.cu) */
     int diffuse; /* diffuse particles' passes (diffuse.cu) */
+    int blend; /* the impulse blend: d_prev sorted (sort.cu) and kept (velocity.cu) */
     unsigned generation;
     int role[R_COUNT];
     int ids_role;

@@ -561,8 +561,8 @@ cudaError_t pbf_cu::to_host(pbf_cuda *c, void *dst, const void *src, size_t byte
 }
 
 extern "C" pbf_status pbf_cuda_upload(pbf_cuda *c, int count, const float *x, const float *v,
-                                      const float *density, const int32_t *id, const uint8_t *phase,
-                                      char *err, size_t err_size) {
+                                      const float *d_prev, const float *density, const int32_t *id,
+                                      const uint8_t *phase, char *err, size_t err_size) {
     cudaError_t e = cudaSetDevice(c->device);
     if (e == cudaSuccess) e = reserve(c, count);
     if (e != cudaSuccess) {
@@ -576,6 +576,7 @@ extern "C" pbf_status pbf_cuda_upload(pbf_cuda *c, int count, const float *x, co
         e = to_device(c, buf(c, R_X), x, v3b);
         if (e == cudaSuccess) e = to_device(c, buf(c, R_P), x, v3b);
         if (e == cudaSuccess) e = to_device(c, buf(c, R_V), v, v3b);
+        if (e == cudaSuccess && d_prev) e = to_device(c, c->f.d_prev, d_prev, v3b);
         if (e == cudaSuccess) e = to_device(c, c->f.density, density, sb);
         if (e == cudaSuccess) e = to_device(c, ids(c), id, (size_t)count * sizeof(int32_t));
         if (e == cudaSuccess && phase)
@@ -586,14 +587,16 @@ extern "C" pbf_status pbf_cuda_upload(pbf_cuda *c, int count, const float *x, co
     return e == cudaSuccess ? PBF_OK : fail(e, "uploading the particles", err, err_size);
 }
 
-extern "C" pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *density,
-                                        int32_t *id, uint8_t *phase, char *err, size_t err_size) {
+extern "C" pbf_status pbf_cuda_download(pbf_cuda *c, float *x, float *v, float *d_prev,
+                                        float *density, int32_t *id, uint8_t *phase, char *err,
+                                        size_t err_size) {
     cudaError_t e = cudaSetDevice(c->device);
     const int n = c->count;
     const size_t v3b = 3 * (size_t)n * sizeof(float), sb = (size_t)n * sizeof(float);
     if (n > 0) {
         if (e == cudaSuccess && x) e = to_host(c, x, buf(c, R_X), v3b);
         if (e == cudaSuccess && v) e = to_host(c, v, buf(c, R_V), v3b);
+        if (e == cudaSuccess && d_prev) e = to_host(c, d_prev, c->f.d_prev, v3b);
         if (e == cudaSuccess && density) e = to_host(c, density, c->f.density, sb);
         if (e == cudaSuccess && id) e = to_host(c, id, ids(c), (size_t)n * sizeof(int32_t));
         if (e == cudaSuccess && phase && c->has_phases)

@@ -72,6 +72,15 @@ __global__ void __launch_bounds__(BLOCK)
     ido[i] = ids[s];
 }
 
+/* stage_grid: an xyz array of fields.h into the sorted order (d_prev, through dv) */
+__global__ void __launch_bounds__(BLOCK)
+    k_gather3(int n, const uint32_t *__restrict__ order, const float *__restrict__ src,
+              float *__restrict__ out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    v3_store(out, i, v3_load(src, (int)order[i]));
+}
+
 /* stage_grid with several fluids: the phases into the sorted order, as the ids */
 __global__ void __launch_bounds__(BLOCK)
     k_gather_phase(int n, const uint32_t *__restrict__ order, const uint8_t *__restrict__ phase,
@@ -190,6 +199,14 @@ cudaError_t enqueue_pre(pbf_cuda *c, const pbf_cuda_step_in *in, int sub) {
         k_gather_phase<<<nb, BLOCK, 0, s>>>(n, c->grid.order, phase_buf(c, c->ids_role),
                                             phase_buf(c, 1 - c->ids_role));
         CK(cudaGetLastError());
+    }
+    if (in->sub[sub].params.impulse_blend != 0.0f) {
+        /* the impulse blend's d_prev: gathered into dv, which is free until the vorticity
+         * pass, and copied back (the arrays keep their addresses: the step graphs hold them) */
+        k_gather3<<<nb, BLOCK, 0, s>>>(n, c->grid.order, c->f.d_prev, c->f.dv);
+        CK(cudaGetLastError());
+        CK(cudaMemcpyAsync(c->f.d_prev, c->f.dv, 3 * (size_t)n * sizeof(float),
+                           cudaMemcpyDeviceToDevice, s));
     }
     swap_roles(c, R_X, R_P_TMP);
     swap_roles(c, R_P, R_P_PREV);

@@ -64,6 +64,7 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.mesh_forces = in->mesh_count;
     k.energy = in->energy != 0;
     k.diffuse = in->diffuse != nullptr;
+    k.blend = in->sub[0].params.impulse_blend != 0.0f;
     k.generation = c->generation;
     for (int r = 0; r < R_COUNT; ++r) k.role[r] = c->role[r];
     k.ids_role = c->ids_role;

@@ -12,11 +12,14 @@ __constant__ pbf_solid c_solids[PBF_MAX_SOLIDS];
 /* stage_velocity */
 __global__ void __launch_bounds__(BLOCK)
     k_velocity(int n, const pbf_cuda_substep *S, const float *__restrict__ x,
-               const float *__restrict__ p, float *__restrict__ v) {
+               const float *__restrict__ p, float *__restrict__ v, float *__restrict__ d_prev) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
-    v3_store(v, i, pbf_velocity_update(v3_load(x, i), v3_load(p, i), &P));
+    const int blend = P.impulse_blend != 0.0f; /* off: d_prev is neither read nor kept */
+    pbf_v3 d = blend ? v3_load(d_prev, i) : v3(0.0f, 0.0f, 0.0f); /* v: the predicted v */
+    v3_store(v, i, pbf_velocity_blend(v3_load(x, i), v3_load(p, i), v3_load(v, i), &d, &P));
+    if (blend) v3_store(d_prev, i, d);
 }
 
 /* stage_vorticity, pass A (ω, XSPH, final density), with the density error's first level */
@@ -201,8 +204,12 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
     const pbf_cuda_substep *S = c->d_sub + sub;
     Nb nbv = neighbors(c, in->neighbor_mode);
     c->stage = "velocity update";
-    k_velocity<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V));
+    k_velocity<<<nb, BLOCK, 0, s>>>(n, S, buf(c, R_X), buf(c, R_P), buf(c, R_V), c->f.d_prev);
     CK(cudaGetLastError());
+    const int mark0 = 1 + PBF_ENERGY_COUNT * sub; /* the energy audit's slots of this substep */
+    if (in->energy) /* solver.c: after the velocity update (the impulse blend) */
+        CK(enqueue_energy(c, mark0 + PBF_ENERGY_BLEND, buf(c, R_P), buf(c, R_V), nullptr, nullptr,
+                          S));
     CK(mark(c, PBF_STAGE_VELOCITY));
 
     const int nbt = blocks_for(n * c->tpp); /* the neighbour passes' launch */
@@ -216,7 +223,6 @@ cudaError_t enqueue_post(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int h
         k_vort<PBF_LANES><<<nbt, BLOCK, 0, s>>>(n, S, nbv, p, v, c->f.omega, c->f.dv,
                                                 c->f.omega_len, c->f.density, phase, c->parts);
     CK(cudaGetLastError());
-    const int mark0 = 1 + PBF_ENERGY_COUNT * sub; /* the energy audit's slots of this substep */
     if (in->energy) /* solver.c: after XSPH's pass, its change dv not yet applied */
         CK(enqueue_energy(c, mark0 + PBF_ENERGY_XSPH, p, v, nullptr, c->f.dv, S));
     /* fixed count: the error after the last pass, reduced by confinement's extra block (or by

@@ -151,6 +151,10 @@ void pbf__cuda_detach(pbf_world *w) {
  * host. */
 static uint8_t *phases_of(pbf_world *w) { return w->def.phase_count > 0 ? w->phase : NULL; }
 
+/* The impulse blend (solver.impulse_blend): each particle's last displacement travels with it
+ * while the blend is on; off, the device neither reads nor keeps it. */
+static float *blend_of(pbf_world *w) { return w->params.impulse_blend != 0.0f ? w->d_prev : NULL; }
+
 /* The diffuse set's host copy made current (its count and counters always are). */
 static pbf_status pull_diffuse(pbf_world *w) {
     struct pbf_cuda_world *c = w->cuda;
@@ -176,8 +180,8 @@ pbf_status pbf__cuda_pull(const pbf_world *world) {
     if (c == NULL) return PBF_OK;
     if (!c->host_current) {
         char why[PBF_ERROR_SIZE];
-        pbf_status st = pbf_cuda_download(c->dev, w->x, w->v, w->density, w->ids, phases_of(w), why,
-                                          sizeof why);
+        pbf_status st = pbf_cuda_download(c->dev, w->x, w->v, blend_of(w), w->density, w->ids,
+                                          phases_of(w), why, sizeof why);
         if (st != PBF_OK) /* the host keeps the last state it had; the message says why */
             return pbf__fail(w, st, "%s", why);
         c->host_current = 1;
@@ -211,8 +215,8 @@ pbf_status pbf__cuda_device_view(const pbf_world *world, pbf_device_view *out, c
     struct pbf_cuda_world *c = w->cuda;
     if (!c->device_current && w->count > 0) {
         char why[PBF_ERROR_SIZE];
-        pbf_status st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids,
-                                        phases_of(w), why, sizeof why);
+        pbf_status st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, blend_of(w), w->density,
+                                        w->ids, phases_of(w), why, sizeof why);
         if (st != PBF_OK) {
             pbf__format(err, err_size, "%s", why);
             return st;
@@ -484,8 +488,8 @@ pbf_status pbf__cuda_substeps(pbf_world *w, float dt_sub, int first, int substep
     char why[PBF_ERROR_SIZE];
     pbf_status st;
     if (!c->device_current) {
-        st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, w->density, w->ids, phases_of(w), why,
-                             sizeof why);
+        st = pbf_cuda_upload(c->dev, w->count, w->x, w->v, blend_of(w), w->density, w->ids,
+                             phases_of(w), why, sizeof why);
         if (st != PBF_OK) return pbf__fail(w, st, "%s", why);
         c->device_current = 1;
     }

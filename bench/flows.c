@@ -10,6 +10,7 @@
  *                  [--depth H] [--layers N] [--mode N] [--kernel-scale H] [--chebyshev on|off]
  *                  [--clearance C] [--kernel paper|wendland] [--relaxation E]
  *                  [--impulse-blend B] [--xsph C] [--vorticity E] [--scorr-k K]
+ *                  [--step-weights plain|chebyshev]
  * (--amplitude, --length, --depth and --layers: the wave's starting amplitude in m, default
  * 0.02, the tank's length and the water's depth at rest in m, defaults 0.4 and 0.2, and the
  * tank's thickness in particles, default 4; --mode: the sloshing mode n, k = nπ/L, default 1;
@@ -18,7 +19,8 @@
  * in particle radii, default 1; --kernel: the density kernel pair, default paper;
  * --relaxation: the constraint relaxation ε as a fraction of the rest lattice's Σ|∇C|²,
  * default 0.05; --impulse-blend, --xsph, --vorticity, --scorr-k: solver.impulse_blend,
- * solver.xsph, solver.vorticity and solver.scorr.k, defaults 0, 0.01, 0.02 and 0.1)
+ * solver.xsph, solver.vorticity and solver.scorr.k, defaults 0, 0.01, 0.02 and 0.1;
+ * --step-weights: solver.step_weights, default plain)
  * bench/flows.sh runs the table of docs/physics.md. */
 #include <string.h>
 
@@ -31,7 +33,7 @@ static int usage(void) {
                     "[--length L] [--depth H] [--layers N] [--mode N] [--kernel-scale H] "
                     "[--chebyshev on|off] [--clearance C] [--kernel paper|wendland] "
                     "[--relaxation E] [--impulse-blend B] [--xsph C] [--vorticity E] "
-                    "[--scorr-k K]\n");
+                    "[--scorr-k K] [--step-weights plain|chebyshev]\n");
     return 2;
 }
 
@@ -208,6 +210,10 @@ int main(int argc, char **argv) {
             d.solver.chebyshev = 0;
         else if (strcmp(k, "--artificial") == 0 && strcmp(v, "off") == 0)
             d.solver.scorr_k = d.solver.xsph = d.solver.vorticity = 0.0f;
+        else if (strcmp(k, "--step-weights") == 0 && strcmp(v, "chebyshev") == 0)
+            d.solver.step_weights = PBF_STEP_WEIGHTS_CHEBYSHEV;
+        else if (strcmp(k, "--step-weights") == 0 && strcmp(v, "plain") == 0)
+            d.solver.step_weights = PBF_STEP_WEIGHTS_PLAIN;
         else if (strcmp(k, "--impulse-blend") == 0)
             d.solver.impulse_blend = (float)atof(v);
         else if (strcmp(k, "--xsph") == 0)

@@ -721,6 +721,12 @@ static int impulse_blend_matches_cpu(void) {
     return setting_matches_cpu("solver.impulse_blend=0.6");
 }
 
+/* Step weights (k_lambda's weight argument, pbf_step_weight computed on the host as solver.c
+ * does): each fixed pass's λ scaled by its Chebyshev weight. */
+static int step_weights_match_cpu(void) {
+    return setting_matches_cpu("solver.step_weights=chebyshev");
+}
+
 /* Surface tension (k_normal, then k_tension's cohesion and curvature, added by the first Δp
  * pass), alone and with adhesion. */
 static int tension_matches_cpu(void) {
@@ -1383,6 +1389,7 @@ RUN_TEST(surface_drag_matches_cpu);
 RUN_TEST(tension_matches_cpu);
 RUN_TEST(wendland_matches_cpu);
 RUN_TEST(impulse_blend_matches_cpu);
+RUN_TEST(step_weights_match_cpu);
 RUN_TEST(phases_match_cpu);
 RUN_TEST(emitters_match_cpu);
 RUN_TEST(sinks_match_cpu);

@@ -175,6 +175,14 @@ typedef struct pbf_solver_def {
     /* Plain iterations before the acceleration starts (at least 1 is done). Default 4,
      * range [0, 100]. */
     int chebyshev_delay;
+    /* A pbf_step_weights: how a fixed count of passes (target_error 0) weights each pass.
+     * PBF_STEP_WEIGHTS_CHEBYSHEV scales pass k's λ by 1/μ_k, μ_k the Chebyshev nodes of
+     * [b/11, b], b = 1.2 × the largest eigenvalue of the plain Jacobi step on the rest lattice
+     * (found by a Fourier scan when the world is made), largest weight first: the same passes
+     * then damp every lattice mode, where plain Jacobi overshoots the short ones (its largest
+     * eigenvalue is 2.7 for the paper pair, 3.7 for Wendland at h = 5r: above 2). The error-
+     * controlled solve is not weighted. Default PBF_STEP_WEIGHTS_PLAIN. */
+    int step_weights;
 } pbf_solver_def;
 
 /* The fluid's material (docs/physics.md, "Materials"). Every default is off: a world without
@@ -227,6 +235,16 @@ typedef struct pbf_phase_def {
 } pbf_phase_def;
 
 /* The density kernel pair (docs/physics.md, "The Wendland C2 pair"). */
+/* How a fixed count of density passes weights each pass's correction (pbf_solver_def.step_weights;
+ * docs/physics.md, "Step weights"). */
+typedef enum pbf_step_weights {
+    /* every pass's correction applied whole: the paper's plain Jacobi iteration */
+    PBF_STEP_WEIGHTS_PLAIN = 0,
+    /* pass k's correction weighted 1/μ_k, μ_k the Chebyshev nodes of the plain step's eigenvalue
+     * range on the rest lattice, largest weight first */
+    PBF_STEP_WEIGHTS_CHEBYSHEV = 1
+} pbf_step_weights;
+
 typedef enum pbf_kernel_pair {
     /* poly6 for the density, the spiky gradient for its correction (Macklin & Müller 2013) */
     PBF_KERNEL_PAPER = 0,

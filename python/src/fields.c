@@ -17,6 +17,7 @@ static const char *const motion_names[] = {"kinematic", "free", NULL};
 static const char *const interpolation_names[] = {"linear", "smooth", NULL};
 static const char *const probe_names[] = {"height", "front", "force", "level", NULL};
 static const char *const kernel_names[] = {"paper", "wendland", NULL};
+static const char *const step_weight_names[] = {"plain", "chebyshev", NULL};
 
 /* ---- tables ------------------------------------------------------------------------------- */
 
@@ -46,6 +47,7 @@ const pbfpy_field pbfpy_solver_fields[] = {
     F(pbf_solver_def, chebyshev_gamma, PBFPY_FLOAT),
     F(pbf_solver_def, chebyshev_delay, PBFPY_INT),
     F(pbf_solver_def, impulse_blend, PBFPY_FLOAT),
+    E(pbf_solver_def, step_weights, step_weight_names),
     PBFPY_END,
 };
 

@@ -23,6 +23,7 @@ pbf_solver_def pbf_default_solver_def(void) {
     d.chebyshev_rho = 0.99f;
     d.chebyshev_gamma = 0.9f;
     d.chebyshev_delay = 4;
+    d.step_weights = PBF_STEP_WEIGHTS_PLAIN;
     return d;
 }
 

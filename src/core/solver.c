@@ -171,6 +171,11 @@ void pbf__init_params(pbf_world *w) {
     p->vorticity = sd->vorticity;
     p->xsph = sd->xsph;
     p->impulse_blend = sd->impulse_blend;
+    /* solver.step_weights: b = 1.2 × the plain step's largest eigenvalue (kernels.h,
+     * pbf_step_weight; 1.2 for the gradients of a fluid off the lattice) */
+    p->step_bound = sd->step_weights == PBF_STEP_WEIGHTS_CHEBYSHEV
+                        ? 1.2f * pbf__jacobi_bound(p, s, sd->relaxation)
+                        : 0.0f;
     p->gravity = v3(d->gravity.x, d->gravity.y, d->gravity.z);
     p->radius = d->particle_radius;
     p->wall_clear = d->wall_clearance * d->particle_radius;
@@ -230,7 +235,8 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         if (pbf__modules[m]->pass_extras) pbf__modules[m]->pass_extras(w, &extras);
     for (;; ++k) {
         if (!controlled && k == max_it) break; /* fixed count: no check after the last pass */
-        pbf__cpu_lambda(w, &extras, nt);
+        /* solver.step_weights: pass k's λ weighted (1 for plain passes and under error control) */
+        pbf__cpu_lambda(w, &extras, controlled ? 1.0f : pbf_step_weight(k, max_it, &w->params), nt);
         halo(w, PBF_HALO_LAMBDA);
         float err = pbf__cpu_density_error(w, controlled);
         w->iteration_error[k] = err;

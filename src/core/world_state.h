@@ -202,6 +202,9 @@ void pbf__substep_params(pbf_world *w, float dt, double t_end);
 void pbf__walls_envelope(const pbf_world_def *def, pbf_v3 *lo, pbf_v3 *hi);
 /* Kernel constants, mass calibration and S0 from the def (solver.c). */
 void pbf__init_params(pbf_world *w);
+/* The largest eigenvalue of the plain Jacobi step on the rest lattice of this spacing, with
+ * the relaxation ε (step_weights.c); p needs its kernel constants. */
+float pbf__jacobi_bound(const pbf_params *p, double spacing, double relaxation);
 /* Converts a collider def into the kernels' form. */
 pbf_solid pbf__solid_from_def(const pbf_collider_def *c);
 /* The particle arrays (particles.c). Checkpoint restore (src/io/checkpoint.c): makes room for

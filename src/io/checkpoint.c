@@ -50,7 +50,8 @@
  * PBF_KERNEL_PAPER, the walls' distance and the pair it was run with. Version 9 added
  * solver.impulse_blend (after kernel) to WORLDDEF and each particle's last constraint
  * displacement d_prev (after the phase) to PARTICLE; an older file reads with them 0, plain PBF
- * as it was run. */
+ * as it was run. Version 10 added solver.step_weights (after impulse_blend) to WORLDDEF; an
+ * older file reads with plain passes, as it was run. */
 #define TAG_DEF "WORLDDEF"
 #define TAG_STATE "STATE"
 #define TAG_COLLIDER "COLLIDER"
@@ -70,7 +71,8 @@
 
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
-#define DEF_BYTES 356u
+#define DEF_BYTES 360u
+#define DEF_BYTES_V9 356u
 #define DEF_BYTES_V8 352u
 #define DEF_BYTES_V7 344u
 #define DEF_BYTES_V6 340u
@@ -339,6 +341,7 @@ static void put_def(out_buf *b, const pbf_world_def *d) {
     put_f32(b, d->wall_clearance);
     put_i32(b, (int32_t)d->kernel);
     put_f32(b, d->solver.impulse_blend);
+    put_i32(b, d->solver.step_weights);
 }
 
 static void put_collider(out_buf *b, const pbf_collider_def *c) {
@@ -783,6 +786,7 @@ static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
     d->wall_clearance = version >= 8 ? get_f32(b) : 1.0f;
     d->kernel = version >= 8 ? (pbf_kernel_pair)get_i32(b) : PBF_KERNEL_PAPER;
     d->solver.impulse_blend = version >= 9 ? get_f32(b) : 0.0f;
+    d->solver.step_weights = version >= 10 ? get_i32(b) : PBF_STEP_WEIGHTS_PLAIN;
 }
 
 /* 0, or -1 when the counts are out of range. */
@@ -961,7 +965,8 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     const char *path = ck->path;
     in_buf b = {p, p + size, 0};
     if (strcmp(tag, TAG_DEF) == 0) {
-        uint64_t want = ck->version >= 9   ? DEF_BYTES
+        uint64_t want = ck->version >= 10  ? DEF_BYTES
+                        : ck->version == 9 ? DEF_BYTES_V9
                         : ck->version == 8 ? DEF_BYTES_V8
                         : ck->version == 7 ? DEF_BYTES_V7
                         : ck->version == 6 ? DEF_BYTES_V6

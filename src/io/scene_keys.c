@@ -334,6 +334,7 @@ static const scene_key CHEBYSHEV_KEYS[] = {
             "plain iterations before the acceleration starts"),
 };
 static const scene_table CHEBYSHEV_TABLE = {TABLE(CHEBYSHEV_KEYS)};
+static const char *const STEP_WEIGHT_NAMES[] = {"plain", "chebyshev"};
 
 static const scene_key SOLVER_KEYS[] = {
     KEY_INT("iterations", pbf_scene, world.solver.iterations, CLOSED(1.0, 1000.0),
@@ -362,6 +363,10 @@ static const scene_key SOLVER_KEYS[] = {
     KEY_INT("max_iterations", pbf_scene, world.solver.max_iterations, CLOSED(1.0, 10000.0),
             "with target_error, at most this many iterations"),
     KEY_SECTION("chebyshev", CHEBYSHEV_TABLE, NULL),
+    KEY_CHOICE("step_weights", pbf_scene, world.solver.step_weights, STEP_WEIGHT_NAMES,
+               "a fixed count of passes: \"plain\" Jacobi, or \"chebyshev\", each pass's "
+               "correction weighted by Chebyshev's nodes over the plain step's eigenvalues on the "
+               "rest lattice, which damps every lattice mode (docs/physics.md, \"Step weights\")"),
     KEY_CHOICE("neighbor_mode", pbf_scene, world.neighbor_mode, NEIGHBOR_MODE_NAMES,
                "\"list\": a neighbour list per substep; \"cells\": walk the 27 cells"),
     KEY_CHOICE("backend", pbf_scene, world.backend, BACKEND_NAMES,

@@ -847,6 +847,21 @@ PBF_KERNEL_INLINE pbf_v3 pbf_chebyshev(pbf_v3 p_hat, pbf_v3 p, pbf_v3 p_prev, fl
     return v3_madd(p_prev, step, omega);
 }
 
+/* The weight of density pass k of m (pbf_solver_def.step_weights): 1/μ_k for the Chebyshev
+ * nodes μ_k = c + h cos((2(m − 1 − k) + 1)π/(2m)) of [a, b] = [b/11, b] (c and h its centre
+ * and half width), b = p->step_bound; 1 when step_bound is 0 (plain passes). A linear iteration
+ * whose plain step leaves (1 − μ) of each mode of eigenvalue μ in (0, b] then leaves
+ * Π (1 − μ/μ_k), which Chebyshev's nodes keep smallest over [a, b]; the modes below a (long
+ * waves) converge about as with plain passes. The order, the smallest μ (largest weight)
+ * first, is the stable one for PBF's nonlinear step: each later pass is a smaller step that
+ * damps what the large one overshot. */
+PBF_KERNEL_INLINE float pbf_step_weight(int k, int m, const pbf_params *p) {
+    if (!(p->step_bound > 0.0f) || m < 1) return 1.0f;
+    const float b = p->step_bound, a = b / 11.0f, c = 0.5f * (a + b), h = 0.5f * (b - a);
+    const float mu = c + h * cosf((float)(2 * (m - 1 - k) + 1) * 3.14159265f / (float)(2 * m));
+    return 1.0f / mu;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Stage 4: velocity from positions (Algorithm 1, line 21). */
 

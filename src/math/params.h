@@ -123,6 +123,7 @@ typedef struct pbf_params {
     float vorticity;
     float xsph;
     float impulse_blend; /* β: v = v* + ((1 − β) d + β d_prev)/dt (pbf_velocity_blend) */
+    float step_bound; /* solver.step_weights: b of pbf_step_weight; 0: plain passes */
     float max_speed;    /* 0: no limit */
     /* step */
     float dt, inv_dt;

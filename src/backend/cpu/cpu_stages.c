@@ -44,7 +44,7 @@ void pbf__cpu_grid(pbf_world *w, int nt) {
 
 /* The λ pass of a world with several fluids: the neighbours' inverse mass weights in the
  * denominator (kernels.h, "Several fluids"). */
-static void lambda_phase(pbf_world *w, const pbf_tool_params *T, int nt) {
+static void lambda_phase(pbf_world *w, const pbf_tool_params *T, float weight, int nt) {
     const pbf_params *P = &w->params;
     const pbf_solid *S = w->solids;
     const int n = w->count;
@@ -62,13 +62,13 @@ static void lambda_phase(pbf_world *w, const pbf_tool_params *T, int nt) {
         pbf_lambda_acc a =
             list ? pbf__lambda_list_phase(P, p, phase, xi, nb, nb_start[i], nb_start[i + 1], pair_g)
                  : pbf__lambda_cells_phase(P, &w->grid, p, phase, i, xi);
-        lambda[i] = T ? pbf_lambda_end_tool_phase(&a, xi, wi, P, S, T, &density[i])
-                      : pbf_lambda_end_phase(&a, xi, wi, P, S, &density[i]);
+        lambda[i] = weight * (T ? pbf_lambda_end_tool_phase(&a, xi, wi, P, S, T, &density[i])
+                                : pbf_lambda_end_phase(&a, xi, wi, P, S, &density[i]));
         counts[i] = a.neighbors;
     }
 }
 
-void pbf__cpu_lambda(pbf_world *w, const pbf_pass_extras *x, int nt) {
+void pbf__cpu_lambda(pbf_world *w, const pbf_pass_extras *x, float weight, int nt) {
     const pbf_params *P = &w->params;
     const pbf_solid *S = w->solids;
     const int n = w->count;
@@ -80,7 +80,7 @@ void pbf__cpu_lambda(pbf_world *w, const pbf_pass_extras *x, int nt) {
     float *pair_g = w->neighbors.pair_g;
     const pbf_tool_params *T = x->tool; /* tool: NULL when there is none */
     if (P->phases_on) {
-        lambda_phase(w, T, nt);
+        lambda_phase(w, T, weight, nt);
         return;
     }
 #pragma omp parallel for schedule(static) num_threads(nt)
@@ -89,8 +89,8 @@ void pbf__cpu_lambda(pbf_world *w, const pbf_pass_extras *x, int nt) {
         pbf_lambda_acc a = /* the list keeps each pair's gradient factor for the Δp pass */
             list ? pbf__lambda_list(P, p, xi, nb, nb_start[i], nb_start[i + 1], pair_g)
                  : pbf__lambda_cells(P, &w->grid, p, i, xi);
-        lambda[i] = T ? pbf_lambda_end_tool(&a, xi, P, S, T, &density[i])
-                      : pbf_lambda_end(&a, xi, P, S, &density[i]);
+        lambda[i] = weight * (T ? pbf_lambda_end_tool(&a, xi, P, S, T, &density[i])
+                                : pbf_lambda_end(&a, xi, P, S, &density[i]));
         counts[i] = a.neighbors;
     }
 }

@@ -16,10 +16,11 @@ void pbf__cpu_predict(pbf_world *w, int nt);
 /* The grid's counting sort of p, then every sorted per-particle array (fields.h) gathered into
  * the new order. */
 void pbf__cpu_grid(pbf_world *w, int nt);
-/* The λ pass: each particle's density, neighbour count and constraint multiplier λ, with the
- * solids of w->solids and the modules' extra solid x->tool (list mode: it keeps each pair's
- * gradient factor for the Δp pass). */
-void pbf__cpu_lambda(pbf_world *w, const pbf_pass_extras *x, int nt);
+/* The λ pass: each particle's density, neighbour count and constraint multiplier λ (times
+ * weight, the pass's step weight: kernels.h, pbf_step_weight), with the solids of w->solids and
+ * the modules' extra solid x->tool (list mode: it keeps each pair's gradient factor for the Δp
+ * pass). */
+void pbf__cpu_lambda(pbf_world *w, const pbf_pass_extras *x, float weight, int nt);
 /* Surface tension's normals (into w->omega), from the λ pass's densities. */
 void pbf__cpu_normals(pbf_world *w, int nt);
 /* The materials' displacement dt Δv (surface tension with the normals, adhesion) into w->dv. */

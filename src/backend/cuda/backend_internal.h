@@ -364,6 +364,7 @@ struct GraphKey {
     int energy; /* the energy audit's sums (energy.cu) */
     int diffuse; /* diffuse particles' passes (diffuse.cu) */
     int blend; /* the impulse blend: d_prev sorted (sort.cu) and kept (velocity.cu) */
+    float step_bound; /* solver.step_weights: the λ passes' weights are launch arguments */
     unsigned generation;
     int role[R_COUNT];
     int ids_role;

@@ -8,12 +8,13 @@ namespace {
 
 __constant__ pbf_solid c_solids[PBF_MAX_SOLIDS];
 
-/* stage_lambda, with the first level of average_density_error fused in */
+/* stage_lambda, with the first level of average_density_error fused in; weight: the pass's
+ * step weight (solver.c: pbf_step_weight, computed on the host as there) */
 template <int TPP>
 __global__ void __launch_bounds__(BLOCK)
     k_lambda(int n, const pbf_cuda_substep *S, Nb nb, const float *__restrict__ p,
              float *__restrict__ lambda, float *__restrict__ density, int32_t *__restrict__ counts,
-             const uint8_t *__restrict__ phase, Acc *parts) {
+             const uint8_t *__restrict__ phase, Acc *parts, float weight) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / TPP, sub = t % TPP;
     Acc acc = acc_identity();
     const pbf_params &P = S->params; /* a reference: see pbf_cuda_substep */
@@ -38,12 +39,14 @@ __global__ void __launch_bounds__(BLOCK)
         float rho;
         if (phase) { /* several fluids: i's own inverse mass weight */
             const float wi = P.phase_inv_mass[phase[i]];
-            lambda[i] = S->tool.active
-                            ? pbf_lambda_end_tool_phase(&a, xi, wi, &P, c_solids, &S->tool, &rho)
-                            : pbf_lambda_end_phase(&a, xi, wi, &P, c_solids, &rho);
+            lambda[i] =
+                weight * (S->tool.active
+                              ? pbf_lambda_end_tool_phase(&a, xi, wi, &P, c_solids, &S->tool, &rho)
+                              : pbf_lambda_end_phase(&a, xi, wi, &P, c_solids, &rho));
         } else {
-            lambda[i] = S->tool.active ? pbf_lambda_end_tool(&a, xi, &P, c_solids, &S->tool, &rho)
-                                       : pbf_lambda_end(&a, xi, &P, c_solids, &rho);
+            lambda[i] =
+                weight * (S->tool.active ? pbf_lambda_end_tool(&a, xi, &P, c_solids, &S->tool, &rho)
+                                         : pbf_lambda_end(&a, xi, &P, c_solids, &rho));
         }
         density[i] = rho;
         counts[i] = a.neighbors;
@@ -192,15 +195,18 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
     const Nb nbs = neighbors(c, in->neighbor_mode);
     float *p = buf(c, R_P);
     const uint8_t *phase = phases_of(c, &in->sub[sub].params); /* several fluids, else NULL */
+    /* solver.step_weights: pass k's weight, 1 under error control (solver.c) */
+    const float weight =
+        in->controlled ? 1.0f : pbf_step_weight(k, in->iterations, &in->sub[sub].params);
     c->stage = "density (λ) pass";
     if (c->tpp_lambda == 1)
         k_lambda<1><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->f.lambda,
                                                  c->f.density, c->f.neighbor_counts, phase,
-                                                 c->parts);
+                                                 c->parts, weight);
     else
         k_lambda<PBF_LANES><<<nb, BLOCK, 0, c->stream>>>(n, c->d_sub + sub, nbs, p, c->f.lambda,
                                                          c->f.density, c->f.neighbor_counts, phase,
-                                                         c->parts);
+                                                         c->parts, weight);
     CK(cudaGetLastError());
     if (host_checks || nb > FUSE_MAX_PARTS) { /* error control reads it now; or too many */
         k_error_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k);

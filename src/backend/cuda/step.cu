@@ -65,6 +65,7 @@ GraphKey make_key(const pbf_cuda *c, const pbf_cuda_step_in *in) {
     k.energy = in->energy != 0;
     k.diffuse = in->diffuse != nullptr;
     k.blend = in->sub[0].params.impulse_blend != 0.0f;
+    k.step_bound = in->sub[0].params.step_bound;
     k.generation = c->generation;
     for (int r = 0; r < R_COUNT; ++r) k.role[r] = c->role[r];
     k.ids_role = c->ids_role;

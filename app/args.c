@@ -57,6 +57,14 @@ int cli_usage_error(cli_parser *p, const char *fmt, ...) {
     return CLI_EXIT_USAGE;
 }
 
+int cli_operand(cli_parser *p, const char *arg, const char *what, const char **operand) {
+    if (arg[0] == '-' && arg[1] != '\0') return cli_usage_error(p, "unknown option '%s'", arg);
+    if (*operand != NULL)
+        return cli_usage_error(p, "one %s at a time (got '%s' and '%s')", what, *operand, arg);
+    *operand = arg;
+    return CLI_EXIT_OK;
+}
+
 int cli_parse_int(cli_parser *p, const char *option, const char *text, long min, long max,
                   int *out) {
     char *end = NULL;

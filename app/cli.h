@@ -66,6 +66,10 @@ int cli_usage_error(cli_parser *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* The current argument `arg` when no option of the command took it: an unknown option is a
+ * usage error; otherwise it is the command's operand, stored in *operand, and a second one is a
+ * usage error "one WHAT at a time". Returns an exit code (0 when stored). */
+int cli_operand(cli_parser *p, const char *arg, const char *what, const char **operand);
 /* Strict number parsing with a range; a bad value is a usage error naming the option. */
 int cli_parse_int(cli_parser *p, const char *option, const char *text, long min, long max,
                   int *out);

@@ -450,12 +450,8 @@ int cmd_haptic(int argc, char **argv) {
             rc = cli_take_set(&p, v, &o.sets);
         } else if (p.failed) {
             break;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            cli_usage_error(&p, "unknown option '%s'", a);
-        } else if (o.scene_path != NULL) {
-            cli_usage_error(&p, "one scene at a time (got '%s' and '%s')", o.scene_path, a);
         } else {
-            o.scene_path = a;
+            cli_operand(&p, a, "scene", &o.scene_path);
         }
         if (p.failed) rc = CLI_EXIT_USAGE;
     }

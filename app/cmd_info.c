@@ -203,12 +203,8 @@ int cmd_info(int argc, char **argv) {
             rc = cli_take_set(&p, v, &sets);
         } else if (p.failed) {
             rc = CLI_EXIT_USAGE;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            rc = cli_usage_error(&p, "unknown option '%s'", a);
-        } else if (scene_path != NULL) {
-            rc = cli_usage_error(&p, "one scene at a time (got '%s' and '%s')", scene_path, a);
         } else {
-            scene_path = a;
+            rc = cli_operand(&p, a, "scene", &scene_path);
         }
     }
     if (p.failed) rc = CLI_EXIT_USAGE;

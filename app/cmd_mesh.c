@@ -121,12 +121,8 @@ int cmd_mesh(int argc, char **argv) {
             cli_parse_int(&p, "--threads", v, 0, 4096, &threads);
         } else if (p.failed) {
             break;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            cli_usage_error(&p, "unknown option '%s'", a);
-        } else if (dir != NULL) {
-            cli_usage_error(&p, "one run folder at a time (got '%s' and '%s')", dir, a);
         } else {
-            dir = a;
+            cli_operand(&p, a, "run folder", &dir);
         }
         if (p.failed) break;
     }

@@ -151,12 +151,8 @@ int cmd_paraview(int argc, char **argv) {
             source = v;
         } else if (p.failed) {
             break;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            cli_usage_error(&p, "unknown option '%s'", a);
-        } else if (dir != NULL) {
-            cli_usage_error(&p, "one run folder at a time (got '%s' and '%s')", dir, a);
         } else {
-            dir = a;
+            cli_operand(&p, a, "run folder", &dir);
         }
         if (p.failed) break;
     }

@@ -575,12 +575,8 @@ int cmd_render(int argc, char **argv) {
             cli_parse_double(&p, "--radius", v, 1e-6, 100.0, &radius);
         } else if (p.failed) {
             break;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            cli_usage_error(&p, "unknown option '%s'", a);
-        } else if (dir != NULL) {
-            cli_usage_error(&p, "one export folder at a time (got '%s' and '%s')", dir, a);
         } else {
-            dir = a;
+            cli_operand(&p, a, "export folder", &dir);
         }
         if (p.failed) break;
     }

@@ -229,12 +229,8 @@ int cmd_resume(int argc, char **argv) {
                 rc = cli_take_set(&p, v, &a.sets);
         } else if (p.failed) {
             rc = CLI_EXIT_USAGE;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            rc = cli_usage_error(&p, "unknown option '%s'", arg);
-        } else if (a.dir != NULL) {
-            rc = cli_usage_error(&p, "one folder at a time (got '%s' and '%s')", a.dir, arg);
         } else {
-            a.dir = arg;
+            rc = cli_operand(&p, arg, "folder", &a.dir);
         }
     }
     if (p.failed) rc = CLI_EXIT_USAGE;

@@ -128,12 +128,8 @@ int cmd_run(int argc, char **argv) {
 #endif
         } else if (p.failed) {
             rc = CLI_EXIT_USAGE;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            rc = cli_usage_error(&p, "unknown option '%s'", a);
-        } else if (o.scene_path != NULL) {
-            rc = cli_usage_error(&p, "one scene at a time (got '%s' and '%s')", o.scene_path, a);
         } else {
-            o.scene_path = a;
+            rc = cli_operand(&p, a, "scene", &o.scene_path);
         }
     }
     if (p.failed) rc = CLI_EXIT_USAGE;

@@ -896,12 +896,8 @@ int cmd_validate(int argc, char **argv) {
             rc = cli_take_set(&p, v, &sets);
         } else if (p.failed) {
             rc = CLI_EXIT_USAGE;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            rc = cli_usage_error(&p, "unknown option '%s'", a);
-        } else if (case_name != NULL) {
-            rc = cli_usage_error(&p, "one case at a time (got '%s' and '%s')", case_name, a);
         } else {
-            case_name = a;
+            rc = cli_operand(&p, a, "case", &case_name);
         }
     }
     if (p.failed) rc = CLI_EXIT_USAGE;

@@ -19,16 +19,6 @@
 
 #define CASE_PI 3.14159265358979323846
 
-static inline pbf_world *case_make_world(const pbf_world_def *d) {
-    pbf_world *w = NULL;
-    char err[PBF_ERROR_SIZE];
-    if (pbf_world_create(d, &w, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "create: %s\n", err);
-        return NULL;
-    }
-    return w;
-}
-
 /* Fills [0, lx] x [0, depth] x [0, lz] with water on the rest lattice, leaving out the lattice
  * points within R + r of c (so a tool placed at c starts without overlap). Returns the particle
  * count, or −1. */
@@ -65,7 +55,7 @@ static inline int case_held_sphere_feels_buoyancy(const pbf_world_def *base, int
     d.domain_max = (pbf_vec3){0.26f, 0.3f, 0.26f};
     d.solver.scorr_k = 0.0f;
     d.threads = 1; /* see test_tool_experiment.c: robust to a busy machine */
-    pbf_world *w = case_make_world(&d);
+    pbf_world *w = test_world_create(&d);
     ENSURE(w);
     const float R = 0.05f;
     const pbf_vec3 c = {0.13f, 0.1f, 0.13f};
@@ -108,7 +98,7 @@ static inline pbf_world *case_droplet_world(const pbf_world_def *base, int n, fl
     def.domain_max = (pbf_vec3){room, room, room};
     def.material.surface_tension = sigma;
     def.threads = threads;
-    pbf_world *w = case_make_world(&def);
+    pbf_world *w = test_world_create(&def);
     if (w == NULL) return NULL;
     pbf_block_def b = pbf_default_block_def();
     float lo = 0.5f * (room - side);
@@ -199,7 +189,7 @@ static inline double case_footprint(const pbf_world_def *base, float adhesion, i
     def.material.surface_tension = sigma;
     def.wall_adhesion = plate ? 0.0f : adhesion;
     def.threads = threads;
-    pbf_world *w = case_make_world(&def);
+    pbf_world *w = test_world_create(&def);
     if (w == NULL) return -1.0;
     float floor_y = 0.0f;
     if (plate) {

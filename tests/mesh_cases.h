@@ -31,16 +31,6 @@ static inline const char *case_mesh_path(const char *name) {
     return buf;
 }
 
-static inline pbf_world *case_mesh_world(const pbf_world_def *d) {
-    pbf_world *w = NULL;
-    char err[PBF_ERROR_SIZE];
-    if (pbf_world_create(d, &w, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "create: %s\n", err);
-        return NULL;
-    }
-    return w;
-}
-
 /* Adds the mesh file `file` of case_mesh_dir as a static solid of the given role. */
 static inline int case_add_mesh(pbf_world *w, const char *file, pbf_mesh_role role,
                                 pbf_vec3 position) {
@@ -69,7 +59,7 @@ static inline int case_corner_density(const pbf_world_def *base, int mesh, float
     const float pad = mesh ? 0.1f : 0.0f, L = 0.2f, r = d.particle_radius;
     d.domain_min = (pbf_vec3){-pad, -pad, -pad};
     d.domain_max = (pbf_vec3){L + pad, L + pad, L + pad};
-    pbf_world *w = case_mesh_world(&d);
+    pbf_world *w = test_world_create(&d);
     ENSURE(w != NULL);
     pbf_block_def b = pbf_default_block_def();
     b.max = (pbf_vec3){L, L, L};
@@ -148,7 +138,7 @@ static inline int case_column_floor_force(const pbf_world_def *base, int mesh, i
     d.domain_min = (pbf_vec3){-pad, -pad, -pad};
     d.domain_max =
         (pbf_vec3){CASE_COLUMN_WIDTH + pad, CASE_COLUMN_HEIGHT + pad, CASE_COLUMN_WIDTH + pad};
-    pbf_world *w = case_mesh_world(&d);
+    pbf_world *w = test_world_create(&d);
     ENSURE(w != NULL);
     pbf_block_def b = pbf_default_block_def();
     b.max = (pbf_vec3){CASE_COLUMN_WIDTH, CASE_COLUMN_FILL, CASE_COLUMN_WIDTH};
@@ -205,7 +195,7 @@ static inline int case_floating_cube(const pbf_world_def *base, int frames, int 
     test_mesh_free(&box);
     pbf_world_def d = *base;
     d.domain_max = (pbf_vec3){L, 0.35f, L};
-    pbf_world *w = case_mesh_world(&d);
+    pbf_world *w = test_world_create(&d);
     ENSURE(w != NULL);
     pbf_block_def b = pbf_default_block_def();
     b.max = (pbf_vec3){L, depth, L};

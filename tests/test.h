@@ -39,6 +39,17 @@ static inline int test_sanitized(void) {
     return e != NULL && e[0] == '1';
 }
 
+/* A world of def d, or NULL with the library's message printed. */
+static inline pbf_world *test_world_create(const pbf_world_def *d) {
+    pbf_world *w = NULL;
+    char err[PBF_ERROR_SIZE];
+    if (pbf_world_create(d, &w, err, sizeof err) != PBF_OK) {
+        fprintf(stderr, "create: %s\n", err);
+        return NULL;
+    }
+    return w;
+}
+
 /* 1 when each of the n positions x (3 floats each) lies in the world's domain as it is now
  * (walls may move). */
 static inline int all_in_domain(const pbf_world *w, const float *x, int n) {

@@ -1,7 +1,6 @@
 /* Exporters: PLY and VTK round trips are bit-exact against the world's readback; truncated and
  * foreign files are errors, not crashes; failed writes leave neither a partial file nor a
  * temporary one, and never clobber the previous file. */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -13,25 +12,9 @@
 
 #include "pbf/export.h"
 #include "test.h"
-
-static char tmp_dir[1024];
+#include "tmp_dir.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
-
-static void path_in_tmp(char *out, size_t size, const char *name) {
-    snprintf(out, size, "%s/%s", tmp_dir, name);
-}
-
-/* Number of entries in dir whose name contains ".tmp." (left-over temporary files). */
-static int count_temp_files(const char *dir) {
-    DIR *d = opendir(dir);
-    if (d == NULL) return 0;
-    int n = 0;
-    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
-        if (strstr(e->d_name, ".tmp.") != NULL) ++n;
-    closedir(d);
-    return n;
-}
 
 static int file_exists(const char *path) {
     struct stat st;
@@ -535,26 +518,8 @@ static int test_series_and_pvd_parts(void) {
     return 0;
 }
 
-static void remove_tmp_dir(void) {
-    DIR *d = opendir(tmp_dir);
-    if (d == NULL) return;
-    char path[1400];
-    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-        remove(path);
-    }
-    closedir(d);
-    rmdir(tmp_dir);
-}
-
 int main(void) {
-    const char *base = getenv("TMPDIR");
-    snprintf(tmp_dir, sizeof tmp_dir, "%s/pbf_test_export_XXXXXX", base && *base ? base : "/tmp");
-    if (mkdtemp(tmp_dir) == NULL) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (make_tmp_dir("export") != 0) return 1;
     int test_failures_ = 0;
     RUN_TEST(test_arrays_by_name);
     RUN_TEST(test_ply_roundtrip);

@@ -40,12 +40,8 @@ static int build(pbf_world **out, float radius) {
     d.particle_radius = radius;
     d.threads = 1; /* 2000 particles: threads only add barrier waits on a busy machine */
     d.domain_max = (pbf_vec3){WIDTH, 0.6f, DEPTH};
-    char err[PBF_ERROR_SIZE];
-    pbf_world *w = NULL;
-    if (pbf_world_create(&d, &w, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "create: %s\n", err);
-        return 1;
-    }
+    pbf_world *w = test_world_create(&d);
+    if (w == NULL) return 1;
     pbf_block_def b = pbf_default_block_def();
     b.max = (pbf_vec3){WIDTH, FILL, DEPTH};
     ENSURE(pbf_world_add_block(w, &b) == PBF_OK);

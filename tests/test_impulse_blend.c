@@ -17,6 +17,7 @@
 #include "pbf/checkpoint.h"
 #include "pbf/pbf.h"
 #include "pbf/scene.h"
+#include "resume_check.h"
 #include "test.h"
 
 /* The standing wave of bench/flows_setup.h at radius r (r = 5 mm: about 6,400 particles) with
@@ -100,10 +101,15 @@ static int blend_is_thread_independent(void) {
     return 0;
 }
 
+/* The file keeps β. */
+static int blend_in_def(const pbf_checkpoint *ck) {
+    ENSURE(pbf_checkpoint_def(ck)->solver.impulse_blend == 0.6f);
+    return 0;
+}
+
 /* A checkpoint keeps β and every particle's last displacement: the resumed run ends with the
  * straight run's bits (without d_prev its first substep would blend in zeros and differ). */
 static int checkpoint_carries_the_displacement(void) {
-    char err[PBF_ERROR_SIZE];
     pbf_world_def d = pbf_default_world_def();
     d.solver.impulse_blend = 0.6f;
     int n = 0;
@@ -112,22 +118,8 @@ static int checkpoint_carries_the_displacement(void) {
     ENSURE(w != NULL);
     const int frames = test_sanitized() ? 2 : 6;
     for (int f = 0; f < frames; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
-    const char *path = "test_impulse_blend.pbfck";
-    ENSURE(pbf_checkpoint_save(w, path, NULL, 0, err, sizeof err) == PBF_OK);
-    for (int f = 0; f < frames; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
-    pbf_checkpoint *ck = NULL;
-    ENSURE(pbf_checkpoint_open(path, &ck, err, sizeof err) == PBF_OK);
-    ENSURE(pbf_checkpoint_def(ck)->solver.impulse_blend == 0.6f);
-    pbf_world *r = NULL;
-    ENSURE(pbf_checkpoint_create_world(ck, NULL, &r, err, sizeof err) == PBF_OK);
-    pbf_checkpoint_close(ck);
-    remove(path);
-    for (int f = 0; f < frames; ++f) ENSURE(pbf_world_step(r, 1.0f / 60.0f) == PBF_OK);
-    printf("  %d particles, straight %016llx, resumed %016llx\n", n,
-           (unsigned long long)pbf_world_hash(w), (unsigned long long)pbf_world_hash(r));
-    ENSURE(pbf_world_hash(w) == pbf_world_hash(r));
+    ENSURE(resume_check(w, frames, 1.0f / 60.0f, "test_impulse_blend.pbfck", blend_in_def) == 0);
     pbf_world_destroy(w);
-    pbf_world_destroy(r);
     return 0;
 }
 

@@ -31,13 +31,7 @@ static pbf_world *make_world(float radius, float size, int threads) {
     d.particle_radius = radius;
     d.threads = threads;
     d.domain_max = (pbf_vec3){size, size, size};
-    char err[PBF_ERROR_SIZE];
-    pbf_world *w = NULL;
-    if (pbf_world_create(&d, &w, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "create: %s\n", err);
-        return NULL;
-    }
-    return w;
+    return test_world_create(&d);
 }
 
 static pbf_mesh_def mesh_def(const char *file) {

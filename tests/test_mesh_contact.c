@@ -42,13 +42,7 @@ static pbf_world *make_world(int threads) {
     pbf_world_def d = pbf_default_world_def();
     d.threads = threads;
     d.domain_max = (pbf_vec3){0.4f, 0.5f, 0.4f};
-    pbf_world *w = NULL;
-    char err[PBF_ERROR_SIZE];
-    if (pbf_world_create(&d, &w, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "create: %s\n", err);
-        return NULL;
-    }
-    return w;
+    return test_world_create(&d);
 }
 
 static int add(pbf_world *w, const char *file, pbf_mesh_motion motion, pbf_vec3 at,

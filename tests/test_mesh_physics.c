@@ -55,7 +55,7 @@ static int held_sphere_force(int mesh, double *fy, double *fx) {
     d.domain_max = (pbf_vec3){0.26f, 0.3f, 0.26f};
     d.solver.scorr_k = 0.0f;
     d.threads = 1;
-    pbf_world *w = case_mesh_world(&d);
+    pbf_world *w = test_world_create(&d);
     ENSURE(w != NULL);
     const float R = 0.05f;
     const pbf_vec3 c = {0.13f, 0.1f, 0.13f};
@@ -108,7 +108,7 @@ static int thin_plate_holds_water(void) {
     pbf_world_def d = pbf_default_world_def();
     d.threads = 1;
     d.domain_max = (pbf_vec3){0.5f, 0.3f, 0.1f};
-    pbf_world *w = case_mesh_world(&d);
+    pbf_world *w = test_world_create(&d);
     ENSURE(w != NULL);
     pbf_block_def b = pbf_default_block_def();
     b.max = (pbf_vec3){0.16f, 0.28f, 0.1f};
@@ -175,7 +175,7 @@ static int long_box_rolls_over(void) {
     pbf_world_def d = pbf_default_world_def();
     d.threads = 1;
     d.domain_max = (pbf_vec3){0.4f, 0.4f, 0.3f};
-    pbf_world *w = case_mesh_world(&d);
+    pbf_world *w = test_world_create(&d);
     ENSURE(w != NULL);
     pbf_block_def b = pbf_default_block_def();
     b.max = (pbf_vec3){0.4f, 0.16f, 0.3f};

@@ -5,16 +5,6 @@
 #include "pbf/pbf.h"
 #include "test.h"
 
-static pbf_world *make_world(pbf_world_def *d) {
-    pbf_world *w = NULL;
-    char err[PBF_ERROR_SIZE];
-    if (pbf_world_create(d, &w, err, sizeof err) != PBF_OK) {
-        fprintf(stderr, "create: %s\n", err);
-        return NULL;
-    }
-    return w;
-}
-
 /* A block compressed to 90% of the rest spacing: one step without gravity; the density error
  * after the step falls with every doubling of the iterations. */
 static int density_error_falls_with_iterations(void) {
@@ -27,7 +17,7 @@ static int density_error_falls_with_iterations(void) {
         d.solver.vorticity = 0.0f;
         d.solver.xsph = 0.0f;
         d.domain_max = (pbf_vec3){0.5f, 0.5f, 0.5f};
-        pbf_world *w = make_world(&d);
+        pbf_world *w = test_world_create(&d);
         ENSURE(w);
         float s = 0.9f * 2.0f * d.particle_radius;
         int n = 0;
@@ -64,7 +54,7 @@ static int no_particle_leaves_the_domain(void) {
     d.domain_max = (pbf_vec3){0.5f, 0.3f, 0.2f};
     d.wall_motion[PBF_WALL_X_MAX] = (pbf_wall_motion){0.05f, 0.5f, 0.0f};
     d.substeps = 1;
-    pbf_world *w = make_world(&d);
+    pbf_world *w = test_world_create(&d);
     ENSURE(w);
     pbf_block_def b = pbf_default_block_def();
     b.min = (pbf_vec3){0.0f, 0.0f, 0.0f};
@@ -88,7 +78,7 @@ static int no_particle_leaves_the_domain(void) {
 static int colliders_keep_particles_out(void) {
     pbf_world_def d = pbf_default_world_def();
     d.domain_max = (pbf_vec3){0.6f, 0.6f, 0.2f};
-    pbf_world *w = make_world(&d);
+    pbf_world *w = test_world_create(&d);
     ENSURE(w);
     pbf_collider_def c[3] = {pbf_default_collider_def(), pbf_default_collider_def(),
                              pbf_default_collider_def()};
@@ -143,7 +133,7 @@ static int wall_clearance_sets_the_walls_distance(void) {
         pbf_world_def d = pbf_default_world_def();
         d.domain_max = (pbf_vec3){0.3f, 0.3f, 0.3f};
         d.wall_clearance = clearance[k];
-        pbf_world *w = make_world(&d);
+        pbf_world *w = test_world_create(&d);
         ENSURE(w);
         const float x0[3] = {0.15f, 0.2f, 0.15f}, v0[3] = {2.0f, 0.0f, 0.0f};
         ENSURE(pbf_world_add_particles(w, 1, x0, v0) == PBF_OK);

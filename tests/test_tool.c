@@ -24,7 +24,7 @@ static float sphere_volume(float R) { return 4.0f / 3.0f * PI_F * R * R * R; }
 static pbf_params params_for(float r) {
     pbf_world_def d = pbf_default_world_def();
     d.particle_radius = r;
-    pbf_world *w = case_make_world(&d);
+    pbf_world *w = test_world_create(&d);
     pbf_params p;
     memset(&p, 0, sizeof p);
     if (w == NULL) return p;
@@ -199,7 +199,7 @@ static int path_interpolation(void) {
 /* Bad defs fail with the field's name; no tool, no pose; removing works. */
 static int api_validates(void) {
     pbf_world_def wd = pbf_default_world_def();
-    pbf_world *w = case_make_world(&wd);
+    pbf_world *w = test_world_create(&wd);
     ENSURE(w);
     ENSURE(!pbf_world_has_tool(w) && pbf_world_get_tool_def(w) == NULL);
     ENSURE(pbf_tool_set_pose(w, (pbf_vec3){0.5f, 0.5f, 0.5f}) == PBF_ERR_INVALID_ARG);
@@ -251,7 +251,7 @@ static int api_validates(void) {
 static int poses_drive_the_tool(void) {
     pbf_world_def wd = pbf_default_world_def();
     wd.substeps = 3;
-    pbf_world *w = case_make_world(&wd);
+    pbf_world *w = test_world_create(&wd);
     ENSURE(w);
     pbf_block_def b = pbf_default_block_def(); /* some water away from the tool */
     ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
@@ -279,7 +279,7 @@ static int poses_drive_the_tool(void) {
     s = pbf_tool_get_state(w);
     ENSURE(s.position.x == 0.62f && s.position.y == 0.83f && s.velocity.y == 0.0f);
     /* an empty world still moves its tool */
-    pbf_world *e = case_make_world(&wd);
+    pbf_world *e = test_world_create(&wd);
     ENSURE(e && pbf_world_set_tool(e, &d) == PBF_OK);
     ENSURE(pbf_world_step(e, 0.5f) == PBF_OK);
     ENSURE_NEAR(pbf_tool_get_state(e).position.x, 0.7, 1e-5);
@@ -467,7 +467,7 @@ static int free_sphere_floats_half_submerged(void) {
     d.particle_radius = 0.0075f;
     d.domain_max = (pbf_vec3){0.3f, 0.3f, 0.3f};
     d.threads = 1;
-    pbf_world *w = case_make_world(&d);
+    pbf_world *w = test_world_create(&d);
     ENSURE(w);
     const float R = 0.05f, depth = 0.15f;
     int n = case_fill_water(w, 0.3f, depth, 0.3f, (pbf_vec3){0.0f, -1.0f, 0.0f}, 0.0f);

@@ -7,7 +7,6 @@
  * and leave no file behind (nor clobber the one there).
  * Without OpenVDB built in: the calls' error is checked and the test is skipped (exit 77). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -21,27 +20,11 @@
 #include "pbf/surface.h"
 #include "surface/vdb.h"
 #include "test.h"
-
-static char tmp_dir[1024];
+#include "tmp_dir.h"
 
 static const float radius = 0.01f; /* particle radius, m */
 static const float ball = 0.08f; /* radius of the ball of particles, m */
 static const float centre[3] = {0.31f, 0.27f, 0.23f};
-
-static void path_in_tmp(char *out, size_t size, const char *name) {
-    snprintf(out, size, "%s/%s", tmp_dir, name);
-}
-
-/* Entries of tmp_dir whose name contains ".tmp." (left-over temporary files). */
-static int count_temp_files(void) {
-    DIR *d = opendir(tmp_dir);
-    if (d == NULL) return 0;
-    int n = 0;
-    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
-        if (strstr(e->d_name, ".tmp.") != NULL) ++n;
-    closedir(d);
-    return n;
-}
 
 /* The surface mesh of particles on the lattice of spacing 2r inside the ball, with the default
  * surface settings (cell = r: the voxel size below). */
@@ -193,7 +176,7 @@ static int test_ball_level_set(void) {
     pbf_status st = pbf_mesh_write_vdb(&mesh, voxel, 0, path, err, sizeof err);
     if (st != PBF_OK) fprintf(stderr, "%s\n", err);
     ENSURE(st == PBF_OK);
-    ENSURE(count_temp_files() == 0);
+    ENSURE(count_temp_files(tmp_dir) == 0);
 
     /* Points: the centre, about 9 voxels deep; far outside; the mesh's vertices. */
     enum { far_points = 2, max_points = 4096 };
@@ -327,7 +310,7 @@ static int test_errors(void) {
     mesh.positions[0] = x;
     struct stat st;
     ENSURE(stat(path, &st) != 0); /* none of these wrote anything */
-    ENSURE(count_temp_files() == 0);
+    ENSURE(count_temp_files(tmp_dir) == 0);
     /* an existing file is replaced whole */
     ENSURE(pbf_mesh_write_vdb(&mesh, 0.02, 0, path, err, sizeof err) == PBF_OK);
     ENSURE(pbf_mesh_write_vdb(&mesh, 0.01, 0, path, err, sizeof err) == PBF_OK);
@@ -380,7 +363,7 @@ static int test_write_fails_midway(void) {
     ENSURE(st == PBF_ERR_IO);
     ENSURE(strstr(err, path) != NULL);
     ENSURE(strstr(err, strerror(EFBIG)) != NULL);
-    ENSURE(count_temp_files() == 0);
+    ENSURE(count_temp_files(tmp_dir) == 0);
     struct stat after;
     ENSURE(stat(path, &after) == 0 && after.st_size == before.st_size);
     pbf_vdb_grid_info info;
@@ -388,19 +371,6 @@ static int test_write_fails_midway(void) {
     ENSURE_NEAR(info.voxel_size[0], 0.025, 1e-12); /* still the first file */
     pbf_mesh_free(&mesh);
     return 0;
-}
-
-static void remove_tmp_dir(void) {
-    DIR *d = opendir(tmp_dir);
-    if (d == NULL) return;
-    char path[1400];
-    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-        remove(path);
-    }
-    closedir(d);
-    rmdir(tmp_dir);
 }
 
 /* Built without OpenVDB: both calls say so, naming the file. */
@@ -424,12 +394,7 @@ int main(void) {
         if (test_failures_ == 0) printf("OpenVDB is not built in: the level set tests skipped\n");
         return test_failures_ == 0 ? 77 : 1;
     }
-    const char *base = getenv("TMPDIR");
-    snprintf(tmp_dir, sizeof tmp_dir, "%s/pbf_test_vdb_XXXXXX", base && *base ? base : "/tmp");
-    if (mkdtemp(tmp_dir) == NULL) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (make_tmp_dir("vdb") != 0) return 1;
     RUN_TEST(test_ball_level_set);
     RUN_TEST(test_voxel_size);
     RUN_TEST(test_empty);

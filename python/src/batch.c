@@ -185,18 +185,16 @@ static PyObject *batch_close(pbfpy_batch *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static PyObject *batch_enter(PyObject *self, PyObject *unused) {
-    (void)unused;
-    Py_INCREF(self);
-    return self;
-}
-
 static PyObject *batch_exit(pbfpy_batch *self, PyObject *args) {
     (void)args;
     return batch_close(self, NULL);
 }
 
 /* ---- stepping -------------------------------------------------------------------------------- */
+
+/* pbf_world_batch_step and pbf_world_batch_error for pbfpy_run_steps */
+static pbf_status step_batch(void *b, float dt) { return pbf_world_batch_step(b, dt); }
+static const char *batch_error(const void *b) { return pbf_world_batch_error(b); }
 
 static PyObject *batch_step(pbfpy_batch *self, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"dt", "steps", NULL};
@@ -205,19 +203,7 @@ static PyObject *batch_step(pbfpy_batch *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "f|i:step", kwlist, &dt, &steps)) return NULL;
     pbf_world_batch *b = batch_ready(self);
     if (b == NULL) return NULL;
-    if (steps < 0) {
-        PyErr_Format(PyExc_ValueError, "step: steps must be >= 0, got %d", steps);
-        return NULL;
-    }
-    for (int i = 0; i < steps; ++i) {
-        pbf_status st;
-        self->busy = 1;
-        Py_BEGIN_ALLOW_THREADS st = pbf_world_batch_step(b, dt);
-        Py_END_ALLOW_THREADS self->busy = 0;
-        if (st != PBF_OK) return pbfpy_raise(st, pbf_world_batch_error(b));
-        if (i + 1 < steps && PyErr_CheckSignals() < 0) return NULL;
-    }
-    Py_RETURN_NONE;
+    return pbfpy_run_steps(b, &self->busy, dt, steps, step_batch, batch_error);
 }
 
 static PyObject *batch_reset(pbfpy_batch *self, PyObject *args, PyObject *kwargs) {
@@ -464,7 +450,7 @@ static PyMethodDef batch_methods[] = {
            "tool_states($self, /)\n--\n\nEach world's pbf.ToolState after the last step."),
     METHOD("close", batch_close, METH_NOARGS,
            "close($self, /)\n--\n\nFrees the worlds now; later calls raise ValueError."),
-    METHOD("__enter__", batch_enter, METH_NOARGS, NULL),
+    METHOD("__enter__", pbfpy_enter, METH_NOARGS, NULL),
     METHOD("__exit__", batch_exit, METH_VARARGS | METH_KEYWORDS, NULL),
     {NULL, NULL, 0, NULL},
 };

@@ -35,12 +35,6 @@ static PyObject *checkpoint_close(pbfpy_checkpoint *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static PyObject *checkpoint_enter(PyObject *self, PyObject *unused) {
-    (void)unused;
-    Py_INCREF(self);
-    return self;
-}
-
 static PyObject *checkpoint_exit(pbfpy_checkpoint *self, PyObject *args) {
     (void)args;
     return checkpoint_close(self, NULL);
@@ -94,7 +88,7 @@ static PyGetSetDef checkpoint_getset[] = {
 static PyMethodDef checkpoint_methods[] = {
     {"close", (PyCFunction)checkpoint_close, METH_NOARGS,
      "close($self, /)\n--\n\nFrees the file's contents (also done when the object goes away)."},
-    {"__enter__", (PyCFunction)checkpoint_enter, METH_NOARGS, NULL},
+    {"__enter__", (PyCFunction)pbfpy_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)checkpoint_exit, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

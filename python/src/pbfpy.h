@@ -10,6 +10,7 @@
  *   batch.c                     pbf.WorldBatch: many small worlds (include/pbf/batch.h)
  *   scene.c checkpoint.c        pbf.Scene, pbf.Checkpoint
  *   render.c                    pbf.Renderer, PNG files
+ *   methods.c                   what the objects' methods share: __enter__, the step loop
  *   results.c                   named-tuple results (Profile, Stats, ToolState, ...), files
  *   fields.c                    def structs <-> keyword arguments and dicts, vectors, arrays
  *   errors.c                    pbf.Error and its subclasses, one per pbf_status */
@@ -96,6 +97,22 @@ PyObject *pbfpy_world_mesh_transforms(pbfpy_world *self, PyObject *unused);
 /* render.c: PNG files (module functions). */
 PyObject *pbfpy_write_png(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *pbfpy_read_png(PyObject *module, PyObject *path);
+
+/* ---- methods.c ------------------------------------------------------------------------------ */
+
+/* __enter__ of every object with a close(): the object itself. */
+PyObject *pbfpy_enter(PyObject *self, PyObject *unused);
+
+/* One step of the object obj (a pbf_world, a pbf_world_batch) and the message of its last
+ * failure. */
+typedef pbf_status (*pbfpy_step_fn)(void *obj, float dt);
+typedef const char *(*pbfpy_error_fn)(const void *obj);
+/* step(dt, steps) once the object is ready: `steps` calls of step(obj, dt), each with the GIL
+ * released and *busy set (no other call may touch obj meanwhile), checking for Ctrl-C between
+ * steps. Returns None, or NULL with an exception set: a ValueError for steps < 0, the library's
+ * status with error(obj), or the signal's. */
+PyObject *pbfpy_run_steps(void *obj, int *busy, float dt, int steps, pbfpy_step_fn step,
+                          pbfpy_error_fn error);
 
 /* ---- results.c ------------------------------------------------------------------------------ */
 

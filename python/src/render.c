@@ -378,12 +378,6 @@ static PyObject *renderer_close(pbfpy_renderer *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static PyObject *renderer_enter(PyObject *self, PyObject *unused) {
-    (void)unused;
-    Py_INCREF(self);
-    return self;
-}
-
 static PyObject *renderer_exit(pbfpy_renderer *self, PyObject *args) {
     (void)args;
     return renderer_close(self, NULL);
@@ -411,7 +405,7 @@ static PyMethodDef renderer_methods[] = {
      "timings($self, /)\n--\n\nGPU milliseconds of each pass of the last frame (a dict)."},
     {"close", (PyCFunction)renderer_close, METH_NOARGS,
      "close($self, /)\n--\n\nFrees the renderer's GL resources now."},
-    {"__enter__", (PyCFunction)renderer_enter, METH_NOARGS, NULL},
+    {"__enter__", (PyCFunction)pbfpy_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)renderer_exit, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

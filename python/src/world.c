@@ -106,18 +106,16 @@ static PyObject *world_close(pbfpy_world *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static PyObject *world_enter(PyObject *self, PyObject *unused) {
-    (void)unused;
-    Py_INCREF(self);
-    return self;
-}
-
 static PyObject *world_exit(pbfpy_world *self, PyObject *args) {
     (void)args;
     return world_close(self, NULL);
 }
 
 /* ---- stepping ------------------------------------------------------------------------------- */
+
+/* pbf_world_step and pbf_world_error for pbfpy_run_steps */
+static pbf_status step_world(void *w, float dt) { return pbf_world_step(w, dt); }
+static const char *world_error(const void *w) { return pbf_world_error(w); }
 
 static PyObject *world_step(pbfpy_world *self, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"dt", "steps", NULL};
@@ -126,21 +124,7 @@ static PyObject *world_step(pbfpy_world *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "f|i:step", kwlist, &dt, &steps)) return NULL;
     pbf_world *w = pbfpy_world_ready(self);
     if (w == NULL) return NULL;
-    if (steps < 0) {
-        PyErr_Format(PyExc_ValueError, "step: steps must be >= 0, got %d", steps);
-        return NULL;
-    }
-    for (int i = 0; i < steps; ++i) {
-        pbf_status st;
-        self->busy = 1;
-        Py_BEGIN_ALLOW_THREADS
-        st = pbf_world_step(w, dt);
-        Py_END_ALLOW_THREADS
-        self->busy = 0;
-        if (st != PBF_OK) return pbfpy_raise(st, pbf_world_error(w));
-        if (i + 1 < steps && PyErr_CheckSignals() < 0) return NULL; /* Ctrl-C between steps */
-    }
-    Py_RETURN_NONE;
+    return pbfpy_run_steps(w, &self->busy, dt, steps, step_world, world_error);
 }
 
 /* ---- read-back ------------------------------------------------------------------------------ */
@@ -584,7 +568,7 @@ static PyMethodDef world_methods[] = {
     METHOD_0("close", world_close,
              "close($self, /)\n--\n\nFrees the world now (also done when the object goes "
              "away); later calls raise\nValueError."),
-    METHOD_0("__enter__", world_enter, NULL),
+    METHOD_0("__enter__", pbfpy_enter, NULL),
     METHOD_KW("__exit__", world_exit, NULL),
     {NULL, NULL, 0, NULL},
 };

@@ -101,7 +101,8 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
     CHECK_RANGE(s->xsph >= 0.0f && s->xsph <= 1.0f, "solver.xsph", "in [0, 1]", s->xsph);
     CHECK_RANGE(
         s->step_weights == PBF_STEP_WEIGHTS_PLAIN || s->step_weights == PBF_STEP_WEIGHTS_CHEBYSHEV,
-        "solver.step_weights", "PBF_STEP_WEIGHTS_PLAIN or _CHEBYSHEV", (double)s->step_weights);
+        "solver.step_weights", "0 (PBF_STEP_WEIGHTS_PLAIN) or 1 (PBF_STEP_WEIGHTS_CHEBYSHEV)",
+        (double)s->step_weights);
     CHECK_RANGE(s->impulse_blend >= 0.0f && s->impulse_blend <= 0.9f, "solver.impulse_blend",
                 "in [0, 0.9]", s->impulse_blend);
     CHECK_RANGE(s->cfl >= 0.0f && s->cfl <= 10.0f, "solver.cfl", "in [0, 10]", s->cfl);

@@ -199,6 +199,12 @@ void pbf__cpu_velocity(pbf_world *w, int nt) {
     const int n = w->count;
     const float *x = w->x, *p = w->p;
     float *v = w->v, *d_prev = w->d_prev; /* v holds the predicted velocities */
+    if (P->impulse_blend == 0.0f) { /* the blend off: d_prev neither read nor kept, as on CUDA */
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (int i = 0; i < n; ++i)
+            v3_store(v, i, pbf_velocity_update(v3_load(x, i), v3_load(p, i), P));
+        return;
+    }
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < n; ++i) {
         pbf_v3 d = v3_load(d_prev, i);

@@ -1,64 +1,30 @@
-/* Default definitions. Every default is documented next to its field in include/pbf/pbf.h. */
+/* Default definitions. Every default is documented next to its field in include/pbf/pbf.h; the
+ * world def's are the `dflt` column of src/core/def_fields.h. */
 #include "pbf/pbf.h"
 
-pbf_solver_def pbf_default_solver_def(void) {
-    pbf_solver_def d;
-    d.iterations = 4;
-    d.relaxation = 0.05f;
-    d.unilateral = 1;
-    d.scorr_k = 0.1f;
-    d.scorr_ratio = 0.0f;
-    d.scorr_n = 1;
-    d.scorr_dq = 0.2f;
-    d.scorr_deficit = 0.05f;
-    d.scorr_iterations = 4;
-    d.vorticity = 0.02f;
-    d.xsph = 0.01f;
-    d.impulse_blend = 0.0f;
-    d.cfl = 0.5f;
-    d.target_error = 0.0f;
-    d.min_iterations = 1;
-    d.max_iterations = 100;
-    d.chebyshev = 1;
-    d.chebyshev_rho = 0.99f;
-    d.chebyshev_gamma = 0.9f;
-    d.chebyshev_delay = 4;
-    d.step_weights = PBF_STEP_WEIGHTS_PLAIN;
-    return d;
-}
+#include "def_fields.h"
 
 pbf_world_def pbf_default_world_def(void) {
     pbf_world_def d;
-    d.particle_radius = 0.01f;
-    d.kernel_scale = 4.0f;
-    d.kernel = PBF_KERNEL_PAPER;
-    d.rest_density = 1000.0f;
-    d.gravity = (pbf_vec3){0.0f, -9.81f, 0.0f};
-    d.domain_min = (pbf_vec3){0.0f, 0.0f, 0.0f};
-    d.domain_max = (pbf_vec3){1.0f, 1.0f, 1.0f};
-    for (int k = 0; k < PBF_WALL_COUNT; ++k) {
-        d.wall_motion[k].amplitude = 0.0f;
-        d.wall_motion[k].period = 1.0f;
-        d.wall_motion[k].phase = 0.0f;
-    }
-    d.substeps = 4;
-    d.solver = pbf_default_solver_def();
-    d.neighbor_mode = PBF_NEIGHBOR_LIST;
-    d.backend = PBF_BACKEND_CPU;
-    d.threads = 0;
-    d.material.surface_tension = 0.0f;
-    d.material.viscosity = 0.0f;
-    d.material.viscosity_iterations = 100;
-    d.material.viscosity_tolerance = 0.001f;
-    d.material.surface_drag = 0.0f;
-    d.wall_adhesion = 0.0f;
-    d.wall_friction = 0.0f;
-    d.wall_no_slip = 0;
-    d.wall_clearance = 1.0f;
-    d.phase_count = 0;
-    for (int k = 0; k < PBF_MAX_PHASES; ++k) d.phases[k] = pbf_default_phase_def();
+#define SET_F32(dst, value) dst = (value)
+#define SET_I32(dst, value) dst = (value)
+#define SET_VEC3(dst, value) dst = (value)
+#define SET_WALLS(dst, value)                                                                      \
+    for (int k = 0; k < PBF_WALL_COUNT; ++k) dst[k] = (value)
+#define SET_PHASES(dst, value)                                                                     \
+    for (int k = 0; k < PBF_MAX_PHASES; ++k) dst[k] = (value)
+#define SET_DEFAULT(kind, member, since, old, dflt, range, expected) SET_##kind(d.member, dflt);
+    PBF_DEF_FIELDS(SET_DEFAULT) /* every member is a row (checkpoint.c asserts it) */
+#undef SET_DEFAULT
+#undef SET_F32
+#undef SET_I32
+#undef SET_VEC3
+#undef SET_WALLS
+#undef SET_PHASES
     return d;
 }
+
+pbf_solver_def pbf_default_solver_def(void) { return pbf_default_world_def().solver; }
 
 pbf_phase_def pbf_default_phase_def(void) {
     pbf_phase_def p;

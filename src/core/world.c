@@ -11,6 +11,7 @@
 #include "module.h" /* the features' state: freed and counted through their modules */
 #include "cuda/world_cuda.h" /* the CUDA backend (docs/cuda.md): hooks marked "cuda" below */
 #include "world_state.h"
+#include "def_fields.h" /* the settings' ranges */
 
 /* ---------------------------------------------------------------------------------------------
  * Validation: every message names the field and its range. */
@@ -26,15 +27,35 @@
 
 static int finite3(pbf_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 
+/* def_fields.h's ranges, as conditions on `value`, the member's value (a float compared with
+ * float bounds, an int with int ones); the message prints the member as it is. */
+#define CLOSED(lo, hi) (value >= (lo) && value <= (hi))
+#define OPEN(lo, hi) (value > (lo) && value < (hi))
+#define ABOVE_UP_TO(lo, hi) (value > (lo) && value <= (hi))
+#define HALF_OPEN(lo, hi) (value >= (lo) && value < (hi))
+#define EITHER(a, b) (value == (a) || value == (b))
+#define UNCHECKED ((void)value, 1)
+#define CHECK_F32(member, range, expected)                                                         \
+    do {                                                                                           \
+        const float value = d->member;                                                             \
+        CHECK_RANGE(range, #member, expected, d->member);                                          \
+    } while (0);
+#define CHECK_I32(member, range, expected)                                                         \
+    do {                                                                                           \
+        const int value = (int)d->member;                                                          \
+        CHECK_RANGE(range, #member, expected, d->member);                                          \
+    } while (0);
+#define CHECK_VEC3(member, range, expected) /* below */
+#define CHECK_WALLS(member, range, expected) /* below */
+#define CHECK_PHASES(member, range, expected) /* below */
+#define CHECK_FIELD(kind, member, since, old, dflt, range, expected)                               \
+    CHECK_##kind(member, range, expected)
+
 static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_size) {
+    /* each setting in its range (def_fields.h), in WORLDDEF's order */
+    PBF_DEF_FIELDS(CHECK_FIELD)
+    /* then what the rows do not say: vectors, arrays and checks across members */
     const pbf_solver_def *s = &d->solver;
-    CHECK_RANGE(isfinite(d->particle_radius) && d->particle_radius > 0.0f &&
-                    d->particle_radius <= 10.0f,
-                "particle_radius", "in (0, 10] m", d->particle_radius);
-    CHECK_RANGE(d->kernel_scale >= 2.5f && d->kernel_scale <= 8.0f, "kernel_scale", "in [2.5, 8]",
-                d->kernel_scale);
-    CHECK_RANGE(isfinite(d->rest_density) && d->rest_density > 0.0f, "rest_density",
-                "positive (kg/m^3)", d->rest_density);
     if (!finite3(d->gravity)) {
         pbf__format(err, err_size, "world def: gravity must be finite");
         return PBF_ERR_INVALID_ARG;
@@ -70,20 +91,6 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
             return PBF_ERR_INVALID_ARG;
         }
     }
-    CHECK_RANGE(d->substeps >= 1 && d->substeps <= 1000, "substeps", "in [1, 1000]", d->substeps);
-    CHECK_RANGE(s->iterations >= 1 && s->iterations <= 1000, "solver.iterations", "in [1, 1000]",
-                s->iterations);
-    CHECK_RANGE(s->relaxation >= 0.0f && s->relaxation <= 100.0f, "solver.relaxation",
-                "in [0, 100]", s->relaxation);
-    CHECK_RANGE(s->unilateral == 0 || s->unilateral == 1, "solver.unilateral", "0 or 1",
-                s->unilateral);
-    CHECK_RANGE(s->scorr_k >= 0.0f && s->scorr_k <= 1.0f, "solver.scorr_k", "in [0, 1]",
-                s->scorr_k);
-    CHECK_RANGE(s->scorr_ratio >= 0.0f && s->scorr_ratio <= 1000.0f, "solver.scorr_ratio",
-                "in [0, 1000]", s->scorr_ratio);
-    CHECK_RANGE(s->scorr_n >= 1 && s->scorr_n <= 8, "solver.scorr_n", "in [1, 8]", s->scorr_n);
-    CHECK_RANGE(s->scorr_dq >= 0.0f && s->scorr_dq < 1.0f, "solver.scorr_dq", "in [0, 1)",
-                s->scorr_dq);
     /* s_corr acts between pairs closer than the rest spacing 2r and is k at Δq (pbf_delta_coef) */
     if (!(s->scorr_dq * d->kernel_scale < 2.0f)) {
         pbf__format(err, err_size,
@@ -92,54 +99,8 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                     2.0 / d->kernel_scale, (double)s->scorr_dq);
         return PBF_ERR_INVALID_ARG;
     }
-    CHECK_RANGE(s->scorr_deficit >= 0.0f && s->scorr_deficit <= 1.0f, "solver.scorr_deficit",
-                "in [0, 1]", s->scorr_deficit);
-    CHECK_RANGE(s->scorr_iterations >= 0 && s->scorr_iterations <= 1000, "solver.scorr_iterations",
-                "in [0, 1000]", s->scorr_iterations);
-    CHECK_RANGE(s->vorticity >= 0.0f && s->vorticity <= 10.0f, "solver.vorticity", "in [0, 10] m/s",
-                s->vorticity);
-    CHECK_RANGE(s->xsph >= 0.0f && s->xsph <= 1.0f, "solver.xsph", "in [0, 1]", s->xsph);
-    CHECK_RANGE(
-        s->step_weights == PBF_STEP_WEIGHTS_PLAIN || s->step_weights == PBF_STEP_WEIGHTS_CHEBYSHEV,
-        "solver.step_weights", "0 (PBF_STEP_WEIGHTS_PLAIN) or 1 (PBF_STEP_WEIGHTS_CHEBYSHEV)",
-        (double)s->step_weights);
-    CHECK_RANGE(s->impulse_blend >= 0.0f && s->impulse_blend <= 0.9f, "solver.impulse_blend",
-                "in [0, 0.9]", s->impulse_blend);
-    CHECK_RANGE(s->cfl >= 0.0f && s->cfl <= 10.0f, "solver.cfl", "in [0, 10]", s->cfl);
-    CHECK_RANGE(s->target_error >= 0.0f && s->target_error <= 100.0f, "solver.target_error",
-                "in [0, 100] percent", s->target_error);
-    CHECK_RANGE(s->max_iterations >= 1 && s->max_iterations <= 10000, "solver.max_iterations",
-                "in [1, 10000]", s->max_iterations);
     CHECK_RANGE(s->min_iterations >= 0 && s->min_iterations <= s->max_iterations,
                 "solver.min_iterations", "in [0, solver.max_iterations]", s->min_iterations);
-    CHECK_RANGE(s->chebyshev == 0 || s->chebyshev == 1, "solver.chebyshev", "0 or 1", s->chebyshev);
-    CHECK_RANGE(s->chebyshev_rho >= 0.0f && s->chebyshev_rho < 1.0f, "solver.chebyshev_rho",
-                "in [0, 1)", s->chebyshev_rho);
-    CHECK_RANGE(s->chebyshev_gamma > 0.0f && s->chebyshev_gamma <= 1.0f, "solver.chebyshev_gamma",
-                "in (0, 1]", s->chebyshev_gamma);
-    CHECK_RANGE(s->chebyshev_delay >= 0 && s->chebyshev_delay <= 100, "solver.chebyshev_delay",
-                "in [0, 100]", s->chebyshev_delay);
-    CHECK_RANGE(d->neighbor_mode == PBF_NEIGHBOR_LIST || d->neighbor_mode == PBF_NEIGHBOR_CELLS,
-                "neighbor_mode", "PBF_NEIGHBOR_LIST or PBF_NEIGHBOR_CELLS", d->neighbor_mode);
-    CHECK_RANGE(d->threads >= 0 && d->threads <= 1024, "threads", "in [0, 1024]", d->threads);
-    CHECK_RANGE(d->material.surface_tension >= 0.0f && d->material.surface_tension <= 10.0f,
-                "material.surface_tension", "in [0, 10] N/m", d->material.surface_tension);
-    CHECK_RANGE(d->material.viscosity >= 0.0f && d->material.viscosity <= 100.0f,
-                "material.viscosity", "in [0, 100] m^2/s", d->material.viscosity);
-    CHECK_RANGE(d->material.viscosity_iterations >= 1 && d->material.viscosity_iterations <= 10000,
-                "material.viscosity_iterations", "in [1, 10000]", d->material.viscosity_iterations);
-    CHECK_RANGE(d->material.viscosity_tolerance > 0.0f && d->material.viscosity_tolerance < 1.0f,
-                "material.viscosity_tolerance", "in (0, 1)", d->material.viscosity_tolerance);
-    CHECK_RANGE(d->material.surface_drag >= 0.0f && d->material.surface_drag <= 1000.0f,
-                "material.surface_drag", "in [0, 1000] 1/s", d->material.surface_drag);
-    CHECK_RANGE(d->wall_adhesion >= 0.0f && d->wall_adhesion <= 10.0f, "wall_adhesion",
-                "in [0, 10] N/m", d->wall_adhesion);
-    CHECK_RANGE(d->wall_friction >= 0.0f && d->wall_friction <= 10.0f, "wall_friction",
-                "in [0, 10]", d->wall_friction);
-    CHECK_RANGE(d->wall_no_slip == 0 || d->wall_no_slip == 1, "wall_no_slip", "0 or 1",
-                (double)d->wall_no_slip);
-    CHECK_RANGE(d->wall_clearance > 0.0f && d->wall_clearance <= 1.0f, "wall_clearance",
-                "in (0, 1] particle radii", d->wall_clearance);
     if (d->wall_no_slip && !(d->material.viscosity > 0.0f)) {
         pbf__format(err, err_size,
                     "world def: wall_no_slip needs material.viscosity > 0 (the walls hold the "
@@ -147,10 +108,6 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                     (double)d->material.viscosity);
         return PBF_ERR_INVALID_ARG;
     }
-    CHECK_RANGE(d->kernel == PBF_KERNEL_PAPER || d->kernel == PBF_KERNEL_WENDLAND, "kernel",
-                "PBF_KERNEL_PAPER or PBF_KERNEL_WENDLAND", d->kernel);
-    CHECK_RANGE(d->phase_count >= 0 && d->phase_count <= PBF_MAX_PHASES, "phase_count", "in [0, 8]",
-                d->phase_count);
     float rho_lo = 3.4e38f, rho_hi = 0.0f;
     for (int k = 0; k < d->phase_count; ++k) {
         const pbf_phase_def *ph = &d->phases[k];
@@ -182,8 +139,6 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                     (double)PBF_MAX_DENSITY_RATIO);
         return PBF_ERR_INVALID_ARG;
     }
-    CHECK_RANGE(d->backend == PBF_BACKEND_CPU || d->backend == PBF_BACKEND_CUDA, "backend",
-                "PBF_BACKEND_CPU or PBF_BACKEND_CUDA", d->backend);
     /* what the def uses, on its backend and together (caps.c: the one table) */
     const pbf_column column = d->backend == PBF_BACKEND_CUDA ? PBF_COLUMN_CUDA : PBF_COLUMN_CPU;
     pbf_status caps = pbf__caps_check(0, pbf_world_def_features(d), column, err, err_size);
@@ -197,6 +152,18 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
 #endif
     return PBF_OK;
 }
+#undef CHECK_FIELD
+#undef CHECK_F32
+#undef CHECK_I32
+#undef CHECK_VEC3
+#undef CHECK_WALLS
+#undef CHECK_PHASES
+#undef CLOSED
+#undef OPEN
+#undef ABOVE_UP_TO
+#undef HALF_OPEN
+#undef EITHER
+#undef UNCHECKED
 
 /* ---------------------------------------------------------------------------------------------
  * Lifetime */

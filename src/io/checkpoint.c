@@ -28,6 +28,7 @@
 #include "diffuse.h" /* the DIFFUSE section: spray, foam and bubbles */
 #include "cuda/world_cuda.h" /* cuda: a CUDA world's state is read back first */
 #include "world_state.h"
+#include "def_fields.h" /* the WORLDDEF section */
 
 #define MAGIC "PBFCKPT\n"
 #define HEADER_SIZE 32u
@@ -69,24 +70,45 @@
  * (a reader that does not know it would resume without them), so no version bump. */
 #define TAG_DIFFUSE "DIFFUSE"
 
+/* WORLDDEF is the rows of def_fields.h in order, each in a file from the version that added it
+ * (def_bytes, below, counts a version's). Every member of pbf_world_def is a row, stored as its
+ * kind says. */
+#define DEF_ROW_SIZE(kind, member, since, old, dflt, range, expected) +PBF_DEF_BYTES_##kind
+#define DEF_BYTES (0 PBF_DEF_FIELDS(DEF_ROW_SIZE)) /* the newest version's */
+_Static_assert(DEF_BYTES == sizeof(pbf_world_def),
+               "pbf_world_def changed: its members are the rows of src/core/def_fields.h (a new "
+               "one with PBF_CHECKPOINT_VERSION raised)");
+#define DEF_MEMBER(member) (((pbf_world_def *)0)->member) /* in sizeof and _Generic only */
+#define DEF_KIND_OK_F32(m) _Generic((m), float : 1, default : 0)
+#define DEF_KIND_OK_I32(m) (sizeof(m) == 4 && _Generic((m), float : 0, default : 1))
+#define DEF_KIND_OK_VEC3(m) _Generic((m), pbf_vec3 : 1, default : 0)
+#define DEF_KIND_OK_WALLS(m)                                                                       \
+    (sizeof(m) == PBF_WALL_COUNT * sizeof(pbf_wall_motion) &&                                      \
+     _Generic(&(m)[0], pbf_wall_motion * : 1, default : 0))
+#define DEF_KIND_OK_PHASES(m)                                                                      \
+    (sizeof(m) == PBF_MAX_PHASES * sizeof(pbf_phase_def) &&                                        \
+     _Generic(&(m)[0], pbf_phase_def * : 1, default : 0))
+/* Whether get_def reads the kind as `old` from a file older than the row (VEC3 and WALLS rows
+ * are all of version 1). */
+#define DEF_VERSIONED_F32 1
+#define DEF_VERSIONED_I32 1
+#define DEF_VERSIONED_VEC3 0
+#define DEF_VERSIONED_WALLS 0
+#define DEF_VERSIONED_PHASES 1
+#define DEF_ROW_CHECK(kind, member, since, old, dflt, range, expected)                             \
+    _Static_assert(DEF_KIND_OK_##kind(DEF_MEMBER(member)),                                         \
+                   "def_fields.h: " #member " is not of kind " #kind);                             \
+    _Static_assert((since) >= 1 && (since) <= PBF_CHECKPOINT_VERSION &&                            \
+                       (DEF_VERSIONED_##kind || (since) == 1),                                     \
+                   "def_fields.h: " #member "'s version is not one get_def can read");
+PBF_DEF_FIELDS(DEF_ROW_CHECK)
+#undef DEF_ROW_CHECK
+
 /* Payload sizes of the fixed sections. A new field in these structs must be added to the
  * section (with a version bump): the asserts make sure nobody forgets. */
-#define DEF_BYTES 360u
-#define DEF_BYTES_V9 356u
-#define DEF_BYTES_V8 352u
-#define DEF_BYTES_V7 344u
-#define DEF_BYTES_V6 340u
-#define DEF_BYTES_V5 336u
-#define DEF_BYTES_V4 236u
-#define DEF_BYTES_V3 220u
-#define DEF_BYTES_V2 208u
-#define DEF_BYTES_V1 200u
 #define STATE_BYTES 40u
 #define COLLIDER_BYTES 64u
 #define COLLIDER_BYTES_V2 56u
-_Static_assert(sizeof(pbf_world_def) == DEF_BYTES,
-               "pbf_world_def changed: add the field to put_def/get_def in src/io/checkpoint.c "
-               "and bump PBF_CHECKPOINT_VERSION");
 _Static_assert(sizeof(pbf_collider_def) == COLLIDER_BYTES,
                "pbf_collider_def changed: update put_collider/get_collider in checkpoint.c");
 #define EMITTER_BYTES 64u /* the def's 56 bytes and the carried travel (f64) */
@@ -288,60 +310,37 @@ static void end_section(out_buf *b) {
 
 /* ---- section payloads ---------------------------------------------------------------------- */
 
-static void put_def(out_buf *b, const pbf_world_def *d) {
-    put_f32(b, d->particle_radius);
-    put_f32(b, d->kernel_scale);
-    put_f32(b, d->rest_density);
-    put_vec3(b, d->gravity);
-    put_vec3(b, d->domain_min);
-    put_vec3(b, d->domain_max);
+static void put_walls(out_buf *b, const pbf_wall_motion *m) {
     for (int k = 0; k < PBF_WALL_COUNT; ++k) {
-        put_f32(b, d->wall_motion[k].amplitude);
-        put_f32(b, d->wall_motion[k].period);
-        put_f32(b, d->wall_motion[k].phase);
+        put_f32(b, m[k].amplitude);
+        put_f32(b, m[k].period);
+        put_f32(b, m[k].phase);
     }
-    put_i32(b, d->substeps);
-    const pbf_solver_def *s = &d->solver;
-    put_i32(b, s->iterations);
-    put_f32(b, s->relaxation);
-    put_i32(b, s->unilateral);
-    put_f32(b, s->scorr_k);
-    put_i32(b, s->scorr_n);
-    put_f32(b, s->scorr_dq);
-    put_f32(b, s->scorr_deficit);
-    put_i32(b, s->scorr_iterations);
-    put_f32(b, s->vorticity);
-    put_f32(b, s->xsph);
-    put_f32(b, s->cfl);
-    put_f32(b, s->target_error);
-    put_i32(b, s->min_iterations);
-    put_i32(b, s->max_iterations);
-    put_i32(b, s->chebyshev);
-    put_f32(b, s->chebyshev_rho);
-    put_f32(b, s->chebyshev_gamma);
-    put_i32(b, s->chebyshev_delay);
-    put_i32(b, (int32_t)d->neighbor_mode);
-    put_i32(b, (int32_t)d->backend);
-    put_i32(b, d->threads);
-    put_f32(b, d->material.surface_tension);
-    put_f32(b, d->wall_adhesion);
-    put_f32(b, d->wall_friction);
-    put_f32(b, d->material.viscosity);
-    put_i32(b, d->material.viscosity_iterations);
-    put_f32(b, d->material.viscosity_tolerance);
-    put_f32(b, d->material.surface_drag);
-    put_i32(b, d->phase_count);
+}
+
+static void put_phases(out_buf *b, const pbf_phase_def *p) {
     for (int k = 0; k < PBF_MAX_PHASES; ++k) {
-        put_f32(b, d->phases[k].density);
-        put_f32(b, d->phases[k].xsph);
-        put_f32(b, d->phases[k].gravity_scale);
+        put_f32(b, p[k].density);
+        put_f32(b, p[k].xsph);
+        put_f32(b, p[k].gravity_scale);
     }
-    put_i32(b, d->wall_no_slip);
-    put_f32(b, d->solver.scorr_ratio);
-    put_f32(b, d->wall_clearance);
-    put_i32(b, (int32_t)d->kernel);
-    put_f32(b, d->solver.impulse_blend);
-    put_i32(b, d->solver.step_weights);
+}
+
+/* WORLDDEF: every row of def_fields.h, in order. */
+static void put_def(out_buf *b, const pbf_world_def *d) {
+#define DEF_PUT_F32(v) put_f32(b, v)
+#define DEF_PUT_I32(v) put_i32(b, (int32_t)(v))
+#define DEF_PUT_VEC3(v) put_vec3(b, v)
+#define DEF_PUT_WALLS(v) put_walls(b, v)
+#define DEF_PUT_PHASES(v) put_phases(b, v)
+#define DEF_PUT(kind, member, since, old, dflt, range, expected) DEF_PUT_##kind(d->member);
+    PBF_DEF_FIELDS(DEF_PUT)
+#undef DEF_PUT
+#undef DEF_PUT_F32
+#undef DEF_PUT_I32
+#undef DEF_PUT_VEC3
+#undef DEF_PUT_WALLS
+#undef DEF_PUT_PHASES
 }
 
 static void put_collider(out_buf *b, const pbf_collider_def *c) {
@@ -730,63 +729,52 @@ static float f32_at(const unsigned char *p, size_t i) {
     return f;
 }
 
-static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
-    d->particle_radius = get_f32(b);
-    d->kernel_scale = get_f32(b);
-    d->rest_density = get_f32(b);
-    d->gravity = get_vec3(b);
-    d->domain_min = get_vec3(b);
-    d->domain_max = get_vec3(b);
+static void get_walls(in_buf *b, pbf_wall_motion *m) {
     for (int k = 0; k < PBF_WALL_COUNT; ++k) {
-        d->wall_motion[k].amplitude = get_f32(b);
-        d->wall_motion[k].period = get_f32(b);
-        d->wall_motion[k].phase = get_f32(b);
+        m[k].amplitude = get_f32(b);
+        m[k].period = get_f32(b);
+        m[k].phase = get_f32(b);
     }
-    d->substeps = get_i32(b);
-    pbf_solver_def *s = &d->solver;
-    s->iterations = get_i32(b);
-    s->relaxation = get_f32(b);
-    s->unilateral = get_i32(b);
-    s->scorr_k = get_f32(b);
-    s->scorr_n = get_i32(b);
-    s->scorr_dq = get_f32(b);
-    s->scorr_deficit = version >= 2 ? get_f32(b) : 0.0f;
-    s->scorr_iterations = version >= 2 ? get_i32(b) : 0;
-    s->vorticity = get_f32(b);
-    s->xsph = get_f32(b);
-    s->cfl = get_f32(b);
-    s->target_error = get_f32(b);
-    s->min_iterations = get_i32(b);
-    s->max_iterations = get_i32(b);
-    s->chebyshev = get_i32(b);
-    s->chebyshev_rho = get_f32(b);
-    s->chebyshev_gamma = get_f32(b);
-    s->chebyshev_delay = get_i32(b);
-    d->neighbor_mode = (pbf_neighbor_mode)get_i32(b);
-    d->backend = (pbf_backend)get_i32(b);
-    d->threads = get_i32(b);
-    d->material.surface_tension = version >= 3 ? get_f32(b) : 0.0f;
-    d->wall_adhesion = version >= 3 ? get_f32(b) : 0.0f;
-    d->wall_friction = version >= 3 ? get_f32(b) : 0.0f;
-    const pbf_material_def m = pbf_default_world_def().material; /* viscosity, drag: off */
-    d->material.viscosity = version >= 4 ? get_f32(b) : m.viscosity;
-    d->material.viscosity_iterations = version >= 4 ? get_i32(b) : m.viscosity_iterations;
-    d->material.viscosity_tolerance = version >= 4 ? get_f32(b) : m.viscosity_tolerance;
-    d->material.surface_drag = version >= 4 ? get_f32(b) : m.surface_drag;
-    d->phase_count = version >= 5 ? get_i32(b) : 0;
+}
+
+/* Each phase is `old` where the file has none. */
+static void get_phases(in_buf *b, pbf_phase_def *p, int in_file, pbf_phase_def old) {
     for (int k = 0; k < PBF_MAX_PHASES; ++k) {
-        d->phases[k] = pbf_default_phase_def();
-        if (version < 5) continue;
-        d->phases[k].density = get_f32(b);
-        d->phases[k].xsph = get_f32(b);
-        d->phases[k].gravity_scale = get_f32(b);
+        p[k] = old;
+        if (!in_file) continue;
+        p[k].density = get_f32(b);
+        p[k].xsph = get_f32(b);
+        p[k].gravity_scale = get_f32(b);
     }
-    d->wall_no_slip = version >= 6 ? get_i32(b) : 0;
-    d->solver.scorr_ratio = version >= 7 ? get_f32(b) : 0.0f;
-    d->wall_clearance = version >= 8 ? get_f32(b) : 1.0f;
-    d->kernel = version >= 8 ? (pbf_kernel_pair)get_i32(b) : PBF_KERNEL_PAPER;
-    d->solver.impulse_blend = version >= 9 ? get_f32(b) : 0.0f;
-    d->solver.step_weights = version >= 10 ? get_i32(b) : PBF_STEP_WEIGHTS_PLAIN;
+}
+
+/* WORLDDEF as a file of `version` holds it (its size checked: def_bytes): the rows of
+ * def_fields.h it has, the others their `old` value. */
+static void get_def(in_buf *b, pbf_world_def *d, uint32_t version) {
+#define DEF_GET_F32(dst, since, old) dst = version >= (since) ? get_f32(b) : (old)
+#define DEF_GET_I32(dst, since, old) dst = version >= (since) ? get_i32(b) : (old)
+#define DEF_GET_VEC3(dst, since, old) dst = get_vec3(b) /* since 1 (DEF_VERSIONED_VEC3) */
+#define DEF_GET_WALLS(dst, since, old) get_walls(b, dst) /* since 1 */
+#define DEF_GET_PHASES(dst, since, old) get_phases(b, dst, version >= (since), old)
+#define DEF_GET(kind, member, since, old, dflt, range, expected)                                   \
+    DEF_GET_##kind(d->member, since, old);
+    PBF_DEF_FIELDS(DEF_GET)
+#undef DEF_GET
+#undef DEF_GET_F32
+#undef DEF_GET_I32
+#undef DEF_GET_VEC3
+#undef DEF_GET_WALLS
+#undef DEF_GET_PHASES
+}
+
+/* WORLDDEF's bytes in a file of `version`: the rows it has. */
+static uint64_t def_bytes(uint32_t version) {
+    uint64_t n = 0;
+#define DEF_ROW_BYTES(kind, member, since, old, dflt, range, expected)                             \
+    if (version >= (since)) n += PBF_DEF_BYTES_##kind;
+    PBF_DEF_FIELDS(DEF_ROW_BYTES)
+#undef DEF_ROW_BYTES
+    return n;
 }
 
 /* 0, or -1 when the counts are out of range. */
@@ -965,16 +953,7 @@ static pbf_status decode_section(pbf_checkpoint *ck, const char *tag, const unsi
     const char *path = ck->path;
     in_buf b = {p, p + size, 0};
     if (strcmp(tag, TAG_DEF) == 0) {
-        uint64_t want = ck->version >= 10  ? DEF_BYTES
-                        : ck->version == 9 ? DEF_BYTES_V9
-                        : ck->version == 8 ? DEF_BYTES_V8
-                        : ck->version == 7 ? DEF_BYTES_V7
-                        : ck->version == 6 ? DEF_BYTES_V6
-                        : ck->version == 5 ? DEF_BYTES_V5
-                        : ck->version == 4 ? DEF_BYTES_V4
-                        : ck->version == 3 ? DEF_BYTES_V3
-                        : ck->version == 2 ? DEF_BYTES_V2
-                                           : DEF_BYTES_V1;
+        uint64_t want = def_bytes(ck->version);
         if (!payload_size_ok(path, ck->version, tag, size, want, err, err_size))
             return PBF_ERR_PARSE;
         get_def(&b, &ck->def, ck->version);

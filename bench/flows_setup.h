@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pbf/pbf.h"
 
@@ -173,6 +174,66 @@ static void wave_track_add(wave_track *k, double t, double a) {
     if (fabs(a) > k->peak) k->peak = fabs(a);
     k->a_prev = a;
     k->t_prev = t;
+}
+
+/* What wave_follow measured: the half swings, the mean kinetic energy per kilogram at the end,
+ * the end state's hash and the one after mid_frame, and (with the audit on) the energy audit's
+ * stages summed over the run. */
+typedef struct wave_result {
+    wave_track k;
+    double ke;
+    uint64_t hash, mid_hash;
+    pbf_energy_audit audit;
+} wave_result;
+
+/* The frames (60 fps) of `periods` of the wave, rounded up. */
+static inline int wave_frames(double periods) {
+    return (int)ceil(periods * wave_theory_period() * 60.0);
+}
+
+/* The standing wave at particle radius r for `frames` frames, tracked frame by frame. 0, or -1
+ * with a message on stderr. */
+static inline int wave_follow(const pbf_world_def *d, float r, int frames, int mid_frame, int audit,
+                              wave_result *out) {
+    int n = 0;
+    double depth = 0.0;
+    memset(out, 0, sizeof *out);
+    pbf_world *w = wave_create(d, r, &n, &depth);
+    if (w == NULL) return -1;
+    const double s = 2.0 * r, volume = s * s * s;
+    float *x = malloc(sizeof(float) * 3 * (size_t)n), *v = malloc(sizeof(float) * 3 * (size_t)n);
+    int rc = x != NULL && v != NULL ? 0 : -1;
+    if (rc == 0 && audit && pbf_world_set_energy_audit(w, 1) != PBF_OK) rc = -1;
+    if (rc == 0) {
+        pbf_world_get_positions(w, x);
+        wave_track_start(&out->k, mode_amplitude(x, n, volume, depth));
+    }
+    for (int f = 1; rc == 0 && f <= frames; ++f) {
+        if (pbf_world_step(w, 1.0f / 60.0f) != PBF_OK) {
+            rc = -1;
+            break;
+        }
+        if (audit) {
+            pbf_energy_audit a = pbf_world_get_energy_audit(w);
+            if (f == 1) out->audit.start = a.start;
+            out->audit.end = a.end;
+            for (int q = 0; q < PBF_ENERGY_COUNT; ++q) out->audit.change[q] += a.change[q];
+        }
+        pbf_world_get_positions(w, x);
+        wave_track_add(&out->k, f / 60.0, mode_amplitude(x, n, volume, depth));
+        if (f == mid_frame) out->mid_hash = pbf_world_hash(w);
+    }
+    if (rc == 0) {
+        pbf_world_get_velocities(w, v);
+        for (int i = 0; i < 3 * n; ++i) out->ke += 0.5 * v[i] * v[i] / n;
+        out->hash = pbf_world_hash(w);
+    } else {
+        fprintf(stderr, "wave: %s\n", pbf_world_error(w));
+    }
+    free(x);
+    free(v);
+    pbf_world_destroy(w);
+    return rc;
 }
 
 #endif

@@ -28,34 +28,15 @@ static int wave_run(float r, float beta, int frames, int threads, double *kept,
     pbf_world_def d = pbf_default_world_def();
     d.solver.impulse_blend = beta;
     d.threads = threads;
-    int n = 0;
-    double depth = 0.0;
-    pbf_world *w = wave_create(&d, r, &n, &depth);
-    ENSURE(w != NULL);
-    ENSURE(pbf_world_set_energy_audit(w, 1) == PBF_OK);
-    const double s = 2.0 * r, volume = s * s * s;
-    float *x = malloc(sizeof(float) * 3 * (size_t)n);
-    ENSURE(x != NULL);
-    wave_track k;
-    pbf_world_get_positions(w, x);
-    wave_track_start(&k, mode_amplitude(x, n, volume, depth));
-    memset(sum, 0, sizeof *sum);
-    for (int f = 1; f <= frames; ++f) {
-        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
-        pbf_energy_audit a = pbf_world_get_energy_audit(w);
-        if (f == 1) sum->start = a.start;
-        sum->end = a.end;
-        for (int q = 0; q < PBF_ENERGY_COUNT; ++q) sum->change[q] += a.change[q];
-        pbf_world_get_positions(w, x);
-        wave_track_add(&k, f / 60.0, mode_amplitude(x, n, volume, depth));
-    }
+    wave_result res;
+    ENSURE(wave_follow(&d, r, frames, 0, 1, &res) == 0);
+    const wave_track *k = &res.k;
     printf("   ");
-    for (int j = 0; j <= k.swings; ++j) printf(" %.3f", k.amp[j] / k.amp[0]);
+    for (int j = 0; j <= k->swings; ++j) printf(" %.3f", k->amp[j] / k->amp[0]);
     printf("\n");
-    *kept = k.swings > 0 ? pow(k.amp[k.swings] / k.amp[0], 1.0 / k.swings) : 0.0;
-    *hash = pbf_world_hash(w);
-    free(x);
-    pbf_world_destroy(w);
+    *kept = k->swings > 0 ? pow(k->amp[k->swings] / k->amp[0], 1.0 / k->swings) : 0.0;
+    *sum = res.audit;
+    *hash = res.hash;
     return 0;
 }
 

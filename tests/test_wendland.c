@@ -146,43 +146,6 @@ static int checkpoint_resumes_bit_identical(void) {
     return 0;
 }
 
-/* The standing wave for `periods` at r = 5 mm; *ke gets the mean kinetic energy per kilogram
- * at the end and *hash the end state's hash; where mid_hash is given, it gets the state's hash
- * after `mid_periods` (rounded up to a frame, as the run's own length is). */
-static int run_wave_to(const pbf_world_def *d, double periods, wave_track *k, double *ke,
-                       uint64_t *hash, double mid_periods, uint64_t *mid_hash) {
-    int n = 0;
-    double depth = 0.0;
-    pbf_world *w = wave_create(d, 0.005f, &n, &depth);
-    ENSURE(w != NULL);
-    const double s = 2.0 * 0.005, volume = s * s * s;
-    float *x = malloc(sizeof(float) * 3 * (size_t)n), *v = malloc(sizeof(float) * 3 * (size_t)n);
-    ENSURE(x != NULL && v != NULL);
-    const int frames = (int)ceil(periods * wave_theory_period() * 60.0);
-    const int mid = (int)ceil(mid_periods * wave_theory_period() * 60.0);
-    pbf_world_get_positions(w, x);
-    wave_track_start(k, mode_amplitude(x, n, volume, depth));
-    for (int f = 1; f <= frames; ++f) {
-        ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
-        pbf_world_get_positions(w, x);
-        wave_track_add(k, f / 60.0, mode_amplitude(x, n, volume, depth));
-        if (mid_hash != NULL && f == mid) *mid_hash = pbf_world_hash(w);
-    }
-    pbf_world_get_velocities(w, v);
-    *ke = 0.0;
-    for (int i = 0; i < 3 * n; ++i) *ke += 0.5 * v[i] * v[i] / n;
-    *hash = pbf_world_hash(w);
-    free(x);
-    free(v);
-    pbf_world_destroy(w);
-    return 0;
-}
-
-static int run_wave(const pbf_world_def *d, double periods, wave_track *k, double *ke,
-                    uint64_t *hash) {
-    return run_wave_to(d, periods, k, ke, hash, 0.0, NULL);
-}
-
 /* The tank at rest (a flat surface) for two periods, at 4 substeps converged to 0.1 % and at
  * 16 converged to 0.02 % (the standing wave's bar below): measured 1.5·10⁻⁴ and 4.4·10⁻⁴ J/kg
  * (0.017 and 0.030 m/s rms). The paper pair heats the same tank to 4.8·10⁻³ and 3.6·10⁻²
@@ -197,11 +160,10 @@ static int tank_stays_at_rest(void) {
     wave_a = 1e-6;
     for (int k = 0; k < 2; ++k) {
         pbf_world_def d = consistent_def(2, substeps[k], target[k]);
-        wave_track t;
-        double ke = 0.0;
-        uint64_t h = 0;
+        wave_result res;
         const double periods = test_sanitized() ? 0.1 : 2.0;
-        ENSURE(run_wave(&d, periods, &t, &ke, &h) == 0);
+        ENSURE(wave_follow(&d, 0.005f, wave_frames(periods), 0, 0, &res) == 0);
+        const double ke = res.ke;
         printf("  %2d substeps, %.2f %%: %.2e J/kg (%.3f m/s rms) after %.2f s\n", substeps[k],
                target[k], ke, sqrt(2.0 * ke), periods * wave_theory_period());
         ENSURE(test_sanitized() || ke < bound[k]);
@@ -219,17 +181,16 @@ static int tank_stays_at_rest(void) {
 static int standing_wave_meets_the_bar(void) {
     const double theory = wave_theory_period();
     pbf_world_def d1 = consistent_def(1, 16, 0.02f), d2 = consistent_def(2, 16, 0.02f);
-    wave_track k;
-    double ke1 = 0.0, ke2 = 0.0;
-    uint64_t h1 = 0, h2 = 0, end = 0;
+    wave_result one, two;
     const double first = test_sanitized() ? 0.1 : 0.5;
-    ENSURE(run_wave(&d1, first, &k, &ke1, &h1) == 0);
+    ENSURE(wave_follow(&d1, 0.005f, wave_frames(first), 0, 0, &one) == 0);
     /* to 5.5 periods: the crossing a quarter period after the 10th half swing closes it */
     const double periods = test_sanitized() ? first : 5.5;
-    ENSURE(run_wave_to(&d2, periods, &k, &ke2, &end, first, &h2) == 0);
+    ENSURE(wave_follow(&d2, 0.005f, wave_frames(periods), wave_frames(first), 0, &two) == 0);
     printf("  1 and 2 threads after %.2f s: %016llx %016llx\n", first * theory,
-           (unsigned long long)h1, (unsigned long long)h2);
-    ENSURE(h1 == h2);
+           (unsigned long long)one.hash, (unsigned long long)two.mid_hash);
+    ENSURE(one.hash == two.mid_hash);
+    const wave_track k = two.k;
     if (test_sanitized()) return 0;
     printf("  period %.4f s (theory %.4f s, %+.1f %%), amplitude per half swing:", k.period, theory,
            100.0 * (k.period / theory - 1.0));

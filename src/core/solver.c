@@ -171,10 +171,10 @@ void pbf__init_params(pbf_world *w) {
     p->vorticity = sd->vorticity;
     p->xsph = sd->xsph;
     p->impulse_blend = sd->impulse_blend;
-    /* solver.step_weights: b = 1.2 × the plain step's largest eigenvalue (kernels.h,
-     * pbf_step_weight; 1.2 for the gradients of a fluid off the lattice) */
+    /* solver.step_weights: b = the margin × the plain step's largest eigenvalue on the rest
+     * lattice (kernels.h, pbf_step_weight; the margin: world_state.h) */
     p->step_bound = sd->step_weights == PBF_STEP_WEIGHTS_CHEBYSHEV
-                        ? 1.2f * pbf__jacobi_bound(p, s, sd->relaxation)
+                        ? PBF_STEP_BOUND_MARGIN * pbf__jacobi_bound(p, s, sd->relaxation)
                         : 0.0f;
     p->gravity = v3(d->gravity.x, d->gravity.y, d->gravity.z);
     p->radius = d->particle_radius;

@@ -205,6 +205,11 @@ void pbf__init_params(pbf_world *w);
 /* The largest eigenvalue of the plain Jacobi step on the rest lattice of this spacing, with
  * the relaxation ε (step_weights.c); p needs its kernel constants. */
 float pbf__jacobi_bound(const pbf_params *p, double spacing, double relaxation);
+/* solver.step_weights' bound b = PBF_STEP_BOUND_MARGIN × pbf__jacobi_bound (solver.c): the
+ * margin is for the first layer at a wall, whose modes reach above the bulk lattice's. With the
+ * walls' stop moved in (domain.clearance 0.1) the Wendland tank's wave blew up at 1.2 and kept
+ * 0.902-0.905 per half swing at 1.4-1.6 (docs/physics.md, "Step weights"). */
+#define PBF_STEP_BOUND_MARGIN 1.6f
 /* Converts a collider def into the kernels' form. */
 pbf_solid pbf__solid_from_def(const pbf_collider_def *c);
 /* The particle arrays (particles.c). Checkpoint restore (src/io/checkpoint.c): makes room for

@@ -852,8 +852,8 @@ PBF_KERNEL_INLINE pbf_v3 pbf_chebyshev(pbf_v3 p_hat, pbf_v3 p, pbf_v3 p_prev, fl
  * and half width), b = p->step_bound; 1 when step_bound is 0 (plain passes). A linear iteration
  * whose plain step leaves (1 − μ) of each mode of eigenvalue μ in (0, b] then leaves
  * Π (1 − μ/μ_k), which Chebyshev's nodes keep smallest over [a, b]. The modes below a (long
- * waves) converge as the weights' sum says: 4 passes add up to 4.07 for the paper pair, about
- * plain passes' 4, and to 2.98 for Wendland C2, more slowly. The order, the smallest μ (largest weight) first, is the stable
+ * waves) converge as the weights' sum says: 4 passes add up to 3.05 for the paper pair and 2.23
+ * for Wendland C2, against plain passes' 4 (b's margin, world_state.h, costs that). The order, the smallest μ (largest weight) first, is the stable
  * one for PBF's nonlinear step: each later pass is a smaller step that damps what the large one
  * overshot. With surface tension or adhesion on, the first pass, which carries their
  * displacement, is plain and the other m − 1 take the weights of m − 1 passes: a large first

@@ -232,7 +232,7 @@ struct render_run {
     pbf_collider_def tool; /* the tool's sphere of the frame being drawn */
     pbf_render_mesh meshes[PBF_MAX_MESHES]; /* the mesh solids, posed for the frame drawn */
     render_diffuse diffuse; /* spray, foam and bubbles of the frame drawn */
-    uint8_t *phases;        /* split over MPI ranks: the gathered particles' fluids, as drawn */
+    uint8_t *phases; /* split over MPI ranks: the gathered particles' fluids, as drawn */
     int phase_capacity;
     int closed;
     int quiet;

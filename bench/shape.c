@@ -129,8 +129,8 @@ int main(int argc, char **argv) {
     }
     static pbf_scene scene;
     char err[1024];
-    if (pbf_scene_load(argv[1], (const char *const *)argv + 3, argc - 3, &scene, err,
-                       sizeof err) != PBF_OK) {
+    if (pbf_scene_load(argv[1], (const char *const *)argv + 3, argc - 3, &scene, err, sizeof err) !=
+        PBF_OK) {
         fprintf(stderr, "pbf_shape: %s\n", err);
         return 1;
     }

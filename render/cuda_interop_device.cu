@@ -19,7 +19,7 @@ struct rc_device {
     int device;
     cudaStream_t stream;
     cudaGraphicsResource_t res[RC_SLOTS]; /* NULL: slot empty */
-    float *snap_x, *snap_v, *snap_rho;    /* the snapshot (rc_device_snapshot) */
+    float *snap_x, *snap_v, *snap_rho; /* the snapshot (rc_device_snapshot) */
     int snap_count, snap_capacity;
     unsigned int *d_max; /* the largest speed's bits (non-negative floats sort as integers) */
     unsigned int *h_max; /* pinned */
@@ -45,9 +45,8 @@ pbf_status fail(cudaError_t e, const char *what, int count, char *err, size_t si
 /* |v| of each particle, as the host path's compute_scalars; the largest (NaN left out, as
  * there) into *max_bits: a warp's maximum first, then one atomic per warp. Integer maxima of
  * non-negative floats' bits are exact, so the result does not depend on the order. */
-__global__ void __launch_bounds__(BLOCK) k_speed(int n, const float *__restrict__ v,
-                                                 float *__restrict__ out,
-                                                 unsigned int *max_bits) {
+__global__ void __launch_bounds__(BLOCK)
+    k_speed(int n, const float *__restrict__ v, float *__restrict__ out, unsigned int *max_bits) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned int bits = 0u;
     if (i < n) {
@@ -166,11 +165,9 @@ extern "C" pbf_status rc_device_snapshot(rc_device *d, const pbf_device_view *v,
     if (e == cudaSuccess && n > 0) {
         e = cudaMemcpyAsync(d->snap_x, v->positions, v3, cudaMemcpyDeviceToDevice, d->stream);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(d->snap_v, v->velocities, v3, cudaMemcpyDeviceToDevice,
-                                d->stream);
+            e = cudaMemcpyAsync(d->snap_v, v->velocities, v3, cudaMemcpyDeviceToDevice, d->stream);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(d->snap_rho, v->densities, s1, cudaMemcpyDeviceToDevice,
-                                d->stream);
+            e = cudaMemcpyAsync(d->snap_rho, v->densities, s1, cudaMemcpyDeviceToDevice, d->stream);
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(d->stream);
     if (e != cudaSuccess) return fail(e, "copying the particles", n, err, err_size);
@@ -197,8 +194,8 @@ static cudaError_t mapped(rc_device *d, int slot, size_t bytes, void **ptr) {
 }
 
 extern "C" pbf_status rc_device_fill(rc_device *d, const pbf_device_view *v, int scalar_mode,
-                                     const pbf_surface_def *surface, float *max_speed,
-                                     char *err, size_t err_size) {
+                                     const pbf_surface_def *surface, float *max_speed, char *err,
+                                     size_t err_size) {
     pbf_status st = check_device(d, v, err, err_size);
     if (st != PBF_OK) return st;
     const int n = v->count;
@@ -232,7 +229,7 @@ extern "C" pbf_status rc_device_fill(rc_device *d, const pbf_device_view *v, int
         if (e == cudaSuccess) e = cudaMemsetAsync(d->d_max, 0, sizeof *d->d_max, d->stream);
         if (e == cudaSuccess) {
             k_speed<<<(n + BLOCK - 1) / BLOCK, BLOCK, 0, d->stream>>>(n, v->velocities,
-                                                                    (float *)scal, d->d_max);
+                                                                      (float *)scal, d->d_max);
             e = cudaGetLastError();
         }
         if (e == cudaSuccess)
@@ -251,8 +248,8 @@ extern "C" pbf_status rc_device_fill(rc_device *d, const pbf_device_view *v, int
         if (e == cudaSuccess) e = mapped(d, RC_AXES, 3 * v3, &axes);
         if (e == cudaSuccess) {
             char why[PBF_ERROR_SIZE];
-            st = pbf_surface_gpu_anisotropy(d->surface, surface, v->positions, n,
-                                            (float *)centers, (float *)axes, why, sizeof why);
+            st = pbf_surface_gpu_anisotropy(d->surface, surface, v->positions, n, (float *)centers,
+                                            (float *)axes, why, sizeof why);
             if (st != PBF_OK) pbf_render_set_error(err, err_size, "CUDA–OpenGL interop: %s", why);
         }
     }

@@ -11,8 +11,8 @@
 
 /* Runs the vessels for `seconds`; returns the mean level difference over the last second and
  * the most negative difference (how far the first swing went past level). */
-static int run_vessels(const pbf_world_def *base, double seconds, double *mean_end,
-                       double *lowest, double *start) {
+static int run_vessels(const pbf_world_def *base, double seconds, double *mean_end, double *lowest,
+                       double *start) {
     int n = 0;
     pbf_world *w = vessels_create(base, 0.005f, &n);
     ENSURE(w != NULL);
@@ -51,8 +51,8 @@ static int joined_vessels_level(void) {
         double end = 0.0, lowest = 0.0, start = 0.0;
         ENSURE(run_vessels(&d, 3.0, &end, &lowest, &start) == 0);
         printf("  %s: start %.1f mm, first swing to %.1f mm, third second %.2f mm (%.2f %%)\n",
-               controlled ? "target 0.1 %" : "4 iterations", 1e3 * start, 1e3 * lowest,
-               1e3 * end, 100.0 * fabs(end) / start);
+               controlled ? "target 0.1 %" : "4 iterations", 1e3 * start, 1e3 * lowest, 1e3 * end,
+               100.0 * fabs(end) / start);
         ENSURE(fabs(start - 0.06) < 1e-3);
         ENSURE(lowest < -0.1 * start);
         ENSURE(fabs(end) <= 0.0025);
@@ -95,8 +95,8 @@ static int standing_wave(void) {
     d.solver.vorticity = 0.0f;
     wave_track r;
     ENSURE(run_wave(&d, 3.5, &r) == 0); /* the crossing at 3.25 periods closes the 6th swing */
-    printf("  period %.4f s (theory %.4f s, %+.1f %%), amplitude per half swing:", r.period,
-           theory, 100.0 * (r.period / theory - 1.0));
+    printf("  period %.4f s (theory %.4f s, %+.1f %%), amplitude per half swing:", r.period, theory,
+           100.0 * (r.period / theory - 1.0));
     for (int k = 0; k <= r.swings; ++k) printf(" %.2f", r.amp[k] / r.amp[0]);
     printf("\n");
     ENSURE(r.swings >= 6);
@@ -178,8 +178,10 @@ static int surface_does_not_clump(void) {
         ENSURE(surface_spacing(&d, &mean, &below) == 0);
         printf("  %-24s surface nearest neighbour: mean %.2f s, %.1f %% below 0.7 s\n", names[c],
                mean, 100.0 * below);
-        if (c == 0) ENSURE(below <= 0.05 && mean >= 0.9);
-        else ENSURE(below > 0.10);
+        if (c == 0)
+            ENSURE(below <= 0.05 && mean >= 0.9);
+        else
+            ENSURE(below > 0.10);
     }
     return 0;
 }
@@ -218,7 +220,8 @@ static int scorr_independent_of_the_step(void) {
     d.solver.scorr_ratio = 3.3028f; /* k = 0.1 at 3 substeps of 1/60 s with r = 1 cm */
     ENSURE(top_height(&d, 8, &ratio8) == 0);
     printf("  top layers' mean height: k = 0.1 %.2f mm at 3 substeps, %.2f mm at 8; "
-           "ratio 3.3 %.2f mm at 8\n", 1e3 * fixed3, 1e3 * fixed8, 1e3 * ratio8);
+           "ratio 3.3 %.2f mm at 8\n",
+           1e3 * fixed3, 1e3 * fixed8, 1e3 * ratio8);
     ENSURE(fabs(fixed8 - fixed3) < 0.0015);
     ENSURE(fabs(ratio8 - fixed3) < 0.0015);
     return 0;
@@ -251,17 +254,19 @@ static int energy_audit_adds_up(void) {
         }
         printf("  artificial terms %s: XSPH %+.2e J, vorticity %+.2e J over 20 frames\n",
                artificial ? "on" : "off", xsph, vort);
-        if (artificial) ENSURE(xsph < 0.0);
-        else ENSURE(xsph == 0.0 && vort == 0.0);
+        if (artificial)
+            ENSURE(xsph < 0.0);
+        else
+            ENSURE(xsph == 0.0 && vort == 0.0);
         pbf_world_destroy(w);
     }
     return 0;
 }
 
 TEST_MAIN_BEGIN
-    RUN_TEST(energy_audit_adds_up);
-    RUN_TEST(joined_vessels_level);
-    RUN_TEST(standing_wave);
-    RUN_TEST(surface_does_not_clump);
-    RUN_TEST(scorr_independent_of_the_step);
+RUN_TEST(energy_audit_adds_up);
+RUN_TEST(joined_vessels_level);
+RUN_TEST(standing_wave);
+RUN_TEST(surface_does_not_clump);
+RUN_TEST(scorr_independent_of_the_step);
 TEST_MAIN_END

@@ -13,8 +13,8 @@
 
 typedef struct shape {
     double lo[3], hi[3]; /* 1 % and 99 % quantiles of x, y, z */
-    double density;      /* mean of the particles' densities */
-    double centre_y;     /* mean height */
+    double density; /* mean of the particles' densities */
+    double centre_y; /* mean height */
     double speed_spread; /* rms of the velocities about their mean (m/s) */
 } shape;
 
@@ -136,6 +136,6 @@ static int falling_block_holds(void) {
 }
 
 TEST_MAIN_BEGIN
-    RUN_TEST(zero_gravity_block_holds);
-    RUN_TEST(falling_block_holds);
+RUN_TEST(zero_gravity_block_holds);
+RUN_TEST(falling_block_holds);
 TEST_MAIN_END

@@ -42,16 +42,15 @@ static int honey_is_stable_for_10_s(void) {
            "%.3f m, spread x %.3f..%.3f m, density error %.4f %%, viscosity iterations at most "
            "%d\n",
            s.particles, pbf_world_time(w), (double)s.max_speed, fastest_mean,
-           (double)s.bounds_max.y,
-           (double)s.bounds_min.x, (double)s.bounds_max.x, 100.0 * p.avg_density_error,
-           most_iterations);
+           (double)s.bounds_max.y, (double)s.bounds_min.x, (double)s.bounds_max.x,
+           100.0 * p.avg_density_error, most_iterations);
     ENSURE(s.particles > 300);
     /* At rest: the pour stopped at 5 s. The film's fastest particle jitters from frame to frame
      * (over the last second: median 0.021 m/s, one frame in ten above 0.05, the most 0.095; with
      * s_corr's earlier shape 0.030, 0.082 and 0.164), so its mean over the second is bounded,
      * not one frame's (measured 0.029 m/s; 0.042 with the earlier shape). */
     ENSURE(fastest_mean < 0.05);
-    ENSURE(s.bounds_max.y < 0.1f);           /* all of it down on the plate */
+    ENSURE(s.bounds_max.y < 0.1f); /* all of it down on the plate */
     ENSURE(s.bounds_min.x > 0.0f && s.bounds_max.x < 0.4f);
     ENSURE(p.avg_density_error < 0.01f);
     ENSURE(most_iterations > 0 && most_iterations < sc->world.material.viscosity_iterations);

@@ -28,8 +28,7 @@ static double quadrupole(const pbf_world *w, float *x) {
  * l = 2 mode, v = a (x − c_x, −(y − c_y), 0), and measures the oscillation of the quadrupole:
  * the mean period between its first zero crossings. *radius receives the radius of the
  * equal-volume sphere. Returns 0 when there were too few crossings. */
-static double oscillation_period(int n, float r, float sigma, float a, int frames,
-                                 double *radius) {
+static double oscillation_period(int n, float r, float sigma, float a, int frames, double *radius) {
     pbf_world_def base = pbf_default_world_def();
     pbf_world *w = case_droplet_world(&base, n, r, sigma, 0);
     if (!w) return 0.0;
@@ -284,8 +283,7 @@ static void droplet_experiment(void) {
     for (int f = 0; f <= frames; ++f) {
         double ex = 0.0, s = case_sphericity(w, &ex);
         pbf_stats st = pbf_world_get_stats(w);
-        printf("t %.4f p99/R %.4f x/R %.4f ke %.3e\n", pbf_world_time(w), s, ex,
-               st.kinetic_energy);
+        printf("t %.4f p99/R %.4f x/R %.4f ke %.3e\n", pbf_world_time(w), s, ex, st.kinetic_energy);
         if (pbf_world_step(w, 1.0f / 60.0f) != PBF_OK) {
             printf("step failed: %s\n", pbf_world_error(w));
             break;
@@ -308,12 +306,12 @@ static void oscillation_experiment(void) {
 }
 
 TEST_MAIN_BEGIN
-    droplet_experiment();
-    oscillation_experiment();
-    RUN_TEST(droplet_becomes_sphere);
-    RUN_TEST(drop_spreads_with_adhesion);
-    RUN_TEST(friction_holds_the_slide);
-    RUN_TEST(all_on_is_deterministic);
-    RUN_TEST(all_on_resumes_bit_identically);
-    RUN_TEST(bad_coefficients_are_refused);
+droplet_experiment();
+oscillation_experiment();
+RUN_TEST(droplet_becomes_sphere);
+RUN_TEST(drop_spreads_with_adhesion);
+RUN_TEST(friction_holds_the_slide);
+RUN_TEST(all_on_is_deterministic);
+RUN_TEST(all_on_resumes_bit_identically);
+RUN_TEST(bad_coefficients_are_refused);
 TEST_MAIN_END

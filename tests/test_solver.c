@@ -82,7 +82,8 @@ static int colliders_keep_particles_out(void) {
     ENSURE(w);
     pbf_collider_def c[3] = {pbf_default_collider_def(), pbf_default_collider_def(),
                              pbf_default_collider_def()};
-    c[0].type = PBF_COLLIDER_SPHERE, c[0].center = (pbf_vec3){0.15f, 0.15f, 0.1f}, c[0].radius = 0.08f;
+    c[0].type = PBF_COLLIDER_SPHERE, c[0].center = (pbf_vec3){0.15f, 0.15f, 0.1f},
+    c[0].radius = 0.08f;
     c[1].type = PBF_COLLIDER_BOX, c[1].center = (pbf_vec3){0.45f, 0.1f, 0.1f};
     c[1].half_extents = (pbf_vec3){0.06f, 0.1f, 0.2f};
     c[2].type = PBF_COLLIDER_CAPSULE, c[2].a = (pbf_vec3){0.25f, 0.3f, 0.0f};
@@ -104,7 +105,8 @@ static int colliders_keep_particles_out(void) {
                              (pz - 0.1f) * (pz - 0.1f));
             ENSURE(ds >= 0.08f + r - tol);
             /* distance to the box (outside part; z spans the whole domain) */
-            float qx = fmaxf(fabsf(px - 0.45f) - 0.06f, 0.0f), qy = fmaxf(fabsf(py - 0.1f) - 0.1f, 0.0f);
+            float qx = fmaxf(fabsf(px - 0.45f) - 0.06f, 0.0f),
+                  qy = fmaxf(fabsf(py - 0.1f) - 0.1f, 0.0f);
             ENSURE(sqrtf(qx * qx + qy * qy) >= r - tol);
             /* distance to the capsule's segment (0.25,0.3,0)-(0.35,0.3,0.2) */
             float t = ((px - 0.25f) * 0.1f + pz * 0.2f) / (0.1f * 0.1f + 0.2f * 0.2f);
@@ -116,8 +118,7 @@ static int colliders_keep_particles_out(void) {
     }
     /* and the fluid did reach them: something rests on the box top */
     int on_box = 0;
-    for (int i = 0; i < n; ++i)
-        on_box += fabsf(x[3 * i] - 0.45f) < 0.06f && x[3 * i + 1] < 0.25f;
+    for (int i = 0; i < n; ++i) on_box += fabsf(x[3 * i] - 0.45f) < 0.06f && x[3 * i + 1] < 0.25f;
     ENSURE(on_box > 0);
     free(x);
     pbf_world_destroy(w);
@@ -137,8 +138,7 @@ static int wall_clearance_sets_the_walls_distance(void) {
         ENSURE(w);
         const float x0[3] = {0.15f, 0.2f, 0.15f}, v0[3] = {2.0f, 0.0f, 0.0f};
         ENSURE(pbf_world_add_particles(w, 1, x0, v0) == PBF_OK);
-        for (int f = 0; f < 90; ++f)
-            ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
+        for (int f = 0; f < 90; ++f) ENSURE(pbf_world_step(w, 1.0f / 60.0f) == PBF_OK);
         float x[3];
         pbf_world_get_positions(w, x);
         const float want = clearance[k] * d.particle_radius;

@@ -68,8 +68,7 @@ if (!pbf_mesh_import_available()) {
     printf("mesh import not built (PBF_MESH=OFF): skipped\n");
     return 77;
 }
-if (test_mesh_cache_dir(case_mesh_dir, sizeof case_mesh_dir, "test_wendland_meshes") != 0)
-    return 1;
+if (test_mesh_cache_dir(case_mesh_dir, sizeof case_mesh_dir, "test_wendland_meshes") != 0) return 1;
 RUN_TEST(corner_of_a_box_feels_rest_density);
 RUN_TEST(mesh_box_floor_carries_weight);
 RUN_TEST(floating_cube_draft);

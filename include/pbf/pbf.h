@@ -40,14 +40,14 @@ extern "C" {
 
 typedef enum pbf_status {
     PBF_OK = 0,
-    PBF_ERR_INVALID_ARG,  /* a parameter is out of its documented range */
+    PBF_ERR_INVALID_ARG, /* a parameter is out of its documented range */
     PBF_ERR_OUT_OF_MEMORY,
-    PBF_ERR_IO,           /* a file could not be read or written */
-    PBF_ERR_PARSE,        /* a scene or data file is malformed */
-    PBF_ERR_UNSTABLE,     /* the simulation produced NaN/Inf or ran away */
-    PBF_ERR_NO_DEVICE,    /* the requested backend has no device here */
-    PBF_ERR_UNSUPPORTED,  /* the feature is not built into this library */
-    PBF_ERR_CAPACITY      /* the particle capacity is full (include/pbf/flow.h) */
+    PBF_ERR_IO, /* a file could not be read or written */
+    PBF_ERR_PARSE, /* a scene or data file is malformed */
+    PBF_ERR_UNSTABLE, /* the simulation produced NaN/Inf or ran away */
+    PBF_ERR_NO_DEVICE, /* the requested backend has no device here */
+    PBF_ERR_UNSUPPORTED, /* the feature is not built into this library */
+    PBF_ERR_CAPACITY /* the particle capacity is full (include/pbf/flow.h) */
 } pbf_status;
 
 /* Buffer size that always holds a pbf error message. */
@@ -65,13 +65,13 @@ typedef struct pbf_vec3 {
 
 /* How the solver reaches a particle's neighbours (DESIGN.md §5, measured in docs/performance.md). */
 typedef enum pbf_neighbor_mode {
-    PBF_NEIGHBOR_LIST = 0,  /* a compact neighbour list built once per substep (default: faster) */
-    PBF_NEIGHBOR_CELLS = 1  /* walk the 27 surrounding cell ranges in every pass */
+    PBF_NEIGHBOR_LIST = 0, /* a compact neighbour list built once per substep (default: faster) */
+    PBF_NEIGHBOR_CELLS = 1 /* walk the 27 surrounding cell ranges in every pass */
 } pbf_neighbor_mode;
 
 typedef enum pbf_backend {
-    PBF_BACKEND_CPU = 0,  /* OpenMP on the host */
-    PBF_BACKEND_CUDA = 1  /* NVIDIA GPU; fails with PBF_ERR_NO_DEVICE where none is present */
+    PBF_BACKEND_CPU = 0, /* OpenMP on the host */
+    PBF_BACKEND_CUDA = 1 /* NVIDIA GPU; fails with PBF_ERR_NO_DEVICE where none is present */
 } pbf_backend;
 
 /* The six walls of the domain box. */
@@ -90,8 +90,8 @@ typedef enum pbf_wall {
  * added to the wall's rest coordinate. amplitude 0 is a static wall. */
 typedef struct pbf_wall_motion {
     float amplitude; /* m, >= 0; default 0 (static) */
-    float period;    /* s, > 0; default 1 */
-    float phase;     /* rad; default 0 */
+    float period; /* s, > 0; default 1 */
+    float phase; /* rad; default 0 */
 } pbf_wall_motion;
 
 /* Solver parameters. Defaults follow Macklin & Müller 2013 and the seeds. */
@@ -317,13 +317,13 @@ typedef struct pbf_world_def {
 
 /* A box of fluid filled on a cubic lattice of spacing 2r, starting r inside its min corner. */
 typedef struct pbf_block_def {
-    pbf_vec3 min;       /* m; default (0,0,0) */
-    pbf_vec3 max;       /* m; default (0.2,0.2,0.2) */
-    pbf_vec3 velocity;  /* initial velocity, m/s; default 0 */
+    pbf_vec3 min; /* m; default (0,0,0) */
+    pbf_vec3 max; /* m; default (0.2,0.2,0.2) */
+    pbf_vec3 velocity; /* initial velocity, m/s; default 0 */
     /* Random offset of each particle as a fraction of the spacing, uniform in ±jitter/2 per axis.
      * Default 0, range [0, 0.5]. */
     float jitter;
-    uint32_t seed;      /* seed of the jitter's generator; default 1 */
+    uint32_t seed; /* seed of the jitter's generator; default 1 */
     /* The fluid of its particles: an index into pbf_world_def.phases (0 when the world has
      * none). Default 0. */
     int phase;
@@ -331,7 +331,7 @@ typedef struct pbf_block_def {
 
 typedef enum pbf_collider_type {
     PBF_COLLIDER_SPHERE = 0,
-    PBF_COLLIDER_BOX,     /* axis-aligned box */
+    PBF_COLLIDER_BOX, /* axis-aligned box */
     PBF_COLLIDER_CAPSULE
 } pbf_collider_type;
 
@@ -339,10 +339,10 @@ typedef enum pbf_collider_type {
  * iteration, and it adds density near its surface like the walls do. */
 typedef struct pbf_collider_def {
     pbf_collider_type type;
-    pbf_vec3 center;        /* sphere and box centre, m */
-    pbf_vec3 half_extents;  /* box half sizes, m, > 0 */
-    float radius;           /* sphere and capsule radius, m, > 0 */
-    pbf_vec3 a, b;          /* capsule segment end points, m */
+    pbf_vec3 center; /* sphere and box centre, m */
+    pbf_vec3 half_extents; /* box half sizes, m, > 0 */
+    float radius; /* sphere and capsule radius, m, > 0 */
+    pbf_vec3 a, b; /* capsule segment end points, m */
     /* Work of adhesion with the fluid, N/m, as pbf_world_def.wall_adhesion. Default 0, [0, 10]. */
     float adhesion;
     /* Coulomb friction coefficient, as pbf_world_def.wall_friction. Default 0, [0, 10]. */
@@ -458,19 +458,19 @@ PBF_API pbf_status pbf_world_get_array(const pbf_world *world, const char *name,
                                        char *err, size_t err_size);
 /* Adds count particles of fluid `phase` (pbf_world_add_particles otherwise). */
 PBF_API pbf_status pbf_world_add_particles_phase(pbf_world *world, int count,
-                                                 const float *positions,
-                                                 const float *velocities, int phase);
+                                                 const float *positions, const float *velocities,
+                                                 int phase);
 
 /* A read-only view of the internal arrays, in the solver's (cell-sorted) order, valid until the
  * next call that changes the world. For renderers: no copy. ids[i] is the stable id of slot i. */
 typedef struct pbf_particle_view {
     int count;
-    const float *positions;   /* xyz interleaved, 3*count */
-    const float *velocities;  /* xyz interleaved, 3*count */
-    const float *densities;   /* count; with several fluids m_ref Σ W (the reference fluid's
+    const float *positions; /* xyz interleaved, 3*count */
+    const float *velocities; /* xyz interleaved, 3*count */
+    const float *densities; /* count; with several fluids m_ref Σ W (the reference fluid's
                                  density at that number density: compare with rest_density) */
-    const int32_t *ids;       /* count */
-    const uint8_t *phases;    /* count: each slot's fluid (pbf_world_get_phases) */
+    const int32_t *ids; /* count */
+    const uint8_t *phases; /* count: each slot's fluid (pbf_world_get_phases) */
 } pbf_particle_view;
 PBF_API pbf_particle_view pbf_world_view(const pbf_world *world);
 
@@ -482,12 +482,12 @@ PBF_API pbf_particle_view pbf_world_view(const pbf_world *world);
 typedef struct pbf_device_view {
     int device;
     int count;
-    const float *positions;  /* xyz interleaved, 3*count, device memory */
+    const float *positions; /* xyz interleaved, 3*count, device memory */
     const float *velocities; /* xyz interleaved, 3*count, device memory */
-    const float *densities;  /* count, device memory */
+    const float *densities; /* count, device memory */
 } pbf_device_view;
-PBF_API pbf_status pbf_world_device_view(const pbf_world *world, pbf_device_view *out,
-                                         char *err, size_t err_size);
+PBF_API pbf_status pbf_world_device_view(const pbf_world *world, pbf_device_view *out, char *err,
+                                         size_t err_size);
 
 /* ---------------------------------------------------------------------------------------------
  * Tool (docs/tool.md): one rigid sphere in the fluid, two-way coupled, with the force
@@ -518,13 +518,13 @@ typedef enum pbf_tool_motion {
 /* How a scripted path runs between its keys. */
 typedef enum pbf_tool_interpolation {
     PBF_TOOL_LINEAR = 0, /* straight segments at constant speed (the experiment of seed 004) */
-    PBF_TOOL_SMOOTH = 1  /* monotone cubic (PCHIP): continuous speed, at rest at the end keys and
+    PBF_TOOL_SMOOTH = 1 /* monotone cubic (PCHIP): continuous speed, at rest at the end keys and
                           * at waits, never past a key */
 } pbf_tool_interpolation;
 
 /* One key of a scripted path: the centre at a time. */
 typedef struct pbf_tool_key {
-    float time;        /* s */
+    float time; /* s */
     pbf_vec3 position; /* m */
 } pbf_tool_key;
 
@@ -568,16 +568,16 @@ typedef struct pbf_tool_def {
 
 /* What the tool did over the last pbf_world_step (forces are averages over its substeps). */
 typedef struct pbf_tool_state {
-    double time;           /* s: the world's time */
-    pbf_vec3 position;     /* centre, m */
-    pbf_vec3 velocity;     /* m/s, over the last substep */
-    float radius;          /* m */
+    double time; /* s: the world's time */
+    pbf_vec3 position; /* centre, m */
+    pbf_vec3 velocity; /* m/s, over the last substep */
+    float radius; /* m */
     /* Forces ON the tool in N, averaged over the step. Gravity on a free tool is not included. */
-    pbf_vec3 reaction;     /* −(m/dt²) Σ Δx_j: the fluid's push (buoyancy, drag, squeeze) */
+    pbf_vec3 reaction; /* −(m/dt²) Σ Δx_j: the fluid's push (buoyancy, drag, squeeze) */
     pbf_vec3 adhesion;
     pbf_vec3 damping;
-    pbf_vec3 total;        /* reaction + adhesion + damping */
-    int contacts;          /* particles within 2r of the surface at the end of the step */
+    pbf_vec3 total; /* reaction + adhesion + damping */
+    int contacts; /* particles within 2r of the surface at the end of the step */
     /* Smallest distance of a particle centre from the surface at the end of the step, m
      * (r when particles touch it, negative when one is inside; +inf with no particles). */
     float min_distance;
@@ -607,13 +607,13 @@ PBF_API pbf_vec3 pbf_tool_path_position(const pbf_tool_def *def, double t);
  * Profile and statistics */
 
 typedef enum pbf_stage {
-    PBF_STAGE_PREDICT = 0,  /* external forces, prediction, speed limit */
-    PBF_STAGE_GRID,         /* cell index, counting sort, reorder */
-    PBF_STAGE_NEIGHBORS,    /* neighbour list (PBF_NEIGHBOR_LIST only) */
-    PBF_STAGE_LAMBDA,       /* density and λ, all iterations */
-    PBF_STAGE_DELTA,        /* Δp with s_corr, collisions, apply, all iterations */
-    PBF_STAGE_VELOCITY,     /* velocity from positions */
-    PBF_STAGE_VORTICITY,    /* curl, confinement, XSPH viscosity, final density */
+    PBF_STAGE_PREDICT = 0, /* external forces, prediction, speed limit */
+    PBF_STAGE_GRID, /* cell index, counting sort, reorder */
+    PBF_STAGE_NEIGHBORS, /* neighbour list (PBF_NEIGHBOR_LIST only) */
+    PBF_STAGE_LAMBDA, /* density and λ, all iterations */
+    PBF_STAGE_DELTA, /* Δp with s_corr, collisions, apply, all iterations */
+    PBF_STAGE_VELOCITY, /* velocity from positions */
+    PBF_STAGE_VORTICITY, /* curl, confinement, XSPH viscosity, final density */
     PBF_STAGE_COUNT
 } pbf_stage;
 
@@ -622,17 +622,17 @@ PBF_API const char *pbf_stage_name(pbf_stage stage);
 /* Measured over the last pbf_world_step call (all its substeps). */
 typedef struct pbf_profile {
     double stage_ms[PBF_STAGE_COUNT];
-    double step_ms;            /* wall-clock time of the whole step */
-    float avg_density_error;   /* mean over particles of max(ρ/ρ0 − 1, 0), last substep, end */
-    float max_density_error;   /* max over particles of max(ρ/ρ0 − 1, 0) */
-    float avg_neighbors;       /* mean neighbours per particle (the particle itself excluded) */
-    int iterations;            /* solver iterations (Δp passes) per substep: the mean over the
+    double step_ms; /* wall-clock time of the whole step */
+    float avg_density_error; /* mean over particles of max(ρ/ρ0 − 1, 0), last substep, end */
+    float max_density_error; /* max over particles of max(ρ/ρ0 − 1, 0) */
+    float avg_neighbors; /* mean neighbours per particle (the particle itself excluded) */
+    int iterations; /* solver iterations (Δp passes) per substep: the mean over the
                                   step's substeps, rounded up, under error control */
-    int max_iterations_used;   /* the most any substep of the step needed */
-    int chebyshev_restarts;    /* divergence fall-backs during the step (Chebyshev) */
+    int max_iterations_used; /* the most any substep of the step needed */
+    int chebyshev_restarts; /* divergence fall-backs during the step (Chebyshev) */
     int substeps;
-    int64_t steps;             /* pbf_world_step calls so far */
-    int viscosity_iterations;  /* the most conjugate-gradient iterations of the viscosity solve
+    int64_t steps; /* pbf_world_step calls so far */
+    int viscosity_iterations; /* the most conjugate-gradient iterations of the viscosity solve
                                   (material.viscosity) any substep of the step needed; 0 off */
 } pbf_profile;
 
@@ -647,9 +647,9 @@ PBF_API int pbf_world_get_iteration_errors(const pbf_world *world, float *out, i
 /* Whole-state statistics, reduced in a fixed order (deterministic). */
 typedef struct pbf_stats {
     int particles;
-    double kinetic_energy;  /* J */
-    float max_speed;        /* m/s */
-    pbf_vec3 bounds_min;    /* bounding box of the particles */
+    double kinetic_energy; /* J */
+    float max_speed; /* m/s */
+    pbf_vec3 bounds_min; /* bounding box of the particles */
     pbf_vec3 bounds_max;
 } pbf_stats;
 
@@ -662,17 +662,17 @@ PBF_API pbf_stats pbf_world_get_stats(const pbf_world *world);
  * the device's (docs/cuda.md), `unverified` until its parity test passes on a GPU. */
 typedef enum pbf_energy_stage {
     PBF_ENERGY_PREDICT = 0, /* gravity, the speed limit */
-    PBF_ENERGY_PROJECT,     /* the density solve with its collisions */
-    PBF_ENERGY_BLEND,       /* the impulse blend (solver.impulse_blend) */
-    PBF_ENERGY_XSPH,        /* XSPH viscosity */
-    PBF_ENERGY_VORTICITY,   /* vorticity confinement */
-    PBF_ENERGY_TOOL,        /* the tool's adhesion and damping */
+    PBF_ENERGY_PROJECT, /* the density solve with its collisions */
+    PBF_ENERGY_BLEND, /* the impulse blend (solver.impulse_blend) */
+    PBF_ENERGY_XSPH, /* XSPH viscosity */
+    PBF_ENERGY_VORTICITY, /* vorticity confinement */
+    PBF_ENERGY_TOOL, /* the tool's adhesion and damping */
     PBF_ENERGY_COUNT
 } pbf_energy_stage;
 
 typedef struct pbf_energy_audit {
-    double start, end;                /* J, at the start and the end of the step */
-    double change[PBF_ENERGY_COUNT];  /* J, each stage's change over the step's substeps */
+    double start, end; /* J, at the start and the end of the step */
+    double change[PBF_ENERGY_COUNT]; /* J, each stage's change over the step's substeps */
 } pbf_energy_audit;
 
 /* Turns the audit on or off; PBF_ERR_UNSUPPORTED where the table refuses it (docs/features.md:

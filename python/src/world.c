@@ -38,8 +38,8 @@ static int world_init(pbfpy_world *self, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"source", "fill", "threads", "backend", NULL};
     PyObject *source = Py_None, *threads = Py_None, *backend = Py_None;
     int fill = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$pOO:World", kwlist, &source, &fill,
-                                     &threads, &backend))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$pOO:World", kwlist, &source, &fill, &threads,
+                                     &backend))
         return -1;
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError, "World.__init__: the world is busy in another thread");
@@ -171,7 +171,9 @@ static PyObject *world_ids(pbfpy_world *self, PyObject *args, PyObject *kwargs) 
 /* ---- every exported array, by name (fields.h: PBF_EXPORTED_FIELDS) ---------------------- */
 
 static int array_dtype(pbf_value_type type) {
-    return type == PBF_VALUE_FLOAT32 ? NPY_FLOAT32 : type == PBF_VALUE_INT32 ? NPY_INT32 : NPY_UINT8;
+    return type == PBF_VALUE_FLOAT32 ? NPY_FLOAT32
+           : type == PBF_VALUE_INT32 ? NPY_INT32
+                                     : NPY_UINT8;
 }
 
 /* Array `info` of w's particles into out (None: a new array). */
@@ -280,8 +282,7 @@ static PyObject *world_set_solver(pbfpy_world *self, PyObject *args, PyObject *k
     pbf_world *w = pbfpy_world_ready(self);
     if (w == NULL) return NULL;
     pbf_solver_def solver = pbf_world_get_def(w)->solver;
-    if (pbfpy_fields_set(&solver, pbfpy_solver_fields, "set_solver", kwargs, NULL) < 0)
-        return NULL;
+    if (pbfpy_fields_set(&solver, pbfpy_solver_fields, "set_solver", kwargs, NULL) < 0) return NULL;
     pbf_status st = pbf_world_set_solver(w, &solver);
     if (st != PBF_OK) return pbfpy_raise(st, pbf_world_error(w));
     Py_RETURN_NONE;
@@ -448,7 +449,8 @@ static PyGetSetDef world_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-#define METHOD(name, fn, flags, doc) {name, (PyCFunction)(void (*)(void))(fn), flags, doc}
+#define METHOD(name, fn, flags, doc)                                                               \
+    { name, (PyCFunction)(void (*)(void))(fn), flags, doc }
 #define METHOD_KW(name, fn, doc) METHOD(name, fn, METH_VARARGS | METH_KEYWORDS, doc)
 #define METHOD_0(name, fn, doc) METHOD(name, fn, METH_NOARGS, doc)
 #define METHOD_1(name, fn, doc) METHOD(name, fn, METH_O, doc)
@@ -578,8 +580,7 @@ static PySequenceMethods world_as_sequence = {
 };
 
 PyTypeObject pbfpy_world_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pbf.World",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pbf.World",
     .tp_basicsize = sizeof(pbfpy_world),
     .tp_dealloc = (destructor)world_dealloc,
     .tp_repr = (reprfunc)world_repr,

@@ -34,8 +34,8 @@ static inline int pbf__chunk(uint32_t k0, uint32_t end, int *padded) {
 
 /* Gathers the pair vectors d = x_i − x_j of list entries [k0, k0 + m), then pads up to `padded`
  * with d = (h, h, h): r² = 3h², beyond h, so the pair adds only zeros. */
-static inline void pbf__gather_d(const float *p, pbf_v3 xi, const uint32_t *nb, uint32_t k0,
-                                 int m, int padded, float h, float *dx, float *dy, float *dz) {
+static inline void pbf__gather_d(const float *p, pbf_v3 xi, const uint32_t *nb, uint32_t k0, int m,
+                                 int padded, float h, float *dx, float *dy, float *dz) {
     for (int c = 0; c < m; ++c) {
         const float *q = p + 3 * (size_t)nb[k0 + c];
         dx[c] = xi.x - q[0];
@@ -196,8 +196,7 @@ static inline pbf_delta_acc pbf__delta_list(const pbf_params *P, const float *p,
                                             const float *lambda, const float *density, pbf_v3 xi,
                                             float li, float wi, const uint32_t *nb, uint32_t start,
                                             uint32_t end, const float *pair_g, int scorr_n) {
-    float dx[PBF_CHUNK], dy[PBF_CHUNK], dz[PBF_CHUNK], lj[PBF_CHUNK], rj[PBF_CHUNK],
-        gs[PBF_CHUNK];
+    float dx[PBF_CHUNK], dy[PBF_CHUNK], dz[PBF_CHUNK], lj[PBF_CHUNK], rj[PBF_CHUNK], gs[PBF_CHUNK];
     const int scorr = P->scorr_scale != 0.0f;
     pbf_delta_lanes L;
     memset(&L, 0, sizeof L);
@@ -221,21 +220,19 @@ static inline pbf_delta_acc pbf__delta_list(const pbf_params *P, const float *p,
 /* pbf__delta_list with the default s_corr exponent n = 1 as a constant: its power then folds
  * away instead of costing four vector selects per pair (a third of the pass). Same floats. */
 static inline pbf_delta_acc pbf__delta_list_of(const pbf_params *P, const float *p,
-                                               const float *lambda, const float *density,
-                                               pbf_v3 xi, float li, float wi, const uint32_t *nb,
-                                               uint32_t start, uint32_t end,
-                                               const float *pair_g) {
+                                               const float *lambda, const float *density, pbf_v3 xi,
+                                               float li, float wi, const uint32_t *nb,
+                                               uint32_t start, uint32_t end, const float *pair_g) {
     if (P->scorr_n == 1)
         return pbf__delta_list(P, p, lambda, density, xi, li, wi, nb, start, end, pair_g, 1);
-    return pbf__delta_list(P, p, lambda, density, xi, li, wi, nb, start, end, pair_g,
-                           P->scorr_n);
+    return pbf__delta_list(P, p, lambda, density, xi, li, wi, nb, start, end, pair_g, P->scorr_n);
 }
 
 /* Vorticity pass A: ω, XSPH and the density of particle i; stores each pair's gradient factor
  * in pair_g[k] for pass B (same positions). */
 static inline pbf_vort_acc pbf__vort_list(const pbf_params *P, const float *p, const float *v,
-                                          pbf_v3 xi, pbf_v3 vi, const uint32_t *nb,
-                                          uint32_t start, uint32_t end, float *pair_g) {
+                                          pbf_v3 xi, pbf_v3 vi, const uint32_t *nb, uint32_t start,
+                                          uint32_t end, float *pair_g) {
     float dx[PBF_CHUNK], dy[PBF_CHUNK], dz[PBF_CHUNK], gs[PBF_CHUNK];
     float ux[PBF_CHUNK], uy[PBF_CHUNK], uz[PBF_CHUNK];
     pbf_vort_lanes L;
@@ -300,15 +297,15 @@ static inline void pbf__tension_groups(pbf_tension_lanes *PBF_RESTRICT L,
     for (int c = 0; c < padded; c += PBF_LANES) {
 #pragma omp simd
         for (int l = 0; l < PBF_LANES; ++l)
-            pbf_tension_lane(L, l, dx[c + l], dy[c + l], dz[c + l], rs[c + l], nx[c + l],
-                             ny[c + l], nz[c + l], P);
+            pbf_tension_lane(L, l, dx[c + l], dy[c + l], dz[c + l], rs[c + l], nx[c + l], ny[c + l],
+                             nz[c + l], P);
     }
 }
 
 /* n_i over list entries [start, end), with the gradient factors of vorticity pass A. */
 static inline pbf_v3 pbf__normal_list(const pbf_params *P, const float *p, const float *density,
-                                      pbf_v3 xi, const uint32_t *nb, uint32_t start,
-                                      uint32_t end, const float *pair_g) {
+                                      pbf_v3 xi, const uint32_t *nb, uint32_t start, uint32_t end,
+                                      const float *pair_g) {
     float dx[PBF_CHUNK], dy[PBF_CHUNK], dz[PBF_CHUNK], rj[PBF_CHUNK], gs[PBF_CHUNK];
     pbf_normal_lanes L;
     memset(&L, 0, sizeof L);
@@ -358,17 +355,17 @@ static inline pbf_v3 pbf__tension_list(const pbf_params *P, const float *p, cons
 
 /* Runs the statement given last for each j within h of particle i (at xi, positions p), with l the
  * lane of that neighbour. */
-#define PBF_FOR_EACH_CELL_NEIGHBOR(g, p, h2, i, xi, j, l, ...)                                 \
-    do {                                                                                      \
-        uint32_t r_[18];                                                                      \
-        int nr_ = pbf_grid_ranges((g), (g)->cell_of[i], r_), k_ = 0;                          \
-        for (int q_ = 0; q_ < nr_; ++q_)                                                      \
-            for (int j = (int)r_[2 * q_]; j < (int)r_[2 * q_ + 1]; ++j) {                     \
-                pbf_v3 d_ = v3_sub((xi), v3_load((p), j));                                    \
-                if (j == (i) || v3_dot(d_, d_) >= (h2)) continue;                             \
-                const int l = k_++ % PBF_LANES;                                               \
-                __VA_ARGS__                                                                   \
-            }                                                                                 \
+#define PBF_FOR_EACH_CELL_NEIGHBOR(g, p, h2, i, xi, j, l, ...)                                     \
+    do {                                                                                           \
+        uint32_t r_[18];                                                                           \
+        int nr_ = pbf_grid_ranges((g), (g)->cell_of[i], r_), k_ = 0;                               \
+        for (int q_ = 0; q_ < nr_; ++q_)                                                           \
+            for (int j = (int)r_[2 * q_]; j < (int)r_[2 * q_ + 1]; ++j) {                          \
+                pbf_v3 d_ = v3_sub((xi), v3_load((p), j));                                         \
+                if (j == (i) || v3_dot(d_, d_) >= (h2)) continue;                                  \
+                const int l = k_++ % PBF_LANES;                                                    \
+                __VA_ARGS__                                                                        \
+            }                                                                                      \
     } while (0)
 
 static inline pbf_lambda_acc pbf__lambda_cells(const pbf_params *P, const pbf_grid *g,
@@ -395,10 +392,9 @@ static inline pbf_lambda_acc pbf__lambda_cells_phase(const pbf_params *P, const 
     return pbf_lambda_lanes_end(&L, P);
 }
 
-static inline pbf_delta_acc pbf__delta_cells(const pbf_params *P, const pbf_grid *g,
-                                             const float *p, const float *lambda,
-                                             const float *density, int i, pbf_v3 xi, float li,
-                                             float wi) {
+static inline pbf_delta_acc pbf__delta_cells(const pbf_params *P, const pbf_grid *g, const float *p,
+                                             const float *lambda, const float *density, int i,
+                                             pbf_v3 xi, float li, float wi) {
     pbf_delta_lanes L;
     memset(&L, 0, sizeof L);
     PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
@@ -409,9 +405,8 @@ static inline pbf_delta_acc pbf__delta_cells(const pbf_params *P, const pbf_grid
     return pbf_delta_lanes_end(&L);
 }
 
-static inline pbf_vort_acc pbf__vort_cells(const pbf_params *P, const pbf_grid *g,
-                                           const float *p, const float *v, int i, pbf_v3 xi,
-                                           pbf_v3 vi) {
+static inline pbf_vort_acc pbf__vort_cells(const pbf_params *P, const pbf_grid *g, const float *p,
+                                           const float *v, int i, pbf_v3 xi, pbf_v3 vi) {
     pbf_vort_lanes L;
     memset(&L, 0, sizeof L);
     PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
@@ -421,9 +416,8 @@ static inline pbf_vort_acc pbf__vort_cells(const pbf_params *P, const pbf_grid *
     return pbf_vort_lanes_end(&L, P);
 }
 
-static inline pbf_conf_acc pbf__conf_cells(const pbf_params *P, const pbf_grid *g,
-                                           const float *p, const float *omega_len, int i,
-                                           pbf_v3 xi, float wi) {
+static inline pbf_conf_acc pbf__conf_cells(const pbf_params *P, const pbf_grid *g, const float *p,
+                                           const float *omega_len, int i, pbf_v3 xi, float wi) {
     pbf_conf_lanes L;
     memset(&L, 0, sizeof L);
     PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {
@@ -447,8 +441,8 @@ static inline pbf_v3 pbf__normal_cells(const pbf_params *P, const pbf_grid *g, c
 }
 
 static inline pbf_v3 pbf__tension_cells(const pbf_params *P, const pbf_grid *g, const float *p,
-                                        const float *density, const float *normal, int i,
-                                        pbf_v3 xi, float rho_i, pbf_v3 ni) {
+                                        const float *density, const float *normal, int i, pbf_v3 xi,
+                                        float rho_i, pbf_v3 ni) {
     pbf_tension_lanes L;
     memset(&L, 0, sizeof L);
     PBF_FOR_EACH_CELL_NEIGHBOR(g, p, P->h2, i, xi, j, l, {

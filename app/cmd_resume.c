@@ -157,6 +157,16 @@ static int resume(const resume_args *a) {
     if (rc == 0 && manifest && !same_ranks && pbf_world_particle_count(world) != m.particles)
         rc = cli_error("cannot resume: the pieces hold %d particles, the manifest says %lld",
                        pbf_world_particle_count(world), m.particles);
+    /* flow.capacity bounds each process's particles (docs/mpi.md): split again, the ranks check
+     * their shares before every step; whole in one process, the merged world must fit it */
+    if (rc == 0 && manifest && !same_ranks && (comm == NULL || comm->ranks == 1)) {
+        const int capacity = pbf_world_get_flow(world).capacity;
+        if (capacity > 0 && pbf_world_particle_count(world) > capacity)
+            rc = cli_error("cannot resume in one process: the %d ranks' pieces hold %d particles, "
+                           "more than the particle capacity of %d per process (flow.capacity); "
+                           "resume on more ranks (mpirun -np N pbf resume)",
+                           m.ranks, pbf_world_particle_count(world), capacity);
+    }
     for (int k = 0; k < nck; ++k) pbf_checkpoint_close(cks[k]);
     free(cks);
     free(path);

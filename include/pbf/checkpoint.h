@@ -103,8 +103,13 @@ PBF_API pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const p
  * over MPI ranks, in rank order; or a single whole checkpoint), as pbf_checkpoint_create_world
  * does for each: the first piece gives the def, colliders, time and profile, the particles
  * follow piece after piece. Every piece must be at the same time and step, and no id may be in
- * two pieces (an error names the pieces). Only pieces without a tool, meshes or flow (what a
- * split world supports). On failure *out is NULL. */
+ * two pieces (an error names the pieces). The tool, the meshes (with the floating bodies' state)
+ * and the flow state (emitters, sinks, the capacity, the next id and the counters), which every
+ * rank of a split world holds whole and the same, are the first piece's: every other piece must
+ * hold them bit for bit (PBF_ERR_PARSE naming the piece and the part otherwise). A capacity
+ * (flow.capacity) bounds each process's particles: the merged world may hold more; split again
+ * (pbf_mpi_world_split) each rank's share must fit it, and in one process its first step that
+ * emits is refused. On failure *out is NULL. */
 PBF_API pbf_status pbf_checkpoint_create_world_merged(const pbf_checkpoint *const *pieces,
                                                       int count, const pbf_world_def *def,
                                                       pbf_world **out, char *err, size_t err_size);

@@ -29,6 +29,7 @@
 #include "cuda/world_cuda.h" /* cuda: a CUDA world's state is read back first */
 #include "world_state.h"
 #include "def_fields.h" /* the WORLDDEF section */
+#include "checkpoint_pieces.h" /* merging a split world's pieces */
 
 #define MAGIC "PBFCKPT\n"
 #define HEADER_SIZE 32u
@@ -392,6 +393,20 @@ static void put_mesh(out_buf *b, const pbf_mesh_def *d) {
 /* ---- emitters and sinks (include/pbf/flow.h) --------------------------------------------------
  * The defs, each emitter's carried travel (the rate's remainder), the counters and the next id:
  * everything that decides what the next substep emits. Lattices are rebuilt from the defs. */
+static void put_emitter(out_buf *b, const pbf_emitter_def *d, double travel) {
+    put_i32(b, (int32_t)d->shape);
+    put_vec3(b, d->position);
+    put_vec3(b, d->direction);
+    put_f32(b, d->speed);
+    put_f32(b, d->radius);
+    put_f32(b, d->width);
+    put_f32(b, d->height);
+    put_f32(b, d->start);
+    put_f32(b, d->stop);
+    put_i32(b, d->phase);
+    put_f64(b, travel);
+}
+
 static void put_flow(out_buf *b, const pbf_world *w) {
     const pbf_flow *f = w->flow;
     put_i32(b, f->capacity);
@@ -400,20 +415,8 @@ static void put_flow(out_buf *b, const pbf_world *w) {
     put_u64(b, (uint64_t)f->removed);
     put_u32(b, (uint32_t)f->emitter_count);
     put_u32(b, (uint32_t)f->sink_count);
-    for (int i = 0; i < f->emitter_count; ++i) {
-        const pbf_emitter *e = &f->emitters[i];
-        put_i32(b, (int32_t)e->def.shape);
-        put_vec3(b, e->def.position);
-        put_vec3(b, e->def.direction);
-        put_f32(b, e->def.speed);
-        put_f32(b, e->def.radius);
-        put_f32(b, e->def.width);
-        put_f32(b, e->def.height);
-        put_f32(b, e->def.start);
-        put_f32(b, e->def.stop);
-        put_i32(b, e->def.phase);
-        put_f64(b, e->travel);
-    }
+    for (int i = 0; i < f->emitter_count; ++i)
+        put_emitter(b, &f->emitters[i].def, f->emitters[i].travel);
     for (int i = 0; i < f->sink_count; ++i) {
         put_vec3(b, f->sinks[i].min);
         put_vec3(b, f->sinks[i].max);
@@ -1428,8 +1431,10 @@ static const char *changed_physics(const pbf_world_def *a, const pbf_world_def *
     return NULL;
 }
 
-pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world_def *def,
-                                       pbf_world **out, char *err, size_t err_size) {
+/* pbf_checkpoint_create_world; with shared 0 without the tool, meshes and flow state (a piece
+ * to append to a merged world, checkpoint_pieces.h). */
+static pbf_status create_world(const pbf_checkpoint *ck, const pbf_world_def *def, int shared,
+                               pbf_world **out, char *err, size_t err_size) {
     if (err != NULL && err_size > 0) err[0] = '\0';
     if (out != NULL) *out = NULL;
     if (ck == NULL || out == NULL) {
@@ -1458,7 +1463,7 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
         if (st != PBF_OK)
             set_error(err, err_size, "%s: collider %d: %s", path, i, pbf_world_error(w));
     }
-    if (st == PBF_OK && ck->has_flow && ck->capacity > 0) { /* before the particles it holds */
+    if (st == PBF_OK && shared && ck->has_flow && ck->capacity > 0) { /* before its particles */
         st = pbf_world_set_capacity(w, ck->capacity);
         if (st != PBF_OK)
             set_error(err, err_size, "%s: flow capacity: %s", path, pbf_world_error(w));
@@ -1489,14 +1494,14 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
         w->profile.avg_neighbors = ck->avg_neighbors;
     }
     /* the meshes after the time: a keyframed one is placed where it is then */
-    for (int i = 0; st == PBF_OK && i < ck->mesh_count; ++i) {
+    for (int i = 0; st == PBF_OK && shared && i < ck->mesh_count; ++i) {
         st = pbf_world_add_mesh(w, &ck->meshes[i]);
         if (st != PBF_OK)
             set_error(err, err_size, "%s: mesh %d: %s", path, i, pbf_world_error(w));
         else
             pbf__mesh_body_restore(w, i, ck->mesh_state[i]);
     }
-    if (st == PBF_OK && ck->has_tool) {
+    if (st == PBF_OK && shared && ck->has_tool) {
         st = pbf_world_set_tool(w, &ck->tool.def);
         if (st != PBF_OK) {
             set_error(err, err_size, "%s: tool: %s", path, pbf_world_error(w));
@@ -1512,18 +1517,18 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
             t->state = ck->tool.state;
         }
     }
-    for (int i = 0; st == PBF_OK && ck->has_flow && i < ck->sink_count; ++i) {
+    for (int i = 0; st == PBF_OK && shared && ck->has_flow && i < ck->sink_count; ++i) {
         st = pbf_world_add_sink(w, &ck->sinks[i]);
         if (st != PBF_OK) set_error(err, err_size, "%s: sink %d: %s", path, i, pbf_world_error(w));
     }
-    for (int i = 0; st == PBF_OK && ck->has_flow && i < ck->emitter_count; ++i) {
+    for (int i = 0; st == PBF_OK && shared && ck->has_flow && i < ck->emitter_count; ++i) {
         st = pbf_world_add_emitter(w, &ck->emitters[i]);
         if (st != PBF_OK)
             set_error(err, err_size, "%s: emitter %d: %s", path, i, pbf_world_error(w));
         else
             w->flow->emitters[i].travel = ck->travel[i];
     }
-    if (st == PBF_OK && ck->has_flow) {
+    if (st == PBF_OK && shared && ck->has_flow) {
         if (w->flow == NULL && (st = pbf_world_set_capacity(w, ck->count)) == PBF_OK)
             w->flow->capacity = 0; /* a FLOW section with nothing in it: keep its counters */
         if (st == PBF_OK) {
@@ -1563,4 +1568,83 @@ pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world
     }
     *out = w;
     return PBF_OK;
+}
+
+pbf_status pbf_checkpoint_create_world(const pbf_checkpoint *ck, const pbf_world_def *def,
+                                       pbf_world **out, char *err, size_t err_size) {
+    return create_world(ck, def, 1, out, err, err_size);
+}
+
+pbf_status pbf__checkpoint_create_particles(const pbf_checkpoint *ck, const pbf_world_def *def,
+                                            pbf_world **out, char *err, size_t err_size) {
+    return create_world(ck, def, 0, out, err, err_size);
+}
+
+/* ---- merging pieces (checkpoint_pieces.h): each shared part re-encoded from what was decoded,
+ * as the writer encodes it, and the bytes compared ------------------------------------------ */
+static void put_ck_tool(out_buf *b, const pbf_checkpoint *ck, int i) {
+    (void)i;
+    put_i32(b, ck->has_tool);
+    if (ck->has_tool) put_tool(b, &ck->tool);
+}
+
+static void put_ck_mesh(out_buf *b, const pbf_checkpoint *ck, int i) {
+    const pbf_mesh_def *d = &ck->meshes[i];
+    put_mesh(b, d);
+    for (int k = 0; k < PBF_BODY_STATE; ++k) put_f64(b, ck->mesh_state[i][k]);
+    put_f32(b, d->restitution);
+    put_f32(b, d->friction);
+    put_i32(b, d->sink);
+}
+
+static void put_ck_flow(out_buf *b, const pbf_checkpoint *ck, int i) {
+    (void)i;
+    put_i32(b, ck->has_flow);
+    if (!ck->has_flow) return;
+    put_i32(b, ck->capacity);
+    put_i32(b, ck->next_id);
+    put_u64(b, (uint64_t)ck->emitted);
+    put_u64(b, (uint64_t)ck->removed);
+    put_u32(b, (uint32_t)ck->emitter_count);
+    put_u32(b, (uint32_t)ck->sink_count);
+    for (int k = 0; k < ck->emitter_count; ++k) put_emitter(b, &ck->emitters[k], ck->travel[k]);
+    for (int k = 0; k < ck->sink_count; ++k) {
+        put_vec3(b, ck->sinks[k].min);
+        put_vec3(b, ck->sinks[k].max);
+    }
+}
+
+/* 1 when a and b encode part i to the same bytes, 0 when not, -1 out of memory. */
+static int same_part(void (*put)(out_buf *, const pbf_checkpoint *, int), const pbf_checkpoint *a,
+                     const pbf_checkpoint *b, int i) {
+    out_buf x, y;
+    memset(&x, 0, sizeof x);
+    memset(&y, 0, sizeof y);
+    put(&x, a, i);
+    put(&y, b, i);
+    const int same =
+        x.failed || y.failed ? -1 : x.size == y.size && memcmp(x.data, y.data, x.size) == 0;
+    free(x.data);
+    free(y.data);
+    return same;
+}
+
+int pbf__checkpoint_shared_differs(const pbf_checkpoint *a, const pbf_checkpoint *b, char *what,
+                                   size_t what_size) {
+    int same = same_part(put_ck_tool, a, b, 0);
+    if (same == 0)
+        snprintf(what, what_size, "the tool (its def, pose, velocity or the forces on it)");
+    if (same == 1 && a->mesh_count != b->mesh_count) {
+        snprintf(what, what_size, "the meshes (%d, against %d)", b->mesh_count, a->mesh_count);
+        same = 0;
+    }
+    for (int i = 0; same == 1 && i < a->mesh_count; ++i)
+        if ((same = same_part(put_ck_mesh, a, b, i)) == 0)
+            snprintf(what, what_size,
+                     "mesh %d (its def, or its pose, velocities or the force and torque on it)", i);
+    if (same == 1 && (same = same_part(put_ck_flow, a, b, 0)) == 0)
+        snprintf(what, what_size,
+                 "the flow state (emitters and their travel, sinks, the capacity, next id or the "
+                 "emitted and removed counts)");
+    return same < 0 ? -1 : !same;
 }

@@ -1,6 +1,8 @@
 /* One world from the checkpoint pieces of a world split over MPI ranks
  * (include/pbf/checkpoint.h, pbf_checkpoint_create_world_merged): resuming on another rank count,
- * or in one process. */
+ * or in one process. The particles are each piece's own; the tool, the meshes with the floating
+ * bodies' state and the flow state are every rank's, the same on each (docs/mpi.md): taken from
+ * the first piece, checked against the others (checkpoint_pieces.h). */
 #include "pbf/checkpoint.h"
 
 #include <stdarg.h>
@@ -8,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint_pieces.h" /* the state every piece holds whole */
 #include "diffuse.h" /* the pieces' diffuse particles, appended */
+#include "flow_state.h" /* the capacity, lifted while the pieces are appended */
 #include "world_state.h"
 
 static pbf_status fail(char *err, size_t err_size, pbf_status st, const char *fmt, ...) {
@@ -58,15 +62,26 @@ PBF_API pbf_status pbf_checkpoint_create_world_merged(const pbf_checkpoint *cons
     pbf_world *w = NULL;
     pbf_status st = pbf_checkpoint_create_world(pieces[0], def, &w, err, err_size);
     if (st != PBF_OK) return st;
-    if (w->tool != NULL || w->geometry != NULL || w->flow != NULL) {
-        pbf_world_destroy(w);
-        return fail(err, err_size, PBF_ERR_INVALID_ARG,
-                    "checkpoint pieces with a tool, meshes or flow cannot be merged");
-    }
+    /* flow.capacity bounds each process's particles (docs/mpi.md): the merged world holds them
+     * all until it is split again, so the pieces are appended past it */
+    const int capacity = w->flow != NULL ? w->flow->capacity : 0;
+    if (w->flow != NULL) w->flow->capacity = 0;
     int next_id = w->next_id;
     for (int k = 1; k < count && st == PBF_OK; ++k) {
+        char what[160];
+        const int differs = pbf__checkpoint_shared_differs(pieces[0], pieces[k], what, sizeof what);
+        if (differs != 0) {
+            st = differs < 0 ? fail(err, err_size, PBF_ERR_OUT_OF_MEMORY,
+                                    "out of memory merging checkpoint pieces")
+                             : fail(err, err_size, PBF_ERR_PARSE,
+                                    "checkpoint piece %d: %s differs from piece 0's; every rank "
+                                    "of a split world holds the same, so the pieces are not of "
+                                    "one save",
+                                    k, what);
+            break;
+        }
         pbf_world *part = NULL;
-        st = pbf_checkpoint_create_world(pieces[k], def, &part, err, err_size);
+        st = pbf__checkpoint_create_particles(pieces[k], def, &part, err, err_size);
         if (st != PBF_OK) break;
         if (part->next_id > next_id) next_id = part->next_id;
         st = append(w, part);
@@ -95,6 +110,7 @@ PBF_API pbf_status pbf_checkpoint_create_world_merged(const pbf_checkpoint *cons
         return st;
     }
     w->next_id = next_id;
+    if (w->flow != NULL) w->flow->capacity = capacity;
     *out = w;
     return PBF_OK;
 }

@@ -28,6 +28,10 @@
 #   tool     a free sphere (lighter than water) thrown down into a tank on the first cut: one rank
 #            writes one process's forces.csv byte for byte; on two ranks its path and the mean
 #            force on it close to one process's (check_mpi.py tool), ids and physics as np2
+#   toolckpt  a 2-rank checkpoint of it at frame 5 resumed to frame 15: on two ranks the frames and
+#            forces.csv of the run that never stopped bit for bit; in one process and on three
+#            ranks (the pieces merged, the tool every piece's same state) its ids, physics and
+#            the tool's path and mean force close to it (check_mpi.py physics, tool)
 #   meshes1, meshes2  mesh solids (rows `meshes` of `pbf features`): a small dam break against a
 #            static baffle and a kinematic pier moving and turning into the flow (every rank loads
 #            the whole field of both, from the same cache); one rank writes one process's bits
@@ -42,7 +46,15 @@
 #   floatckpt  a checkpoint of scenes/floating.json on two ranks at frame 6 of 10 (its first cut
 #            lies on a column of particles, some of which end a step just past it): resumed on
 #            two ranks every frame after it and solids.csv bit for bit those of the run that never
-#            stopped; in one process refused (pieces with meshes are not merged)
+#            stopped; in one process (the pieces merged) the same ids and the bodies close to it
+#            (check_mpi.py physics, solids)
+#   floatmerge  1 s of scenes/floating.json at particle_radius 0.015 (3000 particles): a 2-rank
+#            checkpoint at frame 10 resumed to frame 60 in one process and on three ranks (the
+#            pieces merged: the meshes and the bodies' state of the first, checked the same in
+#            every piece) against the 2-rank run that never stopped: the same ids every frame, the
+#            fluid's centre of mass within 2 mm and the bodies within 10 mm and 15 degrees
+#            (check_mpi.py physics, solids); a piece of another save (3 solver iterations: its
+#            bodies elsewhere) among the pieces is refused, naming it
 #   sinks1, sinks2, sinks4  sinks (row `sinks`): the dam break at particle_radius 0.015 (3380
 #            particles, 1/2 s) through a sink mesh (the pier) into a sink box at the far end;
 #            one rank writes one process's bits; two and four ranks the particle count within
@@ -55,8 +67,12 @@
 #            the centre of mass close (check_mpi.py emit)
 #   emitcap  flow.capacity per rank: 420 on two ranks fills at frame 21 (one process: frame 1);
 #            every rank stops with the same error, said once, exit status 1, no hang
-#   emitckpt  a 2-rank checkpoint of it at frame 6 resumed on 2 ranks: frames 7-10 bit for bit
-#            those of the run that never stopped; merging its pieces in one process refused
+#   emitckpt  a 2-rank checkpoint of it at frame 6 resumed to frame 20: on 2 ranks bit for bit
+#            the run that never stopped; in one process and on three ranks (the pieces merged, the
+#            emitters' state every piece's same) the same ids every frame, each once, and the
+#            centre of mass close (check_mpi.py emit); with flow.capacity 420 (each process's) a
+#            2-rank checkpoint at frame 10 holds 610 particles: refused in one process, naming
+#            flow.capacity and the counts, resumed on three ranks as above
 #   river2, river4  scenes/river.json (an inlet, a pier, a sink: 3,555 particles at the start,
 #            1,638 emitted and 186 removed by 0.5 s) for RIVER_TIME seconds (default 0.5; the
 #            figures of docs/mpi.md are over 1 s: RIVER_TIME=1): the particle count within 0.5 %
@@ -178,6 +194,17 @@ split() { # ranks, folder, more options
     local n=$1 dir=$2; shift 2
     timeout "${SPLIT_LIMIT:-90}" "${MPIRUN[@]}" -np "$n" "$PBF" run "$SCENE" "${ARGS[@]}" --out "$dir" "$@" \
         >"$TMP/out" 2>&1 || { cat "$TMP/out" >&2; fail "mpirun -np $n exited $?"; }
+}
+# resume_on RANKS DIR OPTIONS...: pbf resume DIR on RANKS ranks (0: in one process, no mpirun)
+resume_on() {
+    local n=$1 dir=$2 rc=0; shift 2
+    if [ "$n" -eq 0 ]; then
+        timeout "${SPLIT_LIMIT:-90}" "$PBF" resume "$dir" --quiet "$@" >"$TMP/out" 2>&1 || rc=$?
+    else
+        timeout "${SPLIT_LIMIT:-90}" "${MPIRUN[@]}" -np "$n" "$PBF" resume "$dir" --quiet "$@" \
+            >"$TMP/out" 2>&1 || rc=$?
+    fi
+    [ "$rc" -eq 0 ] || { cat "$TMP/out" >&2; fail "resume on $n ranks exited $rc"; }
 }
 # expect_refusal TEXT MPIRUN_ARGS...: exit status 1 (not a timeout) and TEXT in the output, once
 expect_refusal() {
@@ -309,7 +336,7 @@ JSON
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" probes || fail "the probes"
     ;;
-tool)
+tool | toolckpt)
     SCENE="$TMP/tool.json"
     cat >"$SCENE" <<'JSON'
 {
@@ -323,6 +350,23 @@ tool)
 }
 JSON
     ARGS=(--frames 15 --format vtu --quiet --threads 1)
+    if [ "$CASE" = toolckpt ]; then
+        # every rank holds the same tool (the forces on it summed over the ranks): the merged
+        # pieces take the first's
+        split 2 "$TMP/whole"
+        split 2 "$TMP/save" --frames 5 --checkpoint-every 5
+        for d in two one three; do cp -r "$TMP/save" "$TMP/$d"; done
+        resume_on 2 "$TMP/two" --frames 15
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/two" identical || fail "two ranks"
+        cmp "$TMP/whole/forces.csv" "$TMP/two/forces.csv" || fail "two ranks: another forces.csv"
+        resume_on 0 "$TMP/one" --frames 15
+        resume_on 3 "$TMP/three" --frames 15
+        for d in one three; do
+            python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/$d" physics || fail "$d: merged"
+            python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/$d" tool || fail "$d: the tool"
+        done
+        exit 0
+    fi
     serial
     split 1 "$TMP/one"
     cmp "$TMP/serial/forces.csv" "$TMP/one/forces.csv" || fail "one rank: another forces.csv"
@@ -429,18 +473,33 @@ JSON
         exit 0
     fi
     if [ "$CASE" = emitckpt ]; then
-        # checkpoints carry the emitters' state on every rank: resumed on two ranks the frames
-        # after it are those of the run that never stopped; merged in one process refused
-        ARGS=(--frames 10 --format vtu --quiet --threads 1)
-        split 2 "$TMP/whole" --checkpoint-every 6
-        cp -r "$TMP/whole" "$TMP/two"
-        cp -r "$TMP/whole" "$TMP/one"
-        rm "$TMP"/two/frame_0000[789]* "$TMP"/two/frame_00010* # the resumed run writes them again
-        timeout 90 "${MPIRUN[@]}" -np 2 "$PBF" resume "$TMP/two" --quiet >"$TMP/out" 2>&1 ||
-            { cat "$TMP/out" >&2; fail "resume on 2 ranks exited $?"; }
+        # checkpoints carry the emitters' state, the same on every rank (the next id too: every
+        # rank hands out the whole layer's ids): resumed on two ranks the frames are those of the
+        # run that never stopped; merged in one process and on three ranks, its ids
+        ARGS=(--format vtu --quiet --threads 1)
+        split 2 "$TMP/whole" --frames 20
+        split 2 "$TMP/save" --frames 6 --checkpoint-every 6
+        for d in two one three; do cp -r "$TMP/save" "$TMP/$d"; done
+        resume_on 2 "$TMP/two" --frames 20
         python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/two" identical || fail "two ranks"
-        timeout 60 "$PBF" resume "$TMP/one" --quiet >"$TMP/out" 2>&1
-        [ $? -eq 1 ] && grep -q "cannot be merged" "$TMP/out" || { cat "$TMP/out" >&2; fail "merged"; }
+        resume_on 0 "$TMP/one" --frames 20
+        resume_on 3 "$TMP/three" --frames 20
+        for d in one three; do
+            python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/$d" emit || fail "$d: merged"
+        done
+        # flow.capacity is each process's: 610 particles at frame 10 do not fit one process of
+        # 420 (said before anything runs), three ranks hold them
+        ARGS+=(--set flow.capacity=420)
+        split 2 "$TMP/capwhole" --frames 20
+        split 2 "$TMP/cap" --frames 10 --checkpoint-every 10
+        cp -r "$TMP/cap" "$TMP/capthree"
+        timeout 60 "$PBF" resume "$TMP/cap" --quiet >"$TMP/out" 2>&1
+        [ $? -eq 1 ] && grep -q "cannot resume in one process: the 2 ranks' pieces hold 610 \
+particles, more than the particle capacity of 420 per process (flow.capacity)" "$TMP/out" ||
+            { cat "$TMP/out" >&2; fail "capacity: not refused in one process"; }
+        resume_on 3 "$TMP/capthree" --frames 20
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/capwhole" "$TMP/capthree" emit ||
+            fail "capacity: three ranks"
         exit 0
     fi
     serial
@@ -463,8 +522,30 @@ floatckpt)
         { cat "$TMP/out" >&2; fail "resume on 2 ranks exited $?"; }
     python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/two" identical || fail "two ranks"
     cmp "$TMP/whole/solids.csv" "$TMP/two/solids.csv" || fail "two ranks: another solids.csv"
-    timeout 60 "$PBF" resume "$TMP/one" --quiet >"$TMP/out" 2>&1
-    [ $? -eq 1 ] && grep -q "cannot be merged" "$TMP/out" || { cat "$TMP/out" >&2; fail "merged"; }
+    resume_on 0 "$TMP/one" # the pieces merged: the meshes and bodies of the first
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/one" physics || fail "one process"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/one" solids || fail "one process"
+    ;;
+floatmerge)
+    SCENE="$SRC/scenes/floating.json"
+    export PBF_CACHE_DIR="$TMP/cache"
+    SPLIT_LIMIT=240
+    ARGS=(--set fluid.particle_radius=0.015 --format vtu --quiet --threads 1)
+    split 2 "$TMP/whole" --frames 60
+    split 2 "$TMP/save" --frames 10 --checkpoint-every 10
+    for d in one three mixed; do cp -r "$TMP/save" "$TMP/$d"; done
+    resume_on 0 "$TMP/one" --frames 60
+    resume_on 3 "$TMP/three" --frames 60
+    for d in one three; do
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/$d" physics || fail "$d: merged"
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/$d" solids || fail "$d: bodies"
+    done
+    # piece 1 of a save at the same step whose bodies moved otherwise: refused, naming it
+    split 2 "$TMP/other" --frames 10 --checkpoint-every 10 --set solver.iterations=3
+    cp "$TMP/other/checkpoint_00010_0001.pbfck" "$TMP/mixed/"
+    timeout 60 "$PBF" resume "$TMP/mixed" --quiet >"$TMP/out" 2>&1
+    [ $? -eq 1 ] && grep -q "checkpoint piece 1: mesh 0 (.*) differs from piece 0's" "$TMP/out" ||
+        { cat "$TMP/out" >&2; fail "mixed pieces not refused"; }
     ;;
 river2 | river4)
     SCENE="$SRC/scenes/river.json"

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "def_fields.h"
 #include "pbfpy.h"
 
 /* ---- names of enum values, indexed by the value ------------------------------------------- */
@@ -89,6 +90,35 @@ const pbfpy_field pbfpy_world_fields[] = {
     F(pbf_world_def, wall_clearance, PBFPY_FLOAT),
     PBFPY_END,
 };
+
+/* Every member of pbf_world_def is a row of src/core/def_fields.h; each reaches Python in one
+ * of the tables above, or by hand in pbfpy_world_def_dict (wall_motion, phase_count as the length
+ * of phases, phases). The tables are written out rather than made from the rows: their order is
+ * the Python API's (the dicts of settings(), the keys listed in messages), not the checkpoint's
+ * that the rows follow (scorr_ratio and kernel came late), and a row's kind does not say the
+ * Python type (an I32 with EITHER(0, 1) is a bool for unilateral, an enum with its names for
+ * step_weights). So the rows are counted: a new one fails the build here until it has its
+ * field (or is named as one added by hand). */
+#define DEF_IN(sub, member)                                                                        \
+    (offsetof(pbf_world_def, member) >= offsetof(pbf_world_def, sub) &&                            \
+     offsetof(pbf_world_def, member) <                                                             \
+         offsetof(pbf_world_def, sub) + sizeof(((pbf_world_def *)0)->sub))
+#define DEF_BY_HAND(member)                                                                        \
+    (offsetof(pbf_world_def, member) == offsetof(pbf_world_def, wall_motion) ||                    \
+     offsetof(pbf_world_def, member) == offsetof(pbf_world_def, phase_count) ||                    \
+     offsetof(pbf_world_def, member) == offsetof(pbf_world_def, phases))
+#define DEF_SOLVER_ROW(kind, member, since, old, dflt, range, expected) +DEF_IN(solver, member)
+#define DEF_MATERIAL_ROW(kind, member, since, old, dflt, range, expected) +DEF_IN(material, member)
+#define DEF_FLAT_ROW(kind, member, since, old, dflt, range, expected)                              \
+    +(!DEF_IN(solver, member) && !DEF_IN(material, member) && !DEF_BY_HAND(member))
+#define FIELD_COUNT(table) (sizeof(table) / sizeof((table)[0]) - 1) /* less PBFPY_END */
+_Static_assert(FIELD_COUNT(pbfpy_solver_fields) == 0 PBF_DEF_FIELDS(DEF_SOLVER_ROW),
+               "pbfpy_solver_fields: one field per solver.* row of src/core/def_fields.h");
+_Static_assert(FIELD_COUNT(material_fields) == 0 PBF_DEF_FIELDS(DEF_MATERIAL_ROW),
+               "material_fields: one field per material.* row of src/core/def_fields.h");
+_Static_assert(FIELD_COUNT(pbfpy_world_fields) == 0 PBF_DEF_FIELDS(DEF_FLAT_ROW),
+               "pbfpy_world_fields: one field per row of src/core/def_fields.h outside solver and "
+               "material, but for those pbfpy_world_def_dict adds by hand");
 
 const pbfpy_field pbfpy_block_fields[] = {
     F(pbf_block_def, min, PBFPY_VEC3),      F(pbf_block_def, max, PBFPY_VEC3),

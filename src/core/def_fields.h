@@ -10,8 +10,9 @@
  *     checks across members, the phases, what the backend runs).
  * A new setting is its member with its documentation in pbf.h, one row here (at the end: the
  * newest version's bytes follow the older ones), PBF_CHECKPOINT_VERSION raised
- * (include/pbf/checkpoint.h), and its scene key (src/io/scene_keys.c) and Python field
- * (python/src/fields.c) where users set it.
+ * (include/pbf/checkpoint.h), its scene key (src/io/scene_keys.c; tests/test_scene_def_ranges.c
+ * checks that the key takes what the row's range takes) and its Python field (python/src/fields.c,
+ * whose build counts its tables against these rows).
  *
  * The columns:
  *   kind      how it is stored in WORLDDEF: F32 (a float), I32 (an int or an enum, as int32),

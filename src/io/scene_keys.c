@@ -28,7 +28,10 @@
  *   5. what the world does with it in pbf_scene_create_world (scene.c).
  *
  * Units are those of the messages ("kg/m^3"); ranges follow the documented ranges in pbf.h (the
- * world checks them again, but only the scene knows the JSON path to report). */
+ * world checks them again, but only the scene knows the JSON path to report). A key that sets a
+ * member of the world def takes what the member's row of src/core/def_fields.h takes, written
+ * here as the decimals of the messages (0.9, where the row has the float 0.9f):
+ * tests/test_scene_def_ranges.c compares the two. */
 #include <limits.h>
 
 #include "pbf/probes.h"

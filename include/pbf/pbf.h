@@ -168,7 +168,7 @@ typedef struct pbf_solver_def {
      * iterations restarts the sequence at plain Jacobi (ω = 1) and lowers ρ for the rest of
      * the substep: the accelerated solver never does worse than a few plain iterations. */
     int chebyshev;
-    /* ρ: estimate of the spectral radius of the plain iteration. Default 0.99, range [0, 1). */
+    /* ρ: estimate of the spectral radius of the plain iteration. Default 0.999, range [0, 1). */
     float chebyshev_rho;
     /* γ: under-relaxation of the Jacobi update inside the scheme. Default 0.9, range (0, 1]. */
     float chebyshev_gamma;

@@ -67,7 +67,7 @@
     X(I32, solver.min_iterations, 1, 0, 1, UNCHECKED, "")                                          \
     X(I32, solver.max_iterations, 1, 0, 100, CLOSED(1, 10000), "in [1, 10000]")                    \
     X(I32, solver.chebyshev, 1, 0, 1, EITHER(0, 1), "0 or 1")                                      \
-    X(F32, solver.chebyshev_rho, 1, 0, 0.99f, HALF_OPEN(0.0f, 1.0f), "in [0, 1)")                  \
+    X(F32, solver.chebyshev_rho, 1, 0, 0.999f, HALF_OPEN(0.0f, 1.0f), "in [0, 1)")                 \
     X(F32, solver.chebyshev_gamma, 1, 0, 0.9f, ABOVE_UP_TO(0.0f, 1.0f), "in (0, 1]")               \
     X(I32, solver.chebyshev_delay, 1, 0, 4, CLOSED(0, 100), "in [0, 100]")                         \
     X(I32, neighbor_mode, 1, 0, PBF_NEIGHBOR_LIST, EITHER(PBF_NEIGHBOR_LIST, PBF_NEIGHBOR_CELLS),  \

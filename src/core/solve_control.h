@@ -13,7 +13,7 @@ typedef struct pbf_solve_control {
     float target; /* average density error, a fraction */
     int delay; /* plain passes before the acceleration (re)starts */
     int start; /* the first accelerated pass */
-    float rho; /* the spectral radius estimate; lowered after repeated restarts */
+    float rho; /* the spectral radius estimate; lowered at each restart */
     float omega; /* ω of the next Δp pass (1: plain Jacobi) */
     float err_min; /* the lowest error of this substep so far */
     int restarts; /* divergence fall-backs in this substep */
@@ -42,7 +42,10 @@ static inline pbf_solve_control pbf_solve_control_begin(float target_fraction, i
 /* After the λ pass k measured the average density error err: 1 when the solve stops here (no
  * Δp pass k). Otherwise 0, with c->omega set for Δp pass k and *restarted = 1 when the
  * acceleration had diverged (its error above 1.25 times the substep's lowest) and falls back to
- * a plain pass. */
+ * a plain pass. Each restart doubles the estimate's distance from 1 (0.999, 0.998, 0.996, ...):
+ * the slowest mode's ρ is close to 1 and the closer the finer the fluid, so the estimate starts
+ * high and comes down only as far as the substep shows it must (docs/physics.md, "Converging
+ * faster"). */
 static inline int pbf_solve_control_after_error(pbf_solve_control *c, int k, float err,
                                                 int *restarted) {
     *restarted = 0;
@@ -50,7 +53,8 @@ static inline int pbf_solve_control_after_error(pbf_solve_control *c, int k, flo
     if (err < c->err_min) c->err_min = err;
     if (c->accelerate && c->omega != 1.0f && err > 1.25f * c->err_min) {
         *restarted = 1;
-        if (++c->restarts > 2) c->rho *= 0.9f;
+        ++c->restarts;
+        c->rho = c->rho > 0.5f ? 1.0f - 2.0f * (1.0f - c->rho) : 0.0f;
         c->omega = 1.0f;
         c->start = k + c->delay;
     } else if (c->accelerate && k >= c->start) {

@@ -35,8 +35,10 @@
 
 #include "pbf/pbf.h"
 
-/* A default of the current build, as an older file's value (the settings that were off). */
-#define PBF_DEF_DEFAULT(member) (pbf_default_world_def().member)
+/* Each fluid's default (pbf_default_phase_def, src/core/defs.c, returns it): written here as a
+ * value, so that this table names nothing defs.c defines (defs.c includes it). */
+#define PBF_DEF_PHASE_DEFAULT                                                                      \
+    ((pbf_phase_def){.density = 1000.0f, .xsph = 0.01f, .gravity_scale = 1.0f})
 
 /* clang-format off */
 #define PBF_DEF_FIELDS(X)                                                                          \
@@ -81,17 +83,13 @@
     X(F32, wall_adhesion, 3, 0.0f, 0.0f, CLOSED(0.0f, 10.0f), "in [0, 10] N/m")                    \
     X(F32, wall_friction, 3, 0.0f, 0.0f, CLOSED(0.0f, 10.0f), "in [0, 10]")                        \
     /* version 3 ran without the viscosity and the drag: the defaults, off */                      \
-    X(F32, material.viscosity, 4, PBF_DEF_DEFAULT(material.viscosity), 0.0f,                       \
-      CLOSED(0.0f, 100.0f), "in [0, 100] m^2/s")                                                   \
-    X(I32, material.viscosity_iterations, 4, PBF_DEF_DEFAULT(material.viscosity_iterations), 100,  \
-      CLOSED(1, 10000), "in [1, 10000]")                                                           \
-    X(F32, material.viscosity_tolerance, 4, PBF_DEF_DEFAULT(material.viscosity_tolerance),         \
-      0.001f, OPEN(0.0f, 1.0f), "in (0, 1)")                                                       \
-    X(F32, material.surface_drag, 4, PBF_DEF_DEFAULT(material.surface_drag), 0.0f,                 \
-      CLOSED(0.0f, 1000.0f), "in [0, 1000] 1/s")                                                   \
+    X(F32, material.viscosity, 4, 0.0f, 0.0f, CLOSED(0.0f, 100.0f), "in [0, 100] m^2/s")           \
+    X(I32, material.viscosity_iterations, 4, 100, 100, CLOSED(1, 10000), "in [1, 10000]")          \
+    X(F32, material.viscosity_tolerance, 4, 0.001f, 0.001f, OPEN(0.0f, 1.0f), "in (0, 1)")         \
+    X(F32, material.surface_drag, 4, 0.0f, 0.0f, CLOSED(0.0f, 1000.0f), "in [0, 1000] 1/s")        \
     /* version 4 ran one fluid; the phases themselves: world.c */                                  \
     X(I32, phase_count, 5, 0, 0, CLOSED(0, PBF_MAX_PHASES), "in [0, 8]")                           \
-    X(PHASES, phases, 5, pbf_default_phase_def(), pbf_default_phase_def(), UNCHECKED, "")          \
+    X(PHASES, phases, 5, PBF_DEF_PHASE_DEFAULT, PBF_DEF_PHASE_DEFAULT, UNCHECKED, "")              \
     /* needs material.viscosity > 0: world.c */                                                    \
     X(I32, wall_no_slip, 6, 0, 0, EITHER(0, 1), "0 or 1")                                          \
     X(F32, solver.scorr_ratio, 7, 0.0f, 0.0f, CLOSED(0.0f, 1000.0f), "in [0, 1000]")               \

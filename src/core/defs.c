@@ -26,13 +26,7 @@ pbf_world_def pbf_default_world_def(void) {
 
 pbf_solver_def pbf_default_solver_def(void) { return pbf_default_world_def().solver; }
 
-pbf_phase_def pbf_default_phase_def(void) {
-    pbf_phase_def p;
-    p.density = 1000.0f;
-    p.xsph = 0.01f;
-    p.gravity_scale = 1.0f;
-    return p;
-}
+pbf_phase_def pbf_default_phase_def(void) { return PBF_DEF_PHASE_DEFAULT; }
 
 pbf_block_def pbf_default_block_def(void) {
     pbf_block_def b;

@@ -26,7 +26,7 @@ static pbf_status refuse(char *err, size_t err_size, const char *fmt, ...) {
 /* What a split world cannot do: a second split and the CUDA backend; the features it uses,
  * from the table (caps.c). The same answer on every rank: the worlds are equal. */
 static pbf_status check_supported(const pbf_world *w, char *err, size_t err_size) {
-    const char *what = w->halo ? "a world already split"
+    const char *what = w->halo   ? "a world already split"
                        : w->cuda ? "the CUDA backend (world.backend)"
                                  : NULL;
     if (what != NULL)
@@ -54,9 +54,9 @@ static int place_cuts(const pbf_world *w, int ranks, double lo, double hi, doubl
     cuts[ranks] = hi;
     for (int k = 1; k < ranks; ++k) {
         long m = (long)((double)k * n / ranks);
-        cuts[k] = n == 0 ? lo + (hi - lo) * k / ranks
-                 : m <= 0 ? xs[0]
-                          : 0.5 * ((double)xs[m - 1] + (double)xs[m < n ? m : n - 1]);
+        cuts[k] = n == 0   ? lo + (hi - lo) * k / ranks
+                  : m <= 0 ? xs[0]
+                           : 0.5 * ((double)xs[m - 1] + (double)xs[m < n ? m : n - 1]);
     }
     free(xs);
     return pbf__mpi_space_cuts(cuts, ranks, width);
@@ -75,8 +75,7 @@ int pbf__mpi_space_cuts(double *cuts, int ranks, double width) {
 static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, double hi,
                          int keep_all, char *err, size_t err_size);
 
-PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err,
-                                       size_t err_size) {
+PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err, size_t err_size) {
     if (w == NULL) return refuse(err, err_size, "pbf_mpi_world_split: world is NULL");
     pbf_status st = check_supported(w, err, err_size);
     if (st != PBF_OK) return st;
@@ -95,8 +94,7 @@ PBF_API pbf_status pbf_mpi_world_split(pbf_world *w, MPI_Comm comm, char *err,
                       "%d MPI ranks are more than the domain can be cut into: it is %.4g m long "
                       "along x and every slab must be at least the halo's %.4g m (%.3g h) wide, "
                       "so at most %d ranks; run with fewer ranks (mpirun -np N)",
-                      ranks, (double)(wall_hi.x - wall_lo.x), width,
-                      (double)PBF_MPI_HALO_FACTOR,
+                      ranks, (double)(wall_hi.x - wall_lo.x), width, (double)PBF_MPI_HALO_FACTOR,
                       (int)floor((wall_hi.x - wall_lo.x) / width * (1.0 + 1e-9)));
     }
     return attach(w, comm, cuts, wall_lo.x, wall_hi.x, 0, err, err_size);
@@ -162,8 +160,8 @@ static int whole_on_every_rank(const pbf_world *w, MPI_Comm comm) {
     return all[0] == -all[1] && all[2] == -all[3];
 }
 
-PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *w, MPI_Comm comm, const double *at,
-                                          char *err, size_t err_size) {
+PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *w, MPI_Comm comm, const double *at, char *err,
+                                          size_t err_size) {
     if (w == NULL || at == NULL)
         return refuse(err, err_size, "pbf_mpi_world_split_at: world or cuts is NULL");
     pbf_status st = check_supported(w, err, err_size);
@@ -176,8 +174,8 @@ PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *w, MPI_Comm comm, const dou
     for (int k = 0; k < ranks; ++k)
         if (!(at[k + 1] - at[k] >= width * (1.0 - 1e-6)))
             return refuse(err, err_size,
-                          "cuts %d and %d (%.9g, %.9g m) are less than the halo's %.4g m apart",
-                          k, k + 1, at[k], at[k + 1], width);
+                          "cuts %d and %d (%.9g, %.9g m) are less than the halo's %.4g m apart", k,
+                          k + 1, at[k], at[k + 1], width);
     double *cuts = malloc((size_t)(ranks + 1) * sizeof *cuts);
     if (cuts == NULL) return refuse(err, err_size, "out of memory splitting the world");
     memcpy(cuts, at, (size_t)(ranks + 1) * sizeof *cuts);
@@ -188,13 +186,11 @@ PBF_API pbf_status pbf_mpi_world_split_at(pbf_world *w, MPI_Comm comm, const dou
 
 PBF_API int pbf_mpi_world_cuts(const pbf_world *w, double *cuts) {
     if (w == NULL || w->halo == NULL) return 0;
-    if (cuts != NULL)
-        memcpy(cuts, w->halo->cuts, (size_t)(w->halo->ranks + 1) * sizeof *cuts);
+    if (cuts != NULL) memcpy(cuts, w->halo->cuts, (size_t)(w->halo->ranks + 1) * sizeof *cuts);
     return w->halo->ranks;
 }
 
-PBF_API int pbf_mpi_world_slab(const pbf_world *w, double *lo, double *hi, int *rank,
-                               int *ranks) {
+PBF_API int pbf_mpi_world_slab(const pbf_world *w, double *lo, double *hi, int *rank, int *ranks) {
     if (w == NULL || w->halo == NULL) return 0;
     if (lo) *lo = w->halo->lo;
     if (hi) *hi = w->halo->hi;
@@ -214,8 +210,17 @@ PBF_API int pbf_mpi_world_halo(const pbf_world *w, int *received, int *sent,
 
 /* Values gathered per rank, reduced in rank order on every rank (deterministic). */
 enum {
-    T_COUNT, T_KE, T_SPEED, T_AVG_ERR, T_MAX_ERR, T_NEIGHBORS, T_STEP_MS, T_BMIN,
-    T_BMAX = T_BMIN + 3, T_STAGE = T_BMAX + 3, T_SIZE = T_STAGE + PBF_STAGE_COUNT
+    T_COUNT,
+    T_KE,
+    T_SPEED,
+    T_AVG_ERR,
+    T_MAX_ERR,
+    T_NEIGHBORS,
+    T_STEP_MS,
+    T_BMIN,
+    T_BMAX = T_BMIN + 3,
+    T_STAGE = T_BMAX + 3,
+    T_SIZE = T_STAGE + PBF_STAGE_COUNT
 };
 
 PBF_API void pbf_mpi_world_totals(const pbf_world *w, pbf_stats *stats, pbf_profile *profile) {

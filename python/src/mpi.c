@@ -46,12 +46,11 @@ static int ensure_mpi(const char *what) {
         return -1;
     }
     started = 1;
-    if (Py_AtExit(finish_mpi) < 0) {
-        PyErr_WarnEx(PyExc_RuntimeWarning,
-                     "pbf: no room to finish MPI at exit (Py_AtExit is full): call "
-                     "MPI_Finalize yourself",
-                     1);
-    }
+    if (Py_AtExit(finish_mpi) < 0)
+        return PyErr_WarnEx(PyExc_RuntimeWarning,
+                            "pbf: no room to finish MPI at exit (Py_AtExit is full): call "
+                            "MPI_Finalize yourself",
+                            1);
     return 0;
 }
 
@@ -62,7 +61,7 @@ static int comm_from(PyObject *obj, MPI_Comm *out, const char *what) {
         return 0;
     }
     PyObject *handle = NULL;
-    if (PyLong_Check(obj)) {
+    if (PyLong_Check(obj) && !PyBool_Check(obj)) {
         handle = Py_NewRef(obj);
     } else if (PyObject_HasAttrString(obj, "py2f")) {
         handle = PyObject_CallMethod(obj, "py2f", NULL);
@@ -77,10 +76,10 @@ static int comm_from(PyObject *obj, MPI_Comm *out, const char *what) {
     long f = PyLong_AsLong(handle);
     Py_DECREF(handle);
     if (f == -1 && PyErr_Occurred()) return -1;
+    /* Open MPI answers a handle it never gave out with a null pointer, not MPI_COMM_NULL */
     MPI_Comm c = MPI_Comm_f2c((MPI_Fint)f);
-    if (c == MPI_COMM_NULL) {
-        PyErr_Format(PyExc_ValueError, "%s: comm %ld is not a communicator (MPI_COMM_NULL)", what,
-                     f);
+    if (c == MPI_COMM_NULL || c == (MPI_Comm)0) {
+        PyErr_Format(PyExc_ValueError, "%s: comm %ld is not a communicator's handle", what, f);
         return -1;
     }
     *out = c;

@@ -100,7 +100,8 @@ static PyStructSequence_Field balance_fields[] = {
     {"time", "max over mean of the ranks' work in the last step (a timing)"},
     {"moved", "whether the cuts moved"},
     {"migrated", "particles that changed rank"},
-    {"wait", "share of the ranks' step time spent in the halo's messages (a timing)"},
+    {"wait", "the ranks' time in the halo's messages since the last balance() over their "
+             "last step's time: a share when balance() runs after every step (a timing)"},
     {"wait_least", "that share for the rank that waited least (a timing)"},
     {NULL, NULL},
 };

@@ -592,7 +592,8 @@ static PyMethodDef world_methods[] = {
               "Load balancing between steps (collective): when the largest rank's particle\n"
               "count is more than threshold times the mean (threshold > 1; 0 only measures),\n"
               "the cuts move to the particles' quantiles and the particles to their new ranks.\n"
-              "Returns pbf.Balance; a world that was not split reports 1s and does nothing."),
+              "Returns pbf.Balance; its timings are of the last step (call it after every step,\n"
+              "as `pbf run` does). A world that was not split reports 1s and does nothing."),
     METHOD_0("gather", pbfpy_world_gather,
              "gather($self, /)\n--\n\nThe particles of every rank (collective): on rank 0 "
              "the whole world's in id\norder, as particles() gives them for a world never "

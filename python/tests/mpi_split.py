@@ -41,6 +41,14 @@ world.split(comm)
 slab, cuts = world.slab(), world.cuts()
 assert slab is not None and cuts is not None, "the world is split: it has a slab and cuts"
 world.step(scene.dt, early)
+early_hash = world.hash()
+# the same world split at these cuts (as a resumed run is) steps the same bits
+again = pbf.World(scene)
+again.split(comm, cuts=cuts)
+again_cuts = again.cuts()
+again.step(scene.dt, early)
+again_hash = again.hash()
+again.close()
 first = world.gather()  # collective: every rank calls it, rank 0 gets the particles
 if rank == 0:
     np.savez(out / "early.npz", positions=first.positions, ids=first.ids)
@@ -55,6 +63,8 @@ if rank == 0:
 np.savez(out / f"rank_{rank}.npz", rank=rank, ranks=ranks, slab=np.array(slab, np.float64),
          cuts=cuts, cuts_after=np.asarray(world.cuts()), ids=world.ids(), positions=world.positions(),
          gathered=len(gathered.ids), hash=np.uint64(world.hash()),
+         early_hash=np.uint64(early_hash), again_hash=np.uint64(again_hash),
+         again_cuts=np.asarray(again_cuts),
          particles=stats.particles, kinetic_energy=stats.kinetic_energy,
          max_speed=stats.max_speed, bounds=np.array([stats.bounds_min, stats.bounds_max]),
          avg_density_error=profile.avg_density_error, steps=profile.steps,

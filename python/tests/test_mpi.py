@@ -74,6 +74,8 @@ def check_views(views, gathered):
         lo, hi, rank, n = v["slab"]
         assert (int(rank), int(n)) == (r, ranks)
         assert np.array_equal(v["cuts"], cuts) and np.array_equal(v["cuts_after"], cuts)
+        # split(cuts=...) at the same cuts: the same cuts and the same bits 5 steps on
+        assert np.array_equal(v["again_cuts"], cuts) and v["again_hash"] == v["early_hash"]
         assert lo == (cuts[r] if r > 0 else -np.inf) and hi == (cuts[r + 1] if r < ranks - 1
                                                                 else np.inf)
         x = v["positions"][:, 0]

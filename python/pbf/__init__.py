@@ -20,11 +20,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._core import (
+    HAVE_MPI,
     HAVE_RENDER,
+    Balance,
     CapacityError,
     Checkpoint,
     Error,
     FileError,
+    Halo,
     InvalidArgumentError,
     NoDeviceError,
     OutOfMemoryError,
@@ -35,6 +38,7 @@ from ._core import (
     Renderer,
     Scene,
     SceneWarning,
+    Slab,
     Stats,
     ToolState,
     UnstableError,
@@ -44,6 +48,8 @@ from ._core import (
     __version__,
     backend_info,
     memory_limit,
+    mpi_rank,
+    mpi_size,
     particle_arrays,
     read_particles,
     read_png,
@@ -64,11 +70,14 @@ def load_scene(path: _StrPath, overrides: _Overrides = None, *, check: bool = Tr
 
 
 __all__ = [
+    "HAVE_MPI",
     "HAVE_RENDER",
+    "Balance",
     "CapacityError",
     "Checkpoint",
     "Error",
     "FileError",
+    "Halo",
     "InvalidArgumentError",
     "NoDeviceError",
     "OutOfMemoryError",
@@ -79,6 +88,7 @@ __all__ = [
     "Renderer",
     "Scene",
     "SceneWarning",
+    "Slab",
     "Stats",
     "ToolState",
     "UnstableError",
@@ -90,6 +100,8 @@ __all__ = [
     "load_scene",
     "make_dataset",
     "memory_limit",
+    "mpi_rank",
+    "mpi_size",
     "particle_arrays",
     "read_particles",
     "read_png",

@@ -98,6 +98,13 @@ static PyMethodDef module_functions[] = {
      "Writes a uint8 (height, width, 3 or 4) image as a PNG file, atomically."},
     {"read_png", pbfpy_read_png, METH_O,
      "read_png(path, /)\n--\n\nReads a PNG file as a uint8 (height, width, 4) RGBA array."},
+    {"mpi_rank", pbfpy_mpi_rank, METH_NOARGS,
+     "mpi_rank()\n--\n\nThis process's rank in MPI_COMM_WORLD (0 without mpirun), starting MPI "
+     "if nothing\nstarted it (finished at exit). Raises pbf.UnsupportedError in a build "
+     "without\nMPI (pbf.HAVE_MPI)."},
+    {"mpi_size", pbfpy_mpi_size, METH_NOARGS,
+     "mpi_size()\n--\n\nThe number of processes in MPI_COMM_WORLD (mpirun -n), starting MPI "
+     "as mpi_rank()\ndoes."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -131,7 +138,8 @@ PyMODINIT_FUNC PyInit__core(void) {
         add_type(m, &pbfpy_batch_type, "WorldBatch") < 0 ||
         add_type(m, &pbfpy_renderer_type, "Renderer") < 0 ||
         PyModule_AddStringConstant(m, "__version__", pbf_version()) < 0 ||
-        PyModule_AddObjectRef(m, "HAVE_RENDER", have_render ? Py_True : Py_False) < 0) {
+        PyModule_AddObjectRef(m, "HAVE_RENDER", have_render ? Py_True : Py_False) < 0 ||
+        PyModule_AddObjectRef(m, "HAVE_MPI", pbfpy_have_mpi ? Py_True : Py_False) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -94,6 +94,21 @@ PyObject *pbfpy_world_sample_probes(pbfpy_world *self, PyObject *unused);
 PyObject *pbfpy_world_meshes(pbfpy_world *self, PyObject *unused);
 PyObject *pbfpy_world_mesh_transforms(pbfpy_world *self, PyObject *unused);
 
+/* mpi.c, in builds where the library has MPI (PBF_MPI), or mpi_none.c, where it has not (each
+ * then raises pbf.UnsupportedError): World methods for a world split over MPI processes
+ * (include/pbf/mpi.h) and the module's mpi_rank() and mpi_size(). pbfpy_have_mpi: which. */
+extern const int pbfpy_have_mpi;
+PyObject *pbfpy_world_split(pbfpy_world *self, PyObject *args, PyObject *kwargs);
+PyObject *pbfpy_world_slab(pbfpy_world *self, PyObject *unused);
+PyObject *pbfpy_world_cuts(pbfpy_world *self, PyObject *unused);
+PyObject *pbfpy_world_halo(pbfpy_world *self, PyObject *unused);
+PyObject *pbfpy_world_balance(pbfpy_world *self, PyObject *args, PyObject *kwargs);
+PyObject *pbfpy_world_gather(pbfpy_world *self, PyObject *unused);
+PyObject *pbfpy_world_gather_diffuse(pbfpy_world *self, PyObject *unused);
+PyObject *pbfpy_world_totals(pbfpy_world *self, PyObject *unused);
+PyObject *pbfpy_mpi_rank(PyObject *module, PyObject *unused);
+PyObject *pbfpy_mpi_size(PyObject *module, PyObject *unused);
+
 /* render.c: PNG files (module functions). */
 PyObject *pbfpy_write_png(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *pbfpy_read_png(PyObject *module, PyObject *path);
@@ -122,6 +137,17 @@ PyObject *pbfpy_profile(const pbf_profile *p);
 PyObject *pbfpy_stats(const pbf_stats *s);
 PyObject *pbfpy_tool_state(const pbf_tool_state *s);
 PyObject *pbfpy_probe_sample(const pbf_probe_sample *s);
+/* pbf.Slab, pbf.Halo and pbf.Balance: what include/pbf/mpi.h reports, in values that need no
+ * mpi.h (pbfpy_balance_report holds pbf_mpi_balance's fields). */
+typedef struct pbfpy_balance_report {
+    double count_before, count_after, time;
+    int moved;
+    long long migrated;
+    double wait, wait_least;
+} pbfpy_balance_report;
+PyObject *pbfpy_slab(double lo, double hi, int rank, int ranks);
+PyObject *pbfpy_halo(int received, int sent, long long bytes_received);
+PyObject *pbfpy_balance(const pbfpy_balance_report *b);
 /* Copies the arrays into a new pbf.Particles. */
 PyObject *pbfpy_particles(const pbf_particles *p);
 /* read_particles(path): a module function. */

@@ -1,12 +1,14 @@
 /* What the library reports, as named tuples (like os.stat_result): pbf.Profile, pbf.Stats,
- * pbf.ToolState, pbf.ProbeSample and pbf.Particles. Vectors are (x, y, z) tuples; particle
+ * pbf.ToolState, pbf.ProbeSample, pbf.Particles, and for a world split over MPI processes
+ * pbf.Slab, pbf.Halo and pbf.Balance (include/pbf/mpi.h; defined in every build, so that the
+ * module has one set of names). Vectors are (x, y, z) tuples; particle
  * arrays are numpy arrays in stable id order. */
 #include <string.h>
 
 #include "pbfpy.h"
 
 static PyTypeObject *profile_type, *stats_type, *tool_state_type, *probe_sample_type,
-    *particles_type;
+    *particles_type, *slab_type, *halo_type, *balance_type;
 
 static PyStructSequence_Field profile_fields[] = {
     {"stage_ms", "dict: milliseconds per stage (predict, grid, neighbors, lambda, delta, "
@@ -73,6 +75,39 @@ static PyStructSequence_Desc particles_desc = {
     "pbf.Particles", "Particle arrays in stable id order: row k is particle k.", particles_fields,
     4};
 
+static PyStructSequence_Field slab_fields[] = {
+    {"lo", "where this rank's slab of x starts, m (-inf for the first rank)"},
+    {"hi", "where it ends (excluded), m (+inf for the last rank)"},
+    {"rank", "this process's rank in the world's communicator"},
+    {"ranks", "the number of ranks the world is split over"},
+    {NULL, NULL},
+};
+static PyStructSequence_Desc slab_desc = {
+    "pbf.Slab", "This rank's slab of a split world (pbf_mpi_world_slab).", slab_fields, 4};
+
+static PyStructSequence_Field halo_fields[] = {
+    {"received", "ghosts received from the neighbours in the last substep"},
+    {"sent", "copies sent to them"},
+    {"bytes_received", "bytes this rank received in that substep, migration included"},
+    {NULL, NULL},
+};
+static PyStructSequence_Desc halo_desc = {
+    "pbf.Halo", "This rank's halo in the last substep (pbf_mpi_world_halo).", halo_fields, 3};
+
+static PyStructSequence_Field balance_fields[] = {
+    {"count_before", "max over mean of the ranks' particle counts before balancing"},
+    {"count_after", "the same after"},
+    {"time", "max over mean of the ranks' work in the last step (a timing)"},
+    {"moved", "whether the cuts moved"},
+    {"migrated", "particles that changed rank"},
+    {"wait", "the ranks' time in the halo's messages since the last balance() over their "
+             "last step's time: a share when balance() runs after every step (a timing)"},
+    {"wait_least", "that share for the rank that waited least (a timing)"},
+    {NULL, NULL},
+};
+static PyStructSequence_Desc balance_desc = {
+    "pbf.Balance", "What World.balance measured and did (pbf_mpi_balance).", balance_fields, 7};
+
 static int add_type(PyObject *module, PyStructSequence_Desc *desc, PyTypeObject **out) {
     *out = PyStructSequence_NewType(desc);
     if (*out == NULL) return -1;
@@ -84,7 +119,10 @@ int pbfpy_results_init(PyObject *module) {
         add_type(module, &stats_desc, &stats_type) < 0 ||
         add_type(module, &tool_state_desc, &tool_state_type) < 0 ||
         add_type(module, &probe_sample_desc, &probe_sample_type) < 0 ||
-        add_type(module, &particles_desc, &particles_type) < 0)
+        add_type(module, &particles_desc, &particles_type) < 0 ||
+        add_type(module, &slab_desc, &slab_type) < 0 ||
+        add_type(module, &halo_desc, &halo_type) < 0 ||
+        add_type(module, &balance_desc, &balance_type) < 0)
         return -1;
     return 0;
 }
@@ -153,6 +191,28 @@ PyObject *pbfpy_probe_sample(const pbf_probe_sample *s) {
     return fill(probe_sample_type, items, 3);
 }
 
+PyObject *pbfpy_slab(double lo, double hi, int rank, int ranks) {
+    PyObject *items[] = {PyFloat_FromDouble(lo), PyFloat_FromDouble(hi), PyLong_FromLong(rank),
+                         PyLong_FromLong(ranks)};
+    return fill(slab_type, items, 4);
+}
+
+PyObject *pbfpy_halo(int received, int sent, long long bytes_received) {
+    PyObject *items[] = {PyLong_FromLong(received), PyLong_FromLong(sent),
+                         PyLong_FromLongLong(bytes_received)};
+    return fill(halo_type, items, 3);
+}
+
+PyObject *pbfpy_balance(const pbfpy_balance_report *b) {
+    PyObject *items[] = {
+        PyFloat_FromDouble(b->count_before), PyFloat_FromDouble(b->count_after),
+        PyFloat_FromDouble(b->time),         PyBool_FromLong(b->moved),
+        PyLong_FromLongLong(b->migrated),    PyFloat_FromDouble(b->wait),
+        PyFloat_FromDouble(b->wait_least),
+    };
+    return fill(balance_type, items, 7);
+}
+
 static PyObject *copy_array(int type_num, int rows, int cols, const void *data, size_t bytes) {
     PyObject *a = pbfpy_new_array(type_num, rows, cols);
     if (a != NULL && bytes > 0) memcpy(PyArray_DATA((PyArrayObject *)a), data, bytes);
@@ -180,8 +240,10 @@ PyObject *pbfpy_read_particles(PyObject *module, PyObject *arg) {
     memset(&p, 0, sizeof p);
     char err[PBF_ERROR_SIZE];
     pbf_status st;
-    Py_BEGIN_ALLOW_THREADS st = pbf_export_read(PyBytes_AS_STRING(bytes), &p, err, sizeof err);
-    Py_END_ALLOW_THREADS Py_DECREF(bytes);
+    Py_BEGIN_ALLOW_THREADS
+    st = pbf_export_read(PyBytes_AS_STRING(bytes), &p, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(bytes);
     if (st != PBF_OK) return pbfpy_raise(st, err);
     PyObject *r = pbfpy_particles(&p);
     pbf_particles_free(&p);

@@ -567,6 +567,49 @@ static PyMethodDef world_methods[] = {
               "save_checkpoint($self, /, path, app_data=None)\n--\n\n"
               "Saves the whole state (atomically); pbf.World(pbf.Checkpoint(path)) goes on from\n"
               "it bit-identically. app_data: bytes of your own, kept in the file."),
+    METHOD_KW("split", pbfpy_world_split,
+              "split($self, /, comm=None, *, cuts=None)\n--\n\n"
+              "Splits a world that holds the whole scene, the same on every rank of comm, into\n"
+              "this rank's slab of x (collective; docs/python.md, \"Split over processes\n"
+              "(MPI)\"). comm: None (MPI_COMM_WORLD), an mpi4py communicator or its py2f()\n"
+              "handle; MPI is started if nothing started it. cuts: ranks + 1 values of x to\n"
+              "cut at (a resumed run's) instead of the particles' quantiles. From then on\n"
+              "step() and the calls that sum over the world are collective, and the read-backs\n"
+              "are this rank's particles. Raises pbf.InvalidArgumentError (a feature not\n"
+              "supported split, too many ranks), pbf.UnsupportedError without MPI."),
+    METHOD_0("slab", pbfpy_world_slab,
+             "slab($self, /)\n--\n\nThis rank's slab of a split world (pbf.Slab: lo, hi, "
+             "rank, ranks), or None for\na world that was not split."),
+    METHOD_0("cuts", pbfpy_world_cuts,
+             "cuts($self, /)\n--\n\nThe cuts of a split world, float64 (ranks + 1,): "
+             "cuts[r] and cuts[r + 1] bound\nrank r's slab (the first and last open beyond); "
+             "the same on every rank. None\nfor a world that was not split."),
+    METHOD_0("halo", pbfpy_world_halo,
+             "halo($self, /)\n--\n\nThis rank's halo in the last substep (pbf.Halo: ghosts "
+             "received, copies sent,\nbytes received), or None for a world that was not split."),
+    METHOD_KW("balance", pbfpy_world_balance,
+              "balance($self, /, threshold=0.0)\n--\n\n"
+              "Load balancing between steps (collective): when the largest rank's particle\n"
+              "count is more than threshold times the mean (threshold > 1; 0 only measures),\n"
+              "the cuts move to the particles' quantiles and the particles to their new ranks.\n"
+              "Returns pbf.Balance; its timings are of the last step (call it after every step,\n"
+              "as `pbf run` does). A world that was not split reports 1s and does nothing."),
+    METHOD_0("gather", pbfpy_world_gather,
+             "gather($self, /)\n--\n\nThe particles of every rank (collective): on rank 0 "
+             "the whole world's in id\norder, as particles() gives them for a world never "
+             "split; empty arrays on the\nother ranks. A world that was not split: "
+             "particles()."),
+    METHOD_0("gather_diffuse", pbfpy_world_gather_diffuse,
+             "gather_diffuse($self, /)\n--\n\nThe diffuse particles (spray, foam, bubbles) "
+             "of every rank on rank 0\n(collective), rank 0's first: a dict of positions, "
+             "velocities (float32 (N, 3)),\nkinds (uint8 (N,): 0 spray, 1 foam, 2 bubble) and "
+             "lifetimes (float32 (N,), s);\nempty on the other ranks. Raises "
+             "pbf.InvalidArgumentError for a world not split."),
+    METHOD_0("totals", pbfpy_world_totals,
+             "totals($self, /)\n--\n\nThe whole world's (pbf.Stats, pbf.Profile) over every "
+             "rank (collective), the\nsame on every rank: counts and energies summed, maxima "
+             "taken, means weighted\nby the counts, stage times the slowest rank's. A world "
+             "that was not split:\n(stats(), profile())."),
     METHOD_0("close", world_close,
              "close($self, /)\n--\n\nFrees the world now (also done when the object goes "
              "away); later calls raise\nValueError."),

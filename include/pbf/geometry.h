@@ -98,8 +98,11 @@ typedef struct pbf_mesh_def {
 /* What a mesh became (pbf_world_mesh_info). */
 typedef struct pbf_mesh_solid_info {
     int vertices, triangles; /* after welding */
-    int nx, ny, nz; /* field nodes */
+    int nx, ny, nz; /* field nodes (the whole grid's) */
     float cell; /* m */
+    /* Bytes of the field this process holds: the whole field's, whole_field_bytes, unless a
+     * world split over MPI ranks keeps only the part of a static mesh's field its slab reaches
+     * (docs/mpi.md, "Mesh solids"). */
     size_t field_bytes;
     double bake_seconds; /* the bake, or the cache load */
     int from_cache;
@@ -109,6 +112,7 @@ typedef struct pbf_mesh_solid_info {
     /* Edges with one triangle (after welding): 0 for a closed solid. An obstacle may be an open
      * sheet; a file cut short mid-way also loads as one, so `pbf run` warns when this is > 0. */
     long long open_edges;
+    size_t whole_field_bytes;
 } pbf_mesh_solid_info;
 
 /* A moving mesh after the last step. Forces are the fluid's on the mesh (gravity excluded),

@@ -150,7 +150,9 @@ PBF_API int pbf_world_mesh_triangles(const pbf_world *world, int index, const fl
 /* The local-to-world transform as a row-major 3x4 matrix [R | position]. */
 PBF_API void pbf_world_mesh_transform(const pbf_world *world, int index, float out[12]);
 /* Signed distance (m, positive in the fluid) from the mesh's surface at a world point: for
- * checks and tests. */
+ * checks and tests. In a world split over MPI ranks a static mesh's field is held only around
+ * the rank's slab (docs/mpi.md, "Mesh solids"): farther away the value is not the whole
+ * field's. */
 PBF_API float pbf_world_mesh_distance(const pbf_world *world, int index, pbf_vec3 x);
 
 #ifdef __cplusplus

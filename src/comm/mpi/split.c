@@ -12,7 +12,7 @@
 #include "caps.h" /* what runs where: the MPI column */
 #include "halo.h"
 #include "diffuse.h" /* a whole world's diffuse particles: each rank keeps its own */
-#include "geometry/meshes.h" /* the static meshes' fields: each rank keeps the part its slab reaches */
+#include "geometry/field_crop.h" /* the static meshes' fields: each rank keeps the part its slab reaches */
 
 static pbf_status refuse(char *err, size_t err_size, const char *fmt, ...) {
     if (err != NULL && err_size > 0) {

@@ -6,7 +6,8 @@
  * run with the whole field. Two things make sure they do not:
  *   - the split (src/comm/mpi/split.c, balance.c) says where the process's particles are when a
  *     substep begins (its slab widened by the halo, pbf__meshes_keep_region); the block holds
- *     that box widened by twice a substep's reach and some room;
+ *     that box widened by a substep's reach and 3 h (a particle's start lies within h of where
+ *     it is; 2 h of room for the cuts to move before the block must grow);
  *   - every substep, before anything samples a field, the positions of the process's particles
  *     (owned and ghosts, at the substep's start and predicted) are checked against the block
  *     shrunk by a substep's reach (pbf__meshes_cover_particles); a field whose block falls short
@@ -16,7 +17,8 @@
  * and every position a particle takes in a substep (the sweep's path, the solver's iterates,
  * the collision's push) lies within that of its start; 2 h more are slack. The kernel's
  * support adds nothing: a particle reads a field at its own position (the bake summed the
- * boundary's density over the support).
+ * boundary's density over the support). Diffuse particles read the solids too: each lies in its
+ * process's slab when it moves (diffuse.c routes them first), well inside the block.
  * A field grows again from its cache file, or, when the file has gone, from a bake with the same
  * parameters (the same floats); a field that could not be cached is never cropped. Kinematic
  * and floating meshes move and keep their whole fields, and so do the static ones of a world
@@ -25,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "meshes.h"
+#include "field_crop.h"
+#include "geometry_state.h"
 #include "rigid.h"
 #include "watchdog.h" /* the farthest a particle moves in a substep */
 
@@ -188,8 +191,16 @@ pbf_status pbf__meshes_keep_region(pbf_world *w, const double lo[3], const doubl
     memcpy(g->keep_hi, hi, sizeof g->keep_hi);
     for (int i = 0; i < g->count; ++i) {
         pbf_mesh_body *b = g->body[i];
-        if (!croppable(g, b)) continue;
         const pbf_field *f = &b->field.field;
+        if (!croppable(g, b)) { /* whole again if it was cropped (a floating body added since) */
+            const int all_lo[3] = {0, 0, 0}, all_hi[3] = {f->nx - 2, f->ny - 2, f->nz - 2};
+            pbf_status st =
+                f->block_n[0] == f->nx && f->block_n[1] == f->ny && f->block_n[2] == f->nz
+                    ? PBF_OK
+                    : crop(w, g, b, all_lo, all_hi);
+            if (st != PBF_OK) return st;
+            continue;
+        }
         int nlo[3], nhi[3], clo[3], chi[3];
         wanted(w, g, b, 0, nlo, nhi); /* what must be held */
         wanted(w, g, b, 1, clo, chi); /* what a crop keeps */

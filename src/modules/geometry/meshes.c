@@ -3,6 +3,7 @@
  * through thin parts. */
 #include "module.h" /* this feature as a module of the step */
 #include "meshes.h"
+#include "field_crop.h" /* split over MPI ranks: the part of a field kept */
 
 #include <float.h>
 #include <math.h>
@@ -359,7 +360,9 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     if (d->sink) g->sinks++;
     publish(w, b);
     pbf__meshes_sync(w);
-    return PBF_OK;
+    /* a world already split over MPI ranks: the new field (and, with a floating body, every
+     * static one whole again) as the split keeps them (field_crop.c) */
+    return g->keep_set ? pbf__meshes_keep_region(w, g->keep_lo, g->keep_hi) : PBF_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------

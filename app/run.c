@@ -346,6 +346,14 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
         save_checkpoint(o, world, scene, last_frame) == 0)
         last_checkpoint = last_frame;
     int particles = pbf_world_particle_count(world), ghosts = 0, kib = 0;
+    /* the mesh fields held, KiB: this rank's (the most and the least over the ranks) and whole */
+    long long held = 0, whole = 0;
+    for (int k = 0; k < pbf_world_mesh_count(world); ++k) {
+        pbf_mesh_solid_info mi = pbf_world_mesh_info(world, k);
+        held += (long long)mi.field_bytes;
+        whole += (long long)mi.whole_field_bytes;
+    }
+    int held_most = (int)((held + 1023) / 1024), held_least = held_most;
     if (o->comm != NULL) { /* split over MPI ranks: the whole world's count (collective) */
         pbf_stats total;
         o->comm->totals(world, &total, NULL);
@@ -353,6 +361,8 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
         o->comm->halo(world, &ghosts, &kib); /* the largest halo over the ranks */
         ghosts = o->comm->max(ghosts);
         kib = o->comm->max(kib);
+        held_most = o->comm->max(held_most);
+        held_least = -o->comm->max(-held_least);
     }
     if (!o->quiet && summary.frames_done > first) {
         summary_print(&summary, world, particles, &out);
@@ -364,6 +374,10 @@ int run_world(pbf_world *world, pbf_scene *scene, int resume_frame, const run_op
                 printf("                   %.1f %% of the ranks' step time in the halo's messages "
                        "(the least waiting rank: %.1f %%; mean over %d frames)\n",
                        100.0 * wait / wait_frames, 100.0 * wait_least / wait_frames, wait_frames);
+            if (whole > 0) /* static fields keep the part a rank's slab reaches (docs/mpi.md) */
+                printf("  mesh fields      %d KiB held per rank at most, %d KiB at least, of %d "
+                       "KiB whole\n",
+                       held_most, held_least, (int)((whole + 1023) / 1024));
         }
     }
     if (interrupted && rank0) /* split over MPI ranks: every rank stopped; rank 0 says it */

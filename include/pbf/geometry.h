@@ -98,8 +98,11 @@ typedef struct pbf_mesh_def {
 /* What a mesh became (pbf_world_mesh_info). */
 typedef struct pbf_mesh_solid_info {
     int vertices, triangles; /* after welding */
-    int nx, ny, nz; /* field nodes */
+    int nx, ny, nz; /* field nodes (the whole grid's) */
     float cell; /* m */
+    /* Bytes of the field this process holds: the whole field's, whole_field_bytes, unless a
+     * world split over MPI ranks keeps only the part of a static mesh's field its slab reaches
+     * (docs/mpi.md, "Mesh solids"). */
     size_t field_bytes;
     double bake_seconds; /* the bake, or the cache load */
     int from_cache;
@@ -109,6 +112,7 @@ typedef struct pbf_mesh_solid_info {
     /* Edges with one triangle (after welding): 0 for a closed solid. An obstacle may be an open
      * sheet; a file cut short mid-way also loads as one, so `pbf run` warns when this is > 0. */
     long long open_edges;
+    size_t whole_field_bytes;
 } pbf_mesh_solid_info;
 
 /* A moving mesh after the last step. Forces are the fluid's on the mesh (gravity excluded),
@@ -146,7 +150,9 @@ PBF_API int pbf_world_mesh_triangles(const pbf_world *world, int index, const fl
 /* The local-to-world transform as a row-major 3x4 matrix [R | position]. */
 PBF_API void pbf_world_mesh_transform(const pbf_world *world, int index, float out[12]);
 /* Signed distance (m, positive in the fluid) from the mesh's surface at a world point: for
- * checks and tests. */
+ * checks and tests. In a world split over MPI ranks a static mesh's field is held only around
+ * the rank's slab (docs/mpi.md, "Mesh solids"): farther away the value is not the whole
+ * field's. */
 PBF_API float pbf_world_mesh_distance(const pbf_world *world, int index, pbf_vec3 x);
 
 #ifdef __cplusplus

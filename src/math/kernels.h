@@ -274,7 +274,15 @@ typedef struct pbf_field {
     float inv_cell;
     int nx, ny, nz; /* nodes per axis, each at least 2 */
     float outside; /* sign of φ beyond the grid: +1 an obstacle (fluid), −1 a container */
-    const float *node; /* nx·ny·nz records of PBF_FIELD_STRIDE floats, x fastest */
+    /* The nodes held: a block of the grid, block_n[0]·block_n[1]·block_n[2] records of
+     * PBF_FIELD_STRIDE floats, x fastest, from node block_lo of the grid. The whole grid
+     * (block_lo 0, block_n = nx, ny, nz) unless a process split over MPI keeps only the part
+     * its particles can reach (field_crop.c, docs/mpi.md): a point whose cell lies in the block
+     * reads the same bits as from the whole grid, since the cell and its weights are still
+     * found from the grid's own origin and counts. */
+    const float *node;
+    int block_lo[3]; /* first node held per axis */
+    int block_n[3]; /* nodes held per axis, each at least 2 */
 } pbf_field;
 
 typedef struct pbf_field_sample {
@@ -305,11 +313,16 @@ PBF_KERNEL_INLINE pbf_field_cell pbf_field_locate(const pbf_field *f, pbf_v3 x) 
         excess[k] = (g - cl) * f->cell;
         int ik = (int)cl;
         ik = ik < n[k] - 2 ? ik : n[k] - 2;
-        i[k] = ik;
+        /* a cropped field: the cell kept in the block (no-op for the whole grid; a point whose
+         * cell lies outside the block is one its process never samples: field_crop.c) */
+        const int lo = f->block_lo[k], top = lo + f->block_n[k] - 2;
+        ik = ik < lo ? lo : ik > top ? top : ik;
+        i[k] = ik - lo;
         c.t[k] = cl - (float)ik;
     }
+    const int *m = f->block_n;
     c.c000 = f->node +
-             ((size_t)i[2] * (size_t)n[1] + (size_t)i[1]) * (size_t)n[0] * PBF_FIELD_STRIDE +
+             ((size_t)i[2] * (size_t)m[1] + (size_t)i[1]) * (size_t)m[0] * PBF_FIELD_STRIDE +
              (size_t)i[0] * PBF_FIELD_STRIDE;
     c.excess = v3(excess[0], excess[1], excess[2]);
     float out2 = v3_dot(c.excess, c.excess);
@@ -319,7 +332,8 @@ PBF_KERNEL_INLINE pbf_field_cell pbf_field_locate(const pbf_field *f, pbf_v3 x) 
 
 /* Component q of the records, interpolated in the cell. */
 PBF_KERNEL_INLINE float pbf_field_interp(const pbf_field *f, const pbf_field_cell *c, int q) {
-    const size_t sx = PBF_FIELD_STRIDE, sy = sx * (size_t)f->nx, sz = sy * (size_t)f->ny;
+    const size_t sx = PBF_FIELD_STRIDE, sy = sx * (size_t)f->block_n[0],
+                 sz = sy * (size_t)f->block_n[1];
     const float *p = c->c000 + q;
     const float tx = c->t[0], ty = c->t[1], tz = c->t[2], ux = 1.0f - tx, uy = 1.0f - ty,
                 uz = 1.0f - tz;
@@ -338,7 +352,8 @@ PBF_KERNEL_INLINE float pbf_field_phi(const pbf_field *f, const pbf_field_cell *
  * residuals (none beyond the box). */
 PBF_KERNEL_INLINE pbf_field_sample pbf_field_complete(const pbf_field *f, const pbf_field_cell *c,
                                                       float phi) {
-    const size_t sx = PBF_FIELD_STRIDE, sy = sx * (size_t)f->nx, sz = sy * (size_t)f->ny;
+    const size_t sx = PBF_FIELD_STRIDE, sy = sx * (size_t)f->block_n[0],
+                 sz = sy * (size_t)f->block_n[1];
     const float *p = c->c000;
     const float tx = c->t[0], ty = c->t[1], tz = c->t[2], ux = 1.0f - tx, uy = 1.0f - ty,
                 uz = 1.0f - tz;

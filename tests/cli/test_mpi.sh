@@ -55,6 +55,14 @@
 #            fluid's centre of mass within 2 mm and the bodies within 10 mm and 15 degrees
 #            (check_mpi.py physics, solids); a piece of another save (3 solver iterations: its
 #            bodies elsewhere) among the pieces is refused, naming it
+#   fields1, fields2, fields4  a large static mesh (a false bottom 15.4 m long under a layer of
+#            water and a collapsing column, 872 particles at particle_radius 0.05, 1/2 s,
+#            --balance 1.01: the cuts move): split, each rank holds only the part of its field
+#            its slab reaches (docs/mpi.md, "Mesh solids"); one rank holds it whole and writes one
+#            process's bits; two and four ranks the physics of np2 and the mesh's force close
+#            (check_mpi.py physics, solids), and bit for bit (frames and solids.csv) the same
+#            ranks holding the whole field (the field cache unusable: nothing is cropped); the
+#            most a rank holds (pbf run's `mesh fields` line) below the whole field
 #   sinks1, sinks2, sinks4  sinks (row `sinks`): the dam break at particle_radius 0.015 (3380
 #            particles, 1/2 s) through a sink mesh (the pier) into a sink box at the far end;
 #            one rank writes one process's bits; two and four ranks the particle count within
@@ -419,6 +427,72 @@ floating1 | floating2 | floating4)
         python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
         python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" solids || fail "the bodies"
     fi
+    ;;
+fields1 | fields2 | fields4)
+    cat >"$TMP/bottom.obj" <<'OBJ'
+# a false bottom 15.4 m x 0.1 m, across the tank (beyond its walls in z)
+v 0.3 0.0 -0.05
+v 15.7 0.0 -0.05
+v 15.7 0.1 -0.05
+v 0.3 0.1 -0.05
+v 0.3 0.0 0.45
+v 15.7 0.0 0.45
+v 15.7 0.1 0.45
+v 0.3 0.1 0.45
+f 1 3 2
+f 1 4 3
+f 5 6 7
+f 5 7 8
+f 1 2 6
+f 1 6 5
+f 4 7 3
+f 4 8 7
+f 1 5 8
+f 1 8 4
+f 2 3 7
+f 2 7 6
+OBJ
+    SCENE="$TMP/fields.json"
+    cat >"$SCENE" <<JSON
+{
+  "name": "fields_split",
+  "domain": {"min": [0, 0, 0], "max": [16, 0.8, 0.4]},
+  "fluid": {"particle_radius": 0.05, "blocks": [{"min": [0.3, 0.11, 0], "max": [15.7, 0.3, 0.4]},
+                                              {"min": [3.2, 0.3, 0], "max": [4.8, 0.7, 0.4]}]},
+  "meshes": [{"file": "$TMP/bottom.obj"}],
+  "solver": {"iterations": 4},
+  "time": {"fps": 60, "frames": 30, "substeps": 4}
+}
+JSON
+    export PBF_CACHE_DIR="$TMP/cache"
+    ARGS=(--frames 30 --format vtu --threads 1 --balance 1.01)
+    serial
+    # held KIB_MOST KIB_LEAST KIB_WHOLE from the last split run's summary
+    held() {
+        sed -n 's/^  mesh fields *\([0-9]*\) KiB held per rank at most, \([0-9]*\) KiB at least, of \([0-9]*\) KiB whole$/\1 \2 \3/p' "$TMP/out"
+    }
+    n=${CASE#fields}
+    split "$n" "$TMP/split"
+    read -r most least whole <<<"$(held)"
+    [ -n "$whole" ] || { cat "$TMP/out" >&2; fail "no 'mesh fields' line"; }
+    echo "fields$n: a rank holds $least to $most KiB of the field's $whole KiB"
+    if [ "$n" = 1 ]; then
+        python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" identical || fail "check_mpi.py"
+        cmp "$TMP/serial/solids.csv" "$TMP/split/solids.csv" || fail "one rank: another solids.csv"
+        [ "$most" = "$whole" ] || fail "one rank holds $most KiB, not the whole $whole KiB"
+        exit 0
+    fi
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" physics || fail "check_mpi.py"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/serial" "$TMP/split" solids || fail "the mesh"
+    [ "$most" -lt "$whole" ] || fail "a rank holds $most KiB of the field's $whole KiB: not cropped"
+    # the same ranks with the whole field: a cache folder that cannot be made (under a file)
+    touch "$TMP/not_a_folder"
+    PBF_CACHE_DIR="$TMP/not_a_folder/cache" split "$n" "$TMP/whole"
+    read -r most_w least_w whole_w <<<"$(held)"
+    [ "$least_w" = "$whole" ] && [ "$most_w" = "$whole" ] ||
+        fail "without a cache a rank holds $least_w to $most_w KiB, not the whole $whole KiB"
+    python3 "$SRC/tests/cli/check_mpi.py" "$TMP/whole" "$TMP/split" identical || fail "cropped: other bits"
+    cmp "$TMP/whole/solids.csv" "$TMP/split/solids.csv" || fail "cropped: another solids.csv"
     ;;
 sinks1 | sinks2 | sinks4)
     SCENE="$TMP/sinks.json"

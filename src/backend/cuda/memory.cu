@@ -521,10 +521,11 @@ extern "C" pbf_status pbf_cuda_field(pbf_cuda *c, const pbf_field *host, const p
         pbf_cuda_format(err, err_size, "more than %d mesh fields on the device", PBF_MAX_SOLIDS);
         return PBF_ERR_INVALID_ARG;
     }
-    /* the nodes, then the struct with its node pointer on the device */
+    /* the nodes held (the whole grid: no CUDA world is split over MPI), then the struct with
+     * its node pointer on the device */
     auto &f = c->fields[c->field_count];
-    const size_t bytes =
-        (size_t)host->nx * (size_t)host->ny * (size_t)host->nz * PBF_FIELD_STRIDE * sizeof(float);
+    const size_t bytes = (size_t)host->block_n[0] * (size_t)host->block_n[1] *
+                         (size_t)host->block_n[2] * PBF_FIELD_STRIDE * sizeof(float);
     pbf_field copy = *host;
     float *node = nullptr;
     pbf_field *dev = nullptr;

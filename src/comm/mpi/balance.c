@@ -86,6 +86,7 @@ static pbf_status redistribute(pbf_world *w, pbf_halo *h, const double *cuts, in
     int failed =
         scount == NULL || rcount == NULL || sdispl == NULL || rdispl == NULL || dest == NULL;
     int nsend = 0, nrecv = 0;
+    pbf_status slab_fields = PBF_OK;
     if (!failed) {
         for (int i = 0; i < w->count; ++i) {
             dest[i] = owner(cuts, ranks, w->x[3 * i]);
@@ -130,6 +131,8 @@ static pbf_status redistribute(pbf_world *w, pbf_halo *h, const double *cuts, in
         h->lo = h->rank > 0 ? cuts[h->rank] : -INFINITY;
         h->hi = h->rank < ranks - 1 ? cuts[h->rank + 1] : INFINITY;
         memcpy(h->cuts, cuts, (size_t)(ranks + 1) * sizeof *cuts);
+        /* the new slab's part of the static meshes' fields (a rank's own: no messages) */
+        slab_fields = pbf__mpi_keep_fields(w);
         int64_t mine = nsend;
         MPI_Allreduce(&mine, moved, 1, MPI_INT64_T, MPI_SUM, h->comm);
     }
@@ -141,7 +144,7 @@ static pbf_status redistribute(pbf_world *w, pbf_halo *h, const double *cuts, in
     free(sbuf);
     free(rbuf);
     if (failed) return pbf__fail(w, PBF_ERR_OUT_OF_MEMORY, "out of memory balancing the ranks");
-    return PBF_OK;
+    return slab_fields; /* the world's error says why */
 }
 
 PBF_API pbf_status pbf_mpi_world_balance(pbf_world *w, double threshold, pbf_mpi_balance *report) {

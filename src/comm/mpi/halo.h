@@ -58,6 +58,9 @@ void pbf__halo_scan(pbf_world *w, const int64_t *mine, int64_t *before, int64_t 
  * wide (a ghost then only ever comes from the next slab). Returns 0 when that cannot be done
  * (split.c; the balancer, balance.c, places its cuts with it too). */
 int pbf__mpi_space_cuts(double *cuts, int ranks, double width);
+/* After the slab changed (split.c, balance.c): the static meshes' fields keep only the block
+ * the slab's particles can reach (src/modules/geometry/field_crop.c). */
+pbf_status pbf__mpi_keep_fields(pbf_world *w);
 /* Frees w->halo (MPI_Comm_free included) and clears the hook. */
 void pbf__halo_free(pbf_world *w);
 

@@ -12,6 +12,7 @@
 #include "caps.h" /* what runs where: the MPI column */
 #include "halo.h"
 #include "diffuse.h" /* a whole world's diffuse particles: each rank keeps its own */
+#include "geometry/field_crop.h" /* the static meshes' fields: each rank keeps the part its slab reaches */
 
 static pbf_status refuse(char *err, size_t err_size, const char *fmt, ...) {
     if (err != NULL && err_size > 0) {
@@ -145,7 +146,21 @@ static pbf_status attach(pbf_world *w, MPI_Comm comm, double *cuts, double lo, d
     w->halo_scan = pbf__halo_scan;
     /* diffuse particles (modules/diffuse.c): a rank keeps those in its slab, or its piece's */
     if (!keep_all) pbf__diffuse_keep_owned(w);
+    pbf_status st = pbf__mpi_keep_fields(w);
+    if (st != PBF_OK) return refuse(err, err_size, "%s", pbf_world_error(w));
     return PBF_OK;
+}
+
+pbf_status pbf__mpi_keep_fields(pbf_world *w) {
+    /* When a substep begins a rank's particles lie in its slab (owned: migration) or within the
+     * halo's width of it (ghosts), and within the walls across it; the geometry adds how far
+     * they go in a substep */
+    const pbf_halo *h = w->halo;
+    pbf_v3 wall_lo, wall_hi;
+    pbf__walls_envelope(&w->def, &wall_lo, &wall_hi);
+    const double lo[3] = {h->lo - h->width, wall_lo.y, wall_lo.z},
+                 hi[3] = {h->hi + h->width, wall_hi.y, wall_hi.z};
+    return pbf__meshes_keep_region(w, lo, hi);
 }
 
 /* Whether every rank's world holds the same particles (the whole scene) rather than its own

@@ -36,6 +36,7 @@ double pbf__bake_layout(const double lo[3], const double hi[3], const pbf_bake_d
     f->nx = (int)n[0];
     f->ny = (int)n[1];
     f->nz = (int)n[2];
+    for (int k = 0; k < 3; ++k) f->block_n[k] = (int)n[k]; /* all of it (block_lo 0) */
     /* centred on the mesh: the grid's extra fraction of a cell goes half to each side */
     f->origin = v3((float)(0.5 * (lo[0] + hi[0]) - 0.5 * (n[0] - 1.0) * cell),
                    (float)(0.5 * (lo[1] + hi[1]) - 0.5 * (n[1] - 1.0) * cell),

@@ -14,7 +14,14 @@
 typedef struct pbf_mesh_body {
     pbf_mesh_def def;
     pbf_trimesh mesh; /* welded, in the local frame (for drawing and contacts) */
-    pbf_baked_field field; /* in the local frame */
+    pbf_baked_field field; /* in the local frame; a static mesh's split over MPI ranks: only
+                              * the block its process's particles can reach (field_crop.c) */
+    /* Where the whole field comes from again when a cropped one must grow (field_crop.c): its
+     * cache file (cache_dir "" when it could not be written: the field is then never cropped),
+     * else a bake with the same parameters (the same floats). */
+    pbf_bake_def bake;
+    uint64_t key;
+    char cache_dir[PBF_MESH_PATH_SIZE];
     pbf_mass_props props; /* of the scaled mesh, about its centre (closed meshes) */
     double offset[3]; /* the local origin in the scaled file's frame: the centre of a
                                 floating body, else 0 */
@@ -52,6 +59,12 @@ typedef struct pbf_geometry {
     int moving; /* kinematic and floating bodies */
     int floating; /* floating bodies */
     int sinks; /* sink meshes (no solids: emitter.c removes what enters them) */
+    /* Split over MPI ranks (field_crop.c): the world box where this process's particles are
+     * when a substep begins, as the split last said (keep_set 0: not split, fields whole), and
+     * how many fields are cropped now. */
+    int keep_set;
+    double keep_lo[3], keep_hi[3];
+    int cropped;
     /* Scratch of the force measurement, capacity particles: the fluid–fluid target of each
      * particle in the last Δp pass (which writes it: cpu_stages.c), and which mesh took the
      * rest of its displacement (-1: none) and how much. */

@@ -3,6 +3,7 @@
  * through thin parts. */
 #include "module.h" /* this feature as a module of the step */
 #include "meshes.h"
+#include "field_crop.h" /* split over MPI ranks: the part of a field kept */
 
 #include <float.h>
 #include <math.h>
@@ -318,15 +319,21 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     uint64_t key = pbf__bake_key(&b->mesh, &bd);
     char dir[PBF_MESH_PATH_SIZE] = "";
     if (d->cache) pbf__field_cache_default_dir(dir, sizeof dir);
-    if (pbf__field_cache_load(dir, key, &layout, &b->field) != PBF_OK) {
+    int cached = pbf__field_cache_load(dir, key, &layout, &b->field) == PBF_OK;
+    if (!cached) {
         st = pbf__field_bake(&b->mesh, &bd, &b->field, why, sizeof why);
         if (st != PBF_OK) {
             pbf__format(err, sizeof err, "mesh '%s': %s", name, why);
             return fail_mesh(w, b, st, err);
         }
         /* a cache that cannot be written only costs the next run a bake */
-        (void)pbf__field_cache_save(dir, key, &b->field, why, sizeof why);
+        cached =
+            pbf__field_cache_save(dir, key, &b->field, why, sizeof why) == PBF_OK && dir[0] != '\0';
     }
+    /* split over MPI ranks a static field in the cache may be cropped (field_crop.c) */
+    b->bake = bd;
+    b->key = key;
+    if (cached) memcpy(b->cache_dir, dir, sizeof b->cache_dir);
 
     if (g == NULL) {
         g = calloc(1, sizeof *g);
@@ -340,7 +347,7 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     in->ny = b->field.field.ny;
     in->nz = b->field.field.nz;
     in->cell = b->field.field.cell;
-    in->field_bytes = b->field.bytes;
+    in->field_bytes = in->whole_field_bytes = b->field.bytes; /* field_crop.c: what is held */
     in->bake_seconds = b->field.seconds;
     in->from_cache = b->field.from_cache;
     in->volume = b->props.volume;
@@ -353,7 +360,9 @@ pbf_status pbf_world_add_mesh(pbf_world *w, const pbf_mesh_def *def) {
     if (d->sink) g->sinks++;
     publish(w, b);
     pbf__meshes_sync(w);
-    return PBF_OK;
+    /* a world already split over MPI ranks: the new field (and, with a floating body, every
+     * static one whole again) as the split keeps them (field_crop.c) */
+    return g->keep_set ? pbf__meshes_keep_region(w, g->keep_lo, g->keep_hi) : PBF_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -454,6 +463,9 @@ pbf_status pbf__meshes_substep_begin(pbf_world *w, float dt, int nt) {
     for (int i = 0; i < g->count; ++i)
         for (int k = 0; k < 3; ++k) g->body[i]->sub_force[k] = g->body[i]->sub_torque[k] = 0.0;
     pbf__meshes_move(w, dt);
+    /* split over MPI ranks: every cell the particles can reach in this substep is held */
+    pbf_status st = pbf__meshes_cover_particles(w, nt);
+    if (st != PBF_OK) return st;
     /* Each particle's path from x (start pose) to its prediction p (end pose), walked in each
      * mesh's frame: the relative motion, so that neither a fast particle nor a fast paddle
      * passes through a thin part. */

@@ -13,6 +13,8 @@ out=out/bench
 mkdir -p "$out" docs/img
 
 "$build/bench/pbf_convergence" --frames 30 --iterations 60 > "$out/convergence.csv"
+# the Chebyshev settings the run used, from the CSV's first line ("... rho R gamma G delay D")
+cheb=$(head -1 "$out/convergence.csv" | sed -n 's/.*rho \([^ ]*\) gamma \([^ ]*\) delay \([^ ;,]*\).*/rho \1, gamma \2, delay \3/p')
 gnuplot <<GP
 set terminal pngcairo size 900,560 font "sans,11"
 set output "docs/img/convergence.png"
@@ -24,7 +26,7 @@ set title "Dam break, 49k particles, one 1/240 s substep from the state at t = 0
 set grid
 set key top right
 plot "$out/convergence.csv" every ::1 using 1:2 with linespoints pt 7 ps 0.5 title "plain Jacobi", \
-     "" every ::1 using 1:3 with linespoints pt 5 ps 0.5 title "Chebyshev (rho 0.99, gamma 0.9, delay 4)", \
+     "" every ::1 using 1:3 with linespoints pt 5 ps 0.5 title "Chebyshev ($cheb)", \
      0.01 with lines dt 2 lc rgb "gray" title "target 0.01 %"
 GP
 

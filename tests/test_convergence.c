@@ -7,6 +7,7 @@
 
 #include "pbf/pbf.h"
 #include "pbf/scene.h"
+#include "solve_control.h"
 #include "test.h"
 
 #define MAX_HISTORY 512
@@ -159,6 +160,36 @@ static int fixed_iterations_history(void) {
     return 0;
 }
 
+/* The control's rules on a made-up error history (solve_control.h): with the error falling
+ * every pass, the acceleration starts after `delay` plain passes, runs PBF_CHEBYSHEV_SPAN passes
+ * and then restarts (the average error cannot see a particle the momentum throws off the
+ * surface), with ρ's distance from 1 doubled; a rise to 1.25 times the lowest error restarts it
+ * at once. */
+static int chebyshev_restarts_after_its_span(void) {
+    const int delay = 4;
+    pbf_solve_control c = pbf_solve_control_begin(1e-9f, 0, 1000, 1, 0.999f, delay);
+    float err = 1.0f;
+    int restarted = 0, first_fast = -1, restart_at = -1;
+    for (int k = 0; k < 200 && restart_at < 0; ++k, err *= 0.9f) {
+        ENSURE(pbf_solve_control_after_error(&c, k, err, &restarted) == 0);
+        if (c.omega != 1.0f && first_fast < 0) first_fast = k;
+        if (restarted) restart_at = k;
+    }
+    ENSURE(first_fast == delay); /* plain passes 0 .. delay - 1 */
+    ENSURE(restart_at == delay + PBF_CHEBYSHEV_SPAN);
+    ENSURE(c.omega == 1.0f && c.restarts == 1);
+    ENSURE_NEAR(c.rho, 0.998f, 1e-6);
+    /* a rise: restarted at the first pass above 1.25 times the lowest */
+    c = pbf_solve_control_begin(1e-9f, 0, 1000, 1, 0.999f, delay);
+    for (int k = 0; k <= delay + 2; ++k) {
+        ENSURE(pbf_solve_control_after_error(&c, k, 1.0f - 0.01f * (float)k, &restarted) == 0);
+        ENSURE(!restarted);
+    }
+    ENSURE(pbf_solve_control_after_error(&c, delay + 3, 1.3f, &restarted) == 0);
+    ENSURE(restarted && c.omega == 1.0f);
+    return 0;
+}
+
 /* Every shipped scene, accelerated and error-controlled at the target's 0.01 %: the start of each
  * (8 frames; 3 for the 127k double dam break; 28 for the cube drop, which falls for 23 frames
  * before it hits the floor): no divergence, every substep reaches the target well before the
@@ -203,6 +234,7 @@ static int shipped_scenes_converge(void) {
 TEST_MAIN_BEGIN
 RUN_TEST(error_control_stops_at_target);
 RUN_TEST(fixed_iterations_history);
+RUN_TEST(chebyshev_restarts_after_its_span);
 RUN_TEST(chebyshev_needs_fewer_iterations);
 RUN_TEST(shipped_scenes_converge);
 TEST_MAIN_END

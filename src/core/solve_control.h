@@ -39,19 +39,29 @@ static inline pbf_solve_control pbf_solve_control_begin(float target_fraction, i
     return c;
 }
 
+/* The most accelerated passes in a row: after them the sequence restarts as if it had diverged
+ * (plain passes, ρ's distance from 1 doubled). The error watch sees only the average compression,
+ * not a particle the momentum carries off the surface: from the default dam break's state after
+ * 30 frames, a solve accelerated without a rise for more than 40 passes threw one surface
+ * particle out at 32 m/s (bench/convergence.c, 45 passes; ρ 0.999, γ 0.9). Restarting after 20
+ * holds it to 150 passes from three states, and the restart's lower ρ converges faster from there
+ * (docs/physics.md, "Converging faster"). */
+#define PBF_CHEBYSHEV_SPAN 20
+
 /* After the λ pass k measured the average density error err: 1 when the solve stops here (no
  * Δp pass k). Otherwise 0, with c->omega set for Δp pass k and *restarted = 1 when the
- * acceleration had diverged (its error above 1.25 times the substep's lowest) and falls back to
- * a plain pass. Each restart doubles the estimate's distance from 1 (0.999, 0.998, 0.996, ...):
- * the slowest mode's ρ is close to 1 and the closer the finer the fluid, so the estimate starts
- * high and comes down only as far as the substep shows it must (docs/physics.md, "Converging
- * faster"). */
+ * acceleration had diverged (its error above 1.25 times the substep's lowest) or has run
+ * PBF_CHEBYSHEV_SPAN passes, and falls back to a plain pass. Each restart doubles the
+ * estimate's distance from 1 (0.999, 0.998, 0.996, ...): the slowest mode's ρ is close to 1 and
+ * the closer the finer the fluid, so the estimate starts high and comes down only as far as the
+ * substep shows it must (docs/physics.md, "Converging faster"). */
 static inline int pbf_solve_control_after_error(pbf_solve_control *c, int k, float err,
                                                 int *restarted) {
     *restarted = 0;
     if (c->controlled && ((k >= c->min_it && err <= c->target) || k == c->max_it)) return 1;
     if (err < c->err_min) c->err_min = err;
-    if (c->accelerate && c->omega != 1.0f && err > 1.25f * c->err_min) {
+    if (c->accelerate && c->omega != 1.0f &&
+        (err > 1.25f * c->err_min || k - c->start >= PBF_CHEBYSHEV_SPAN)) {
         *restarted = 1;
         ++c->restarts;
         c->rho = c->rho > 0.5f ? 1.0f - 2.0f * (1.0f - c->rho) : 0.0f;

@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "geometry/bake.h"
+#include "geometry/field_crop.h"
+#include "geometry/geometry_state.h"
 #include "mesh_files.h"
 #include "pbf/checkpoint.h"
 #include "pbf/geometry.h"
@@ -141,6 +144,97 @@ static int container_and_cache(void) {
         ENSURE(pbf_world_mesh_distance(w, 0, (pbf_vec3){0.05f, 0.25f, 0.2f}) < -0.04f);
         pbf_world_destroy(w);
     }
+    return 0;
+}
+
+/* The node record (PBF_FIELD_STRIDE floats) of grid node (x, y, z) in a field's held block. */
+static const float *node_at(const pbf_field *f, int x, int y, int z) {
+    return f->node +
+           (((size_t)(z - f->block_lo[2]) * f->block_n[1] + (size_t)(y - f->block_lo[1])) *
+                f->block_n[0] +
+            (size_t)(x - f->block_lo[0])) *
+               PBF_FIELD_STRIDE;
+}
+
+/* Every node of b's block holds the whole field's bits. */
+static int block_matches_whole(const pbf_field *b, const pbf_field *whole) {
+    for (int z = b->block_lo[2]; z < b->block_lo[2] + b->block_n[2]; ++z)
+        for (int y = b->block_lo[1]; y < b->block_lo[1] + b->block_n[1]; ++y)
+            for (int x = b->block_lo[0]; x < b->block_lo[0] + b->block_n[0]; ++x)
+                ENSURE(memcmp(node_at(b, x, y, z), node_at(whole, x, y, z),
+                              PBF_FIELD_STRIDE * sizeof(float)) == 0);
+    return 0;
+}
+
+/* A part of a cached field (field_cache.c, pbf__field_cache_load_block; a process split over
+ * MPI ranks grows its cropped field so, field_crop.c): its nodes are the whole field's bits, a
+ * file damaged outside the part is still refused (the whole file is checked), and a part that
+ * does not fit the grid is refused. Then the world's own path: the region kept moved to where
+ * the held block does not reach, the field grows from the cache to the same bits. */
+static int cache_loads_a_part(void) {
+    /* a bar 1.2 m long: a kept region reaches 11.25 h = 0.45 m past its box (field_crop.c) */
+    const float lo[3] = {0.0f, 0.0f, 0.0f}, hi[3] = {1.2f, 0.1f, 0.2f};
+    test_mesh box = test_mesh_box(lo, hi);
+    ENSURE(test_mesh_write_stl_binary(path_of("part.stl"), &box) == 0);
+    test_mesh_free(&box);
+    pbf_world *w = make_world(0.01f, 1.6f, 1);
+    ENSURE(w != NULL);
+    pbf_mesh_def m = mesh_def("part.stl");
+    m.position = (pbf_vec3){0.1f, 0.1f, 0.1f};
+    ENSURE(pbf_world_add_mesh(w, &m) == PBF_OK);
+    const pbf_mesh_body *b = w->geometry->body[0];
+    ENSURE(b->cache_dir[0] != '\0');
+    const pbf_field *f = &b->field.field;
+    pbf_field layout = *f;
+    layout.node = NULL;
+    pbf_baked_field whole, part;
+    ENSURE(pbf__field_cache_load(b->cache_dir, b->key, &layout, &whole) == PBF_OK);
+    ENSURE(whole.bytes == b->field.bytes && memcmp(whole.data, b->field.data, whole.bytes) == 0);
+    const int plo[3] = {3, 2, 1}, pn[3] = {f->nx - 7, 5, f->nz - 4}; /* the last planes left out */
+    ENSURE(pbf__field_cache_load_block(b->cache_dir, b->key, &layout, plo, pn, &part) == PBF_OK);
+    ENSURE(part.bytes == (size_t)pn[0] * pn[1] * pn[2] * PBF_FIELD_STRIDE * sizeof(float));
+    for (int k = 0; k < 3; ++k)
+        ENSURE(part.field.block_lo[k] == plo[k] && part.field.block_n[k] == pn[k]);
+    ENSURE(block_matches_whole(&part.field, &whole.field) == 0);
+    pbf__baked_field_free(&part);
+    /* one byte of the last z-plane, outside the part, turned round: refused */
+    char file[1400];
+    snprintf(file, sizeof file, "%s/field-%016llx.pbffield", b->cache_dir,
+             (unsigned long long)b->key);
+    FILE *fp = fopen(file, "r+b");
+    ENSURE(fp != NULL);
+    ENSURE(fseek(fp, -4 - 8, SEEK_END) == 0);
+    int c = fgetc(fp);
+    ENSURE(c != EOF && fseek(fp, -4 - 8, SEEK_END) == 0 && fputc(c ^ 0x40, fp) != EOF);
+    ENSURE(fclose(fp) == 0);
+    ENSURE(pbf__field_cache_load_block(b->cache_dir, b->key, &layout, plo, pn, &part) ==
+           PBF_ERR_IO);
+    ENSURE(part.data == NULL);
+    fp = fopen(file, "r+b");
+    ENSURE(fp != NULL && fseek(fp, -4 - 8, SEEK_END) == 0 && fputc(c, fp) != EOF);
+    ENSURE(fclose(fp) == 0);
+    const int past[3] = {f->nx - 4, 0, 0}, four[3] = {5, 2, 2};
+    ENSURE(pbf__field_cache_load_block(b->cache_dir, b->key, &layout, past, four, &part) ==
+           PBF_ERR_IO);
+    /* the world keeps the region near one end, then the other: the block grows from the file */
+    const double inf = INFINITY;
+    const double a_lo[3] = {-inf, -inf, -inf}, a_hi[3] = {0.05, inf, inf};
+    const double e_lo[3] = {1.3, -inf, -inf}, e_hi[3] = {inf, inf, inf};
+    const pbf_vec3 near_e = {1.25f, 0.15f, 0.2f}; /* inside the bar, near its far end */
+    const float dist_e = pbf_world_mesh_distance(w, 0, near_e);
+    ENSURE(pbf__meshes_keep_region(w, a_lo, a_hi) == PBF_OK);
+    const size_t held_a = pbf_world_mesh_info(w, 0).field_bytes;
+    printf("  near one end: %zu of %zu bytes held\n", held_a, whole.bytes);
+    ENSURE(held_a < whole.bytes && f->block_lo[0] == 0);
+    ENSURE(block_matches_whole(f, &whole.field) == 0);
+    ENSURE(pbf__meshes_keep_region(w, e_lo, e_hi) == PBF_OK);
+    const size_t held_e = pbf_world_mesh_info(w, 0).field_bytes;
+    printf("  near the other: %zu bytes held, from node %d in x\n", held_e, f->block_lo[0]);
+    ENSURE(held_e < whole.bytes && f->block_lo[0] > 0 && f->block_n[0] + f->block_lo[0] == f->nx);
+    ENSURE(block_matches_whole(f, &whole.field) == 0);
+    ENSURE(pbf_world_mesh_distance(w, 0, near_e) == dist_e);
+    pbf__baked_field_free(&whole);
+    pbf_world_destroy(w);
     return 0;
 }
 
@@ -409,6 +503,7 @@ if (!pbf_mesh_import_available()) {
 if (test_mesh_cache_dir(dir, sizeof dir, "test_mesh") != 0) return 1;
 RUN_TEST(formats_and_placement);
 RUN_TEST(container_and_cache);
+RUN_TEST(cache_loads_a_part);
 RUN_TEST(bad_input);
 RUN_TEST(scene_entries);
 RUN_TEST(kinematic_paddle_drags_water);

@@ -67,6 +67,11 @@ void pbf__field_cache_default_dir(char *out, size_t size);
  * is none or it is unusable (truncated, corrupt, another layout): the caller bakes then. */
 pbf_status pbf__field_cache_load(const char *dir, uint64_t key, const pbf_field *layout,
                                  pbf_baked_field *out);
+/* The same for the block of nodes lo..lo+n (per axis) of the layout's grid: the field's
+ * block_lo and block_n say which (kernels.h, pbf_field). Only the block and one z-plane of the
+ * file are held while it loads; the whole file is still checked. */
+pbf_status pbf__field_cache_load_block(const char *dir, uint64_t key, const pbf_field *layout,
+                                       const int lo[3], const int n[3], pbf_baked_field *out);
 /* Writes it atomically (a temporary file renamed into place), creating dir. */
 pbf_status pbf__field_cache_save(const char *dir, uint64_t key, const pbf_baked_field *f, char *err,
                                  size_t err_size);

@@ -67,10 +67,54 @@ static void header(unsigned char *h, uint64_t key, const pbf_field *f) {
     memcpy(h + 56, &order, 4);
 }
 
-pbf_status pbf__field_cache_load(const char *dir, uint64_t key, const pbf_field *layout,
-                                 pbf_baked_field *out) {
+/* Adds n bytes at p to the running CRC-32 (zlib's crc32 takes at most 4 GiB per call). */
+static uLong crc_add(uLong crc, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    while (n > 0) {
+        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        crc = crc32(crc, b, chunk);
+        b += chunk;
+        n -= chunk;
+    }
+    return crc;
+}
+
+/* Reads the file's nodes (after the header) into the block lo..lo+n of its grid (nodes per
+ * axis; data holds n[0]·n[1]·n[2] records, x fastest), adding every byte read to the CRC. The
+ * whole grid is read in one piece; a part of it one z-plane at a time, so that only the block
+ * and one plane are held while the whole file still passes through the CRC. */
+static int read_block(FILE *fp, const pbf_field *layout, const int lo[3], const int n[3],
+                      float *data, uLong *crc) {
+    const size_t rec = PBF_FIELD_STRIDE, nx = (size_t)layout->nx, ny = (size_t)layout->ny;
+    const size_t plane = nx * ny * rec, row = (size_t)n[0] * rec;
+    if (n[0] == layout->nx && n[1] == layout->ny && n[2] == layout->nz) {
+        const size_t values = plane * (size_t)layout->nz;
+        if (fread(data, sizeof *data, values, fp) != values) return 0;
+        *crc = crc_add(*crc, data, values * sizeof *data);
+        return 1;
+    }
+    float *buf = malloc(plane * sizeof *buf);
+    int ok = buf != NULL;
+    for (int z = 0; z < layout->nz && ok; ++z) {
+        ok = fread(buf, sizeof *buf, plane, fp) == plane;
+        if (!ok) break;
+        *crc = crc_add(*crc, buf, plane * sizeof *buf);
+        if (z < lo[2] || z >= lo[2] + n[2]) continue;
+        for (int y = 0; y < n[1]; ++y)
+            memcpy(data + ((size_t)(z - lo[2]) * n[1] + y) * row,
+                   buf + (((size_t)lo[1] + y) * nx + (size_t)lo[0]) * rec, row * sizeof *data);
+    }
+    free(buf);
+    return ok;
+}
+
+pbf_status pbf__field_cache_load_block(const char *dir, uint64_t key, const pbf_field *layout,
+                                       const int lo[3], const int n[3], pbf_baked_field *out) {
     memset(out, 0, sizeof *out);
     if (dir == NULL || dir[0] == '\0') return PBF_ERR_IO;
+    const int whole[3] = {layout->nx, layout->ny, layout->nz};
+    for (int k = 0; k < 3; ++k)
+        if (lo[k] < 0 || n[k] < 2 || lo[k] + n[k] > whole[k]) return PBF_ERR_IO;
     double t0 = omp_get_wtime();
     char path[1200];
     file_name(dir, key, path, sizeof path);
@@ -78,26 +122,17 @@ pbf_status pbf__field_cache_load(const char *dir, uint64_t key, const pbf_field 
     if (fp == NULL) return PBF_ERR_IO;
     unsigned char want[HEADER_BYTES], got[HEADER_BYTES];
     header(want, key, layout);
-    size_t values = (size_t)layout->nx * layout->ny * layout->nz * PBF_FIELD_STRIDE;
+    const size_t values = (size_t)n[0] * n[1] * n[2] * PBF_FIELD_STRIDE;
     float *data = NULL;
     pbf_status st = PBF_ERR_IO;
     if (fread(got, 1, HEADER_BYTES, fp) == HEADER_BYTES && memcmp(got, want, HEADER_BYTES) == 0 &&
-        (data = malloc(values * sizeof *data)) != NULL &&
-        fread(data, sizeof *data, values, fp) == values) {
+        (data = malloc(values * sizeof *data)) != NULL) {
+        uLong crc = crc32(0L, got, HEADER_BYTES);
         uint32_t crc_file = 0;
         unsigned char extra;
-        if (fread(&crc_file, 4, 1, fp) == 1 && fread(&extra, 1, 1, fp) == 0) {
-            uLong crc = crc32(0L, got, HEADER_BYTES);
-            const unsigned char *p = (const unsigned char *)data;
-            size_t left = values * sizeof *data;
-            while (left > 0) {
-                uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
-                crc = crc32(crc, p, chunk);
-                p += chunk;
-                left -= chunk;
-            }
-            if ((uint32_t)crc == crc_file) st = PBF_OK;
-        }
+        if (read_block(fp, layout, lo, n, data, &crc) && fread(&crc_file, 4, 1, fp) == 1 &&
+            fread(&extra, 1, 1, fp) == 0 && (uint32_t)crc == crc_file)
+            st = PBF_OK;
     }
     fclose(fp);
     if (st != PBF_OK) {
@@ -105,12 +140,19 @@ pbf_status pbf__field_cache_load(const char *dir, uint64_t key, const pbf_field 
         return st;
     }
     out->field = *layout;
+    for (int k = 0; k < 3; ++k) out->field.block_lo[k] = lo[k], out->field.block_n[k] = n[k];
     out->field.node = data;
     out->data = data;
     out->bytes = values * sizeof *data;
     out->from_cache = 1;
     out->seconds = omp_get_wtime() - t0;
     return PBF_OK;
+}
+
+pbf_status pbf__field_cache_load(const char *dir, uint64_t key, const pbf_field *layout,
+                                 pbf_baked_field *out) {
+    const int lo[3] = {0, 0, 0}, n[3] = {layout->nx, layout->ny, layout->nz};
+    return pbf__field_cache_load_block(dir, key, layout, lo, n, out);
 }
 
 /* mkdir -p */
@@ -140,15 +182,7 @@ pbf_status pbf__field_cache_save(const char *dir, uint64_t key, const pbf_baked_
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     unsigned char h[HEADER_BYTES];
     header(h, key, &f->field);
-    uLong crc = crc32(0L, h, HEADER_BYTES);
-    const unsigned char *p = (const unsigned char *)f->data;
-    size_t left = f->bytes;
-    while (left > 0) {
-        uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
-        crc = crc32(crc, p, chunk);
-        p += chunk;
-        left -= chunk;
-    }
+    uLong crc = crc_add(crc32(0L, h, HEADER_BYTES), f->data, f->bytes);
     uint32_t crc32v = (uint32_t)crc;
     FILE *fp = fopen(tmp, "wb");
     int ok = fp != NULL && fwrite(h, 1, HEADER_BYTES, fp) == HEADER_BYTES &&

@@ -19,9 +19,9 @@
  * support adds nothing: a particle reads a field at its own position (the bake summed the
  * boundary's density over the support). Diffuse particles read the solids too: each lies in its
  * process's slab when it moves (diffuse.c routes them first), well inside the block.
- * A field grows again from its cache file, or, when the file has gone, from a bake with the same
- * parameters (the same floats); a field that could not be cached is never cropped. Kinematic
- * and floating meshes move and keep their whole fields, and so do the static ones of a world
+ * A field grows again from its cache file (only the block it needs is read and kept), or, when
+ * the file has gone, from a bake with the same parameters (the same floats); a field that could
+ * not be cached is never cropped. Kinematic and floating meshes move and keep their whole fields, and so do the static ones of a world
  * with floating bodies: a body's contacts read them wherever it goes (bodies.c). */
 #include <math.h>
 #include <stdlib.h>
@@ -102,7 +102,8 @@ static void cells_of_world_box(const pbf_mesh_body *b, const double lo[3], const
 }
 
 /* Makes b hold the nodes of cells lo..hi (whole-grid indices): from what it holds when that
- * covers them, else from the whole field (the cache file, else a bake). */
+ * covers them, else that block read from the cache file (the rest of the file is only checked,
+ * not kept), else from a bake of the whole field. */
 static pbf_status crop(pbf_world *w, pbf_geometry *g, pbf_mesh_body *b, const int lo[3],
                        const int hi[3]) {
     pbf_field *f = &b->field.field;
@@ -116,11 +117,14 @@ static pbf_status crop(pbf_world *w, pbf_geometry *g, pbf_mesh_body *b, const in
     const int was_cropped = f->block_n[0] != n[0] || f->block_n[1] != n[1] || f->block_n[2] != n[2];
     pbf_baked_field from = b->field, loaded;
     memset(&loaded, 0, sizeof loaded);
-    if (!inside) { /* the whole field again */
+    int done = 0; /* loaded is already the block wanted */
+    if (!inside) { /* the block from the cache file; else the whole field baked again */
         pbf_field layout = *f;
         layout.node = NULL;
         for (int k = 0; k < 3; ++k) layout.block_lo[k] = 0, layout.block_n[k] = n[k];
-        if (pbf__field_cache_load(b->cache_dir, b->key, &layout, &loaded) != PBF_OK) {
+        done = pbf__field_cache_load_block(b->cache_dir, b->key, &layout, lo, want_n, &loaded) ==
+               PBF_OK;
+        if (!done) {
             char why[PBF_ERROR_SIZE];
             pbf_status st = pbf__field_bake(&b->mesh, &b->bake, &loaded, why, sizeof why);
             if (st != PBF_OK) return pbf__fail(w, st, "mesh '%s': %s", b->def.path, why);
@@ -128,7 +132,7 @@ static pbf_status crop(pbf_world *w, pbf_geometry *g, pbf_mesh_body *b, const in
         from = loaded;
     }
     pbf_baked_field out = from;
-    if (!whole) {
+    if (!whole && !done) {
         const size_t records = (size_t)want_n[0] * want_n[1] * want_n[2];
         float *data = malloc(records * PBF_FIELD_STRIDE * sizeof *data);
         if (data == NULL) {

@@ -50,6 +50,43 @@ static inline int case_add_mesh(pbf_world *w, const char *file, pbf_mesh_role ro
 /* ---------------------------------------------------------------------------------------------
  * The density map in a corner */
 
+/* The corner cases' world: base with zero gravity, the domain around a box of side L = 0.2 m
+ * (padded by 0.1 m for the mesh, mesh = 1: cube.stl as a container; or the domain's own planes,
+ * 0) and the box filled with the rest lattice. NULL on failure. */
+static inline pbf_world *case_corner_world(const pbf_world_def *base, int mesh) {
+    pbf_world_def d = *base;
+    d.gravity = (pbf_vec3){0, 0, 0};
+    const float pad = mesh ? 0.1f : 0.0f, L = 0.2f;
+    d.domain_min = (pbf_vec3){-pad, -pad, -pad};
+    d.domain_max = (pbf_vec3){L + pad, L + pad, L + pad};
+    pbf_world *w = test_world_create(&d);
+    if (w == NULL) return NULL;
+    pbf_block_def b = pbf_default_block_def();
+    b.max = (pbf_vec3){L, L, L};
+    if (pbf_world_add_block(w, &b) != PBF_OK ||
+        (mesh && case_add_mesh(w, "cube.stl", PBF_MESH_CONTAINER, (pbf_vec3){0, 0, 0}) != 0)) {
+        pbf_world_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* The index in x (n positions) of the lattice's first particle at place q of the box of
+ * case_corner_world: 0 the corner, 1 on an edge, 2 on a face, 3 inside; −1 if none. */
+static inline int case_corner_particle(const float *x, int n, float r, int q) {
+    const float L = 0.2f;
+    const float at[4][3] = {{r, r, r},
+                            {r, r, 0.5f * L + r},
+                            {r, 0.5f * L + r, 0.5f * L + r},
+                            {0.5f * L + r, 0.5f * L + r, 0.5f * L + r}};
+    int found = -1;
+    for (int i = 0; i < n; ++i)
+        if (fabsf(x[3 * i] - at[q][0]) < 0.1f * r && fabsf(x[3 * i + 1] - at[q][1]) < 0.1f * r &&
+            fabsf(x[3 * i + 2] - at[q][2]) < 0.1f * r)
+            found = i;
+    return found;
+}
+
 /* The density in the corner, on an edge, on a face and inside a box of side 0.2 m: the mesh
  * container's density map (mesh = 1, cube.stl) or the domain box's planes (0), particles on the
  * rest lattice (no gravity, one step of 1e-5 s with one density pass). pbf_world_get_densities
@@ -61,36 +98,20 @@ static inline int case_add_mesh(pbf_world *w, const char *file, pbf_mesh_role ro
  * case_corner_density_settled's. */
 static inline int case_corner_density(const pbf_world_def *base, int mesh, float out[4]) {
     pbf_world_def d = *base;
-    d.gravity = (pbf_vec3){0, 0, 0};
     d.substeps = 1;
     d.solver.iterations = 1;
-    const float pad = mesh ? 0.1f : 0.0f, L = 0.2f, r = d.particle_radius;
-    d.domain_min = (pbf_vec3){-pad, -pad, -pad};
-    d.domain_max = (pbf_vec3){L + pad, L + pad, L + pad};
-    pbf_world *w = test_world_create(&d);
+    pbf_world *w = case_corner_world(&d, mesh);
     ENSURE(w != NULL);
-    pbf_block_def b = pbf_default_block_def();
-    b.max = (pbf_vec3){L, L, L};
-    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
-    if (mesh) ENSURE(case_add_mesh(w, "cube.stl", PBF_MESH_CONTAINER, (pbf_vec3){0, 0, 0}) == 0);
     const int n = pbf_world_particle_count(w);
     float *x = malloc((size_t)n * 3 * sizeof *x), *rho = malloc((size_t)n * sizeof *rho);
     ENSURE(x != NULL && rho != NULL);
     pbf_world_get_positions(w, x);
     ENSURE(pbf_world_step(w, 1e-5f) == PBF_OK);
     pbf_world_get_densities(w, rho);
-    /* the first particle of the lattice at the corner, on an edge, on a face and inside */
-    const float at[4][3] = {{r, r, r},
-                            {r, r, 0.5f * L + r},
-                            {r, 0.5f * L + r, 0.5f * L + r},
-                            {0.5f * L + r, 0.5f * L + r, 0.5f * L + r}};
     for (int q = 0; q < 4; ++q) {
-        out[q] = -1.0f;
-        for (int i = 0; i < n; ++i)
-            if (fabsf(x[3 * i] - at[q][0]) < 0.1f * r &&
-                fabsf(x[3 * i + 1] - at[q][1]) < 0.1f * r &&
-                fabsf(x[3 * i + 2] - at[q][2]) < 0.1f * r)
-                out[q] = rho[i];
+        const int i = case_corner_particle(x, n, d.particle_radius, q);
+        ENSURE(i >= 0);
+        out[q] = rho[i];
         ENSURE(out[q] > 0.0f);
     }
     free(x);
@@ -107,36 +128,19 @@ static inline int case_corner_density(const pbf_world_def *base, int mesh, float
  * the walls. */
 static inline int case_corner_density_settled(const pbf_world_def *base, int mesh, int frames,
                                               int last, float out[4]) {
-    pbf_world_def d = *base;
-    d.gravity = (pbf_vec3){0, 0, 0};
-    const float pad = mesh ? 0.1f : 0.0f, L = 0.2f, r = d.particle_radius;
-    d.domain_min = (pbf_vec3){-pad, -pad, -pad};
-    d.domain_max = (pbf_vec3){L + pad, L + pad, L + pad};
-    pbf_world *w = test_world_create(&d);
+    pbf_world *w = case_corner_world(base, mesh);
     ENSURE(w != NULL);
-    pbf_block_def b = pbf_default_block_def();
-    b.max = (pbf_vec3){L, L, L};
-    ENSURE(pbf_world_add_block(w, &b) == PBF_OK);
-    if (mesh) ENSURE(case_add_mesh(w, "cube.stl", PBF_MESH_CONTAINER, (pbf_vec3){0, 0, 0}) == 0);
     const int n = pbf_world_particle_count(w);
     float *x = malloc((size_t)n * 3 * sizeof *x), *rho = malloc((size_t)n * sizeof *rho);
     int32_t *ids = malloc((size_t)n * sizeof *ids);
     ENSURE(x != NULL && rho != NULL && ids != NULL);
     pbf_world_get_positions(w, x);
     pbf_world_get_ids(w, ids);
-    const float at[4][3] = {{r, r, r},
-                            {r, r, 0.5f * L + r},
-                            {r, 0.5f * L + r, 0.5f * L + r},
-                            {0.5f * L + r, 0.5f * L + r, 0.5f * L + r}};
     int32_t id[4];
     for (int q = 0; q < 4; ++q) {
-        id[q] = -1;
-        for (int i = 0; i < n; ++i)
-            if (fabsf(x[3 * i] - at[q][0]) < 0.1f * r &&
-                fabsf(x[3 * i + 1] - at[q][1]) < 0.1f * r &&
-                fabsf(x[3 * i + 2] - at[q][2]) < 0.1f * r)
-                id[q] = ids[i];
-        ENSURE(id[q] >= 0);
+        const int i = case_corner_particle(x, n, base->particle_radius, q);
+        ENSURE(i >= 0);
+        id[q] = ids[i];
     }
     double sum[4] = {0.0, 0.0, 0.0, 0.0};
     for (int f = 0; f < frames; ++f) {
@@ -179,7 +183,7 @@ static inline int case_corner_of_a_box_feels_rest_density(const pbf_world_def *b
  * density within 1 % (averaged over the last `last` of `frames` frames); the domain box's planes
  * are printed beside it. */
 static inline int case_corner_of_a_box_settles_at_rest_density(const pbf_world_def *base,
-                                                                int frames, int last) {
+                                                               int frames, int last) {
     const float lo[3] = {0, 0, 0}, hi[3] = {0.2f, 0.2f, 0.2f};
     test_mesh box = test_mesh_box(lo, hi);
     ENSURE(test_mesh_write_stl_ascii(case_mesh_path("cube.stl"), &box) == 0);

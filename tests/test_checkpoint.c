@@ -355,10 +355,10 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
         memcpy(e + to, d + at, 24);
         unsigned char *out = e + to + 24;
         if (strncmp((const char *)d + at, "WORLDDEF", 8) == 0) {
-            size_t keep = n - (version <= 9 ? 4 : 0) - (version <= 8 ? 4 : 0) -
-                          (version <= 7 ? 8 : 0) - (version <= 6 ? 4 : 0) - (version <= 5 ? 4 : 0) -
-                          (version <= 4 ? 100 : 0) - (version <= 3 ? 16 : 0) -
-                          (version <= 2 ? 12 : 0);
+            size_t keep = n - (version <= 10 ? 4 : 0) - (version <= 9 ? 4 : 0) -
+                          (version <= 8 ? 4 : 0) - (version <= 7 ? 8 : 0) - (version <= 6 ? 4 : 0) -
+                          (version <= 5 ? 4 : 0) - (version <= 4 ? 100 : 0) -
+                          (version <= 3 ? 16 : 0) - (version <= 2 ? 12 : 0);
             for (size_t q = 0; q + 4 <= keep; q += 4) {
                 if (version == 1 && memcmp(d + from + q, mark, 4) == 0) {
                     q += 4; /* and scorr_iterations after it */
@@ -399,7 +399,8 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
  * and the walls slipping; a version-6 file with its no-slip walls and s_corr's fixed k; a
  * version-7 file with its s_corr ratio, the walls' clearance 1 and the paper's kernel pair; a
  * version-8 file with its clearance and kernel pair, without the impulse blend (β 0); a
- * version-9 file with its impulse blend and plain passes. */
+ * version-9 file with its impulse blend and plain passes; a version-10 file with its step
+ * weights and s_corr reaching the rest spacing. */
 static int reads_older_versions(void) {
     pbf_world *w = make_world(1, PBF_NEIGHBOR_LIST);
     ENSURE(w != NULL);
@@ -415,6 +416,7 @@ static int reads_older_versions(void) {
     def.wall_clearance = 0.25f;
     def.solver.impulse_blend = 0.35f;
     def.solver.step_weights = PBF_STEP_WEIGHTS_CHEBYSHEV;
+    def.solver.scorr_reach = 0.8f;
 
     char err[PBF_ERROR_SIZE];
     const char *path = tmp_path("current.pbfck"), *old = tmp_path("old.pbfck");
@@ -426,18 +428,19 @@ static int reads_older_versions(void) {
     unsigned char *d = read_file(path, &size);
     ENSURE(d != NULL);
     size_t at = find_section(d, size, "WORLDDEF");
-    ENSURE(at > 0 && rd32(d + at + 16) == 360);
+    ENSURE(at > 0 && rd32(d + at + 16) == 364);
     pbf_checkpoint *cur = NULL; /* the current version keeps the newest fields */
     ENSURE(pbf_checkpoint_open(path, &cur, err, sizeof err) == PBF_OK);
     ENSURE(pbf_checkpoint_def(cur)->solver.scorr_ratio == 6.6f &&
            pbf_checkpoint_def(cur)->wall_no_slip == 1 &&
            pbf_checkpoint_def(cur)->wall_clearance == 0.25f &&
            pbf_checkpoint_def(cur)->solver.impulse_blend == 0.35f &&
-           pbf_checkpoint_def(cur)->solver.step_weights == PBF_STEP_WEIGHTS_CHEBYSHEV);
+           pbf_checkpoint_def(cur)->solver.step_weights == PBF_STEP_WEIGHTS_CHEBYSHEV &&
+           pbf_checkpoint_def(cur)->solver.scorr_reach == 0.8f);
     pbf_checkpoint_close(cur);
     unsigned char mark[4];
     memcpy(mark, &def.solver.scorr_deficit, 4);
-    for (uint32_t version = 1; version <= 9; ++version) {
+    for (uint32_t version = 1; version <= 10; ++version) {
         size_t old_size = 0;
         unsigned char *e = downgrade(d, size, version, mark, &old_size);
         ENSURE(e != NULL);
@@ -450,7 +453,8 @@ static int reads_older_versions(void) {
                                                : version == 6 ? 340u
                                                : version == 7 ? 344u
                                                : version == 8 ? 352u
-                                                              : 356u));
+                                               : version == 9 ? 356u
+                                                              : 360u));
         ENSURE(write_file(old, e, old_size) == 0);
         free(e);
         pbf_checkpoint *ck = NULL;
@@ -472,7 +476,9 @@ static int reads_older_versions(void) {
                got->wall_clearance == (version >= 8 ? 0.25f : 1.0f) &&
                got->kernel == (version >= 8 ? def.kernel : PBF_KERNEL_PAPER) &&
                got->solver.impulse_blend == (version >= 9 ? 0.35f : 0.0f) &&
-               got->solver.step_weights == PBF_STEP_WEIGHTS_PLAIN);
+               got->solver.step_weights ==
+                   (version >= 10 ? PBF_STEP_WEIGHTS_CHEBYSHEV : PBF_STEP_WEIGHTS_PLAIN) &&
+               got->solver.scorr_reach == 1.0f);
         pbf_world *c = NULL;
         ENSURE(pbf_checkpoint_create_world(ck, NULL, &c, err, sizeof err) == PBF_OK);
         ENSURE(pbf_world_collider_count(c) == 1);

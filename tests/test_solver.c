@@ -151,6 +151,55 @@ static int wall_clearance_sets_the_walls_distance(void) {
     return 0;
 }
 
+/* solver.scorr_reach sets where s_corr ends: two lone particles in zero gravity (their density far
+ * below rest, so only s_corr acts on them) part when they are closer than scorr_reach times the
+ * rest spacing 2r, and stay exactly where they are beyond it. Δq must stay below that distance.
+ * pair_after_a_frame returns how far the pair parted in a frame, in rest spacings. */
+static double pair_after_a_frame(float reach, float apart) {
+    pbf_world_def d = pbf_default_world_def();
+    d.gravity = (pbf_vec3){0.0f, 0.0f, 0.0f};
+    d.domain_max = (pbf_vec3){0.3f, 0.3f, 0.3f};
+    d.solver.scorr_reach = reach;
+    pbf_world *w = test_world_create(&d);
+    if (!w) return -1.0;
+    const float s = 2.0f * d.particle_radius;
+    const float x0[6] = {0.15f, 0.15f, 0.15f, 0.15f + apart * s, 0.15f, 0.15f};
+    double out = -1.0;
+    if (pbf_world_add_particles(w, 2, x0, NULL) == PBF_OK &&
+        pbf_world_step(w, 1.0f / 60.0f) == PBF_OK) {
+        float x[6];
+        pbf_world_get_positions(w, x);
+        out = (double)((x[3] - x[0]) - (x0[3] - x0[0])) / s;
+    }
+    pbf_world_destroy(w);
+    return out;
+}
+
+static int scorr_reach_sets_where_pairs_part(void) {
+    const double at_0_9_reach_1 = pair_after_a_frame(1.0f, 0.9f);
+    const double at_0_9_reach_0_8 = pair_after_a_frame(0.8f, 0.9f);
+    const double at_0_7_reach_0_8 = pair_after_a_frame(0.8f, 0.7f);
+    printf("  parted in a frame: at 0.9 s, reach 1: %.6f s, reach 0.8: %.6f s; at 0.7 s, reach "
+           "0.8: %.6f s\n",
+           at_0_9_reach_1, at_0_9_reach_0_8, at_0_7_reach_0_8);
+    ENSURE(at_0_9_reach_1 > 1e-3);
+    ENSURE(at_0_9_reach_0_8 == 0.0);
+    ENSURE(at_0_7_reach_0_8 > 1e-3);
+    char err[PBF_ERROR_SIZE];
+    pbf_world *w = NULL;
+    pbf_world_def d = pbf_default_world_def(); /* Δq = 0.2 h = 0.8 r: reach must exceed 0.4 */
+    d.solver.scorr_reach = 0.4f;
+    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG && !w);
+    ENSURE(strstr(err, "solver.scorr_dq") && strstr(err, "solver.scorr_reach"));
+    d.solver.scorr_reach = 0.41f;
+    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_OK);
+    pbf_world_destroy(w);
+    d.solver.scorr_reach = 1.01f;
+    ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG && !w);
+    ENSURE(strstr(err, "solver.scorr_reach"));
+    return 0;
+}
+
 /* Bad definitions are refused with a message naming the field. */
 static int bad_defs_name_the_field(void) {
     char err[PBF_ERROR_SIZE];
@@ -200,4 +249,5 @@ RUN_TEST(no_particle_leaves_the_domain);
 RUN_TEST(colliders_keep_particles_out);
 RUN_TEST(wall_clearance_sets_the_walls_distance);
 RUN_TEST(bad_defs_name_the_field);
+RUN_TEST(scorr_reach_sets_where_pairs_part);
 TEST_MAIN_END

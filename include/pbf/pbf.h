@@ -123,6 +123,13 @@ typedef struct pbf_solver_def {
     /* s_corr reference distance Δq as a fraction of h, where y = 1. Default 0.2, range [0, 1),
      * and below the rest spacing 2r (0.5 at h = 4r). */
     float scorr_dq;
+    /* Where s_corr's shape reaches zero, as a fraction of the rest spacing s = 2r: s_corr acts
+     * between particles closer than scorr_reach · s. Below 1 it leaves pairs near the rest
+     * spacing alone (the lattice's small oscillations, a wave) and still parts pairs that come
+     * much closer; with scorr_deficit 0 that is a near-field repulsion in the bulk, which a
+     * kernel pair whose gradient vanishes at r = 0 (Wendland C2) needs against pairing
+     * (docs/physics.md, "s_corr"). Default 1, range [0.1, 1], and above Δq = scorr_dq · h. */
+    float scorr_reach;
     /* Where s_corr acts: on particles below rest density, with a weight rising from 0 at ρ0 to 1
      * at (1 − scorr_deficit) ρ0 (the free surface, splashes), and not in fluid at rest density,
      * where it would resist shear once the solve converges (docs/physics.md, "s_corr").

@@ -35,6 +35,7 @@ const pbfpy_field pbfpy_solver_fields[] = {
     F(pbf_solver_def, scorr_ratio, PBFPY_FLOAT),
     F(pbf_solver_def, scorr_n, PBFPY_INT),
     F(pbf_solver_def, scorr_dq, PBFPY_FLOAT),
+    F(pbf_solver_def, scorr_reach, PBFPY_FLOAT),
     F(pbf_solver_def, scorr_deficit, PBFPY_FLOAT),
     F(pbf_solver_def, scorr_iterations, PBFPY_INT),
     F(pbf_solver_def, vorticity, PBFPY_FLOAT),

@@ -99,7 +99,9 @@
     X(F32, solver.impulse_blend, 9, 0.0f, 0.0f, CLOSED(0.0f, 0.9f), "in [0, 0.9]")                 \
     X(I32, solver.step_weights, 10, PBF_STEP_WEIGHTS_PLAIN, PBF_STEP_WEIGHTS_PLAIN,                \
       EITHER(PBF_STEP_WEIGHTS_PLAIN, PBF_STEP_WEIGHTS_CHEBYSHEV),                                  \
-      "0 (PBF_STEP_WEIGHTS_PLAIN) or 1 (PBF_STEP_WEIGHTS_CHEBYSHEV)")
+      "0 (PBF_STEP_WEIGHTS_PLAIN) or 1 (PBF_STEP_WEIGHTS_CHEBYSHEV)")                              \
+    /* above Δq: world.c */                                                                        \
+    X(F32, solver.scorr_reach, 11, 1.0f, 1.0f, CLOSED(0.1f, 1.0f), "in [0.1, 1]")
 /* clang-format on */
 
 /* Bytes of each kind in WORLDDEF. */

@@ -162,8 +162,10 @@ void pbf__init_params(pbf_world *w) {
     p->scorr_scale = sd->scorr_k / w->lattice_grad2;
     float dq = sd->scorr_dq * p->h;
     p->scorr_inv_q = 1.0f / (p->h2 - dq * dq);
-    /* s_corr's shape is zero at the rest spacing s = 2r (pbf_delta_coef); Δq < s (world.c) */
-    double xs = (h * h - s * s) * (double)p->scorr_inv_q, ws = xs * xs * xs;
+    /* s_corr's shape is zero at scorr_reach times the rest spacing s = 2r (pbf_delta_coef);
+     * Δq is below that (world.c) */
+    double sz = s * (double)sd->scorr_reach;
+    double xs = (h * h - sz * sz) * (double)p->scorr_inv_q, ws = xs * xs * xs;
     p->scorr_gain = (float)(1.0 / (1.0 - ws));
     p->scorr_shift = (float)(ws / (1.0 - ws));
     p->scorr_n = sd->scorr_n;

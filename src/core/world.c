@@ -91,12 +91,14 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
             return PBF_ERR_INVALID_ARG;
         }
     }
-    /* s_corr acts between pairs closer than the rest spacing 2r and is k at Δq (pbf_delta_coef) */
-    if (!(s->scorr_dq * d->kernel_scale < 2.0f)) {
+    /* s_corr acts between pairs closer than scorr_reach times the rest spacing 2r and is k at
+     * Δq (pbf_delta_coef) */
+    if (!(s->scorr_dq * d->kernel_scale < 2.0f * s->scorr_reach)) {
         pbf__format(err, err_size,
-                    "world def: solver.scorr_dq must be below the rest spacing 2r = %g h (s_corr "
-                    "acts only between particles closer than that), got %g h",
-                    2.0 / d->kernel_scale, (double)s->scorr_dq);
+                    "world def: solver.scorr_dq must be below solver.scorr_reach times the rest "
+                    "spacing 2r = %g h (s_corr acts only between particles closer than that), "
+                    "got %g h",
+                    2.0 * (double)s->scorr_reach / d->kernel_scale, (double)s->scorr_dq);
         return PBF_ERR_INVALID_ARG;
     }
     CHECK_RANGE(s->min_iterations >= 0 && s->min_iterations <= s->max_iterations,

@@ -318,6 +318,8 @@ static const scene_key SCORR_KEYS[] = {
     KEY_INT("n", pbf_scene, world.solver.scorr_n, CLOSED(1.0, 8.0), "exponent of s_corr"),
     KEY_FLOAT("dq", pbf_scene, world.solver.scorr_dq, HALF_OPEN(0.0, 1.0), "h",
               "reference distance Δq of s_corr, as a fraction of h"),
+    KEY_FLOAT("reach", pbf_scene, world.solver.scorr_reach, CLOSED(0.1, 1.0), "2r",
+              "s_corr acts between particles closer than reach times the rest spacing 2r"),
     KEY_FLOAT("deficit", pbf_scene, world.solver.scorr_deficit, CLOSED(0.0, 1.0), "",
               "s_corr acts below rest density, fully at (1 - deficit) rest density; 0: everywhere"),
     KEY_INT("iterations", pbf_scene, world.solver.scorr_iterations, CLOSED(0.0, 1000.0),

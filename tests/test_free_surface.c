@@ -23,21 +23,30 @@ static int cmp_float(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The mean density of the positions as they stand, summed by the paper's poly6 kernel (the
- * default pair) with the world's mass and h: the start's reference, before any step has
- * computed the particles' densities. */
+/* The mean density of the positions as they stand, summed by the world's density kernel (the
+ * paper's poly6, or Wendland C2 W = 21/(2π h³) (1 − q)⁴ (1 + 4q)) with its mass and h: the start's
+ * reference, before any step has computed the particles' densities. */
 static double lattice_density(const pbf_world *w) {
     int n = pbf_world_particle_count(w);
     float *x = malloc(sizeof(float) * 3 * (size_t)n);
     if (x == NULL) return 0.0;
     pbf_world_get_positions(w, x);
-    const double h = pbf_world_kernel_radius(w), k = 315.0 / (64.0 * 3.14159265358979 * pow(h, 9));
+    const double h = pbf_world_kernel_radius(w), pi = 3.14159265358979;
+    const int wendland = pbf_world_get_def(w)->kernel == PBF_KERNEL_WENDLAND;
+    const double k = wendland ? 21.0 / (2.0 * pi * h * h * h) : 315.0 / (64.0 * pi * pow(h, 9));
     double sum = 0.0;
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
             double dx = x[3 * i] - x[3 * j], dy = x[3 * i + 1] - x[3 * j + 1],
-                   dz = x[3 * i + 2] - x[3 * j + 2], q = h * h - (dx * dx + dy * dy + dz * dz);
-            if (q > 0.0) sum += k * q * q * q;
+                   dz = x[3 * i + 2] - x[3 * j + 2], r2 = dx * dx + dy * dy + dz * dz,
+                   q = h * h - r2;
+            if (q <= 0.0) continue;
+            if (wendland) {
+                double a = 1.0 - sqrt(r2) / h;
+                sum += k * a * a * a * a * (1.0 + 4.0 * sqrt(r2) / h);
+            } else {
+                sum += k * q * q * q;
+            }
         }
     free(x);
     return pbf_world_particle_mass(w) * sum / n;

@@ -121,7 +121,7 @@ typedef struct pbf_solver_def {
     /* s_corr exponent n. Default 1, range [1, 8]. */
     int scorr_n;
     /* s_corr reference distance Δq as a fraction of h, where y = 1. Default 0.2, range [0, 1),
-     * and below the rest spacing 2r (0.5 at h = 4r). */
+     * and below scorr_reach times the rest spacing 2r (0.5 h at h = 4r and reach 1). */
     float scorr_dq;
     /* Where s_corr's shape reaches zero, as a fraction of the rest spacing s = 2r: s_corr acts
      * between particles closer than scorr_reach · s. Below 1 it leaves pairs near the rest

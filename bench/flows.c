@@ -10,7 +10,8 @@
  *                  [--depth H] [--layers N] [--mode N] [--kernel-scale H] [--chebyshev on|off]
  *                  [--clearance C] [--kernel paper|wendland] [--relaxation E]
  *                  [--impulse-blend B] [--xsph C] [--vorticity E] [--scorr-k K]
- *                  [--scorr-deficit D] [--scorr-reach F] [--step-weights plain|chebyshev]
+ *                  [--scorr-deficit D] [--scorr-reach F] [--scorr-iterations N]
+ *                  [--step-weights plain|chebyshev]
  * (--amplitude, --length, --depth and --layers: the wave's starting amplitude in m, default
  * 0.02, the tank's length and the water's depth at rest in m, defaults 0.4 and 0.2, and the
  * tank's thickness in particles, default 4; --mode: the sloshing mode n, k = nπ/L, default 1;
@@ -19,9 +20,9 @@
  * in particle radii, default 1; --kernel: the density kernel pair, default paper;
  * --relaxation: the constraint relaxation ε as a fraction of the rest lattice's Σ|∇C|²,
  * default 0.05; --impulse-blend, --xsph, --vorticity, --scorr-k, --scorr-deficit,
- * --scorr-reach: solver.impulse_blend, solver.xsph, solver.vorticity, solver.scorr.k,
- * solver.scorr.deficit and solver.scorr.reach, defaults 0, 0.01, 0.02, 0.1, 0.05 (0: s_corr at
- * every density) and 1;
+ * --scorr-reach, --scorr-iterations: solver.impulse_blend, solver.xsph, solver.vorticity,
+ * solver.scorr.k, solver.scorr.deficit, solver.scorr.reach and solver.scorr.iterations,
+ * defaults 0, 0.01, 0.02, 0.1, 0.05 (0: s_corr at every density), 1 and 4;
  * --step-weights: solver.step_weights, default plain)
  * bench/flows.sh runs the table of docs/physics.md. */
 #include <string.h>
@@ -35,7 +36,7 @@ static int usage(void) {
                     "[--length L] [--depth H] [--layers N] [--mode N] [--kernel-scale H] "
                     "[--chebyshev on|off] [--clearance C] [--kernel paper|wendland] "
                     "[--relaxation E] [--impulse-blend B] [--xsph C] [--vorticity E] "
-                    "[--scorr-k K] [--scorr-deficit D] [--scorr-reach F] "
+                    "[--scorr-k K] [--scorr-deficit D] [--scorr-reach F] [--scorr-iterations N] "
                     "[--step-weights plain|chebyshev]\n");
     return 2;
 }
@@ -229,6 +230,8 @@ int main(int argc, char **argv) {
             d.solver.scorr_deficit = (float)atof(v);
         else if (strcmp(k, "--scorr-reach") == 0)
             d.solver.scorr_reach = (float)atof(v);
+        else if (strcmp(k, "--scorr-iterations") == 0)
+            d.solver.scorr_iterations = atoi(v);
         else if (strcmp(k, "--kernel") == 0 && strcmp(v, "paper") == 0)
             d.kernel = PBF_KERNEL_PAPER;
         else if ((strcmp(k, "--artificial") != 0 && strcmp(k, "--unilateral") != 0 &&

@@ -6,8 +6,8 @@
 # kernel radius h, substeps x passes and the impulse blend β. Prints one line per row: kept per
 # half swing (the fit over half swings 1-9 with its standard error, as docs/physics.md states it,
 # and the geometric mean over all ten, which the first half swing's rise lifts), period against
-# theory, the resting tank's mean v²/2 after 9 s and
-# the centre of mass's fall there. Then the pairing of particles in the default dam break
+# theory, the resting tank's mean v²/2 after 9 s and the centre of mass's fall there (the rows
+# at r = 5 mm). Then the pairing of particles in the default dam break
 # (scenes/dam_break.json) at 0.5 s and 1 s for the defaults and the Wendland settings (pbf_shape:
 # the nearest neighbours' mean and minimum distance and the share closer than 0.7 of the rest
 # spacing). Full outputs go to OUT/<name>_{wave,rest,pairs}.txt.

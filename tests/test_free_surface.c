@@ -42,8 +42,8 @@ static double lattice_density(const pbf_world *w) {
                    q = h * h - r2;
             if (q <= 0.0) continue;
             if (wendland) {
-                double a = 1.0 - sqrt(r2) / h;
-                sum += k * a * a * a * a * (1.0 + 4.0 * sqrt(r2) / h);
+                double u = sqrt(r2) / h, a = 1.0 - u;
+                sum += k * a * a * a * a * (1.0 + 4.0 * u);
             } else {
                 sum += k * q * q * q;
             }

@@ -7,7 +7,8 @@
  * usage: pbf_flows wave|vessels [--radius R] [--periods P | --seconds S] [--iterations N]
  *                  [--target-error PERCENT] [--artificial on|off] [--threads T]
  *                  [--substeps N] [--unilateral on|off] [--amplitude A] [--length L]
- *                  [--depth H] [--layers N] [--mode N] [--kernel-scale H] [--chebyshev on|off]
+ *                  [--depth H] [--layers N] [--mode N] [--kernel-scale H] [--kernel-core C]
+ *                  [--chebyshev on|off]
  *                  [--clearance C] [--kernel paper|wendland] [--relaxation E]
  *                  [--impulse-blend B] [--xsph C] [--vorticity E] [--scorr-k K]
  *                  [--scorr-deficit D] [--scorr-reach F] [--scorr-iterations N]
@@ -15,7 +16,7 @@
  * (--amplitude, --length, --depth and --layers: the wave's starting amplitude in m, default
  * 0.02, the tank's length and the water's depth at rest in m, defaults 0.4 and 0.2, and the
  * tank's thickness in particles, default 4; --mode: the sloshing mode n, k = nπ/L, default 1;
- * --kernel-scale: h in particle radii, default 4;
+ * --kernel-scale: h in particle radii, default 4; --kernel-core: fluid.kernel_core, default 0;
  * --chebyshev off: plain Jacobi iterations; --clearance: the domain walls' collision distance
  * in particle radii, default 1; --kernel: the density kernel pair, default paper;
  * --relaxation: the constraint relaxation ε as a fraction of the rest lattice's Σ|∇C|²,
@@ -34,7 +35,7 @@ static int usage(void) {
                     "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
                     "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
                     "[--length L] [--depth H] [--layers N] [--mode N] [--kernel-scale H] "
-                    "[--chebyshev on|off] [--clearance C] [--kernel paper|wendland] "
+                    "[--kernel-core C] [--chebyshev on|off] [--clearance C] [--kernel paper|wendland] "
                     "[--relaxation E] [--impulse-blend B] [--xsph C] [--vorticity E] "
                     "[--scorr-k K] [--scorr-deficit D] [--scorr-reach F] [--scorr-iterations N] "
                     "[--step-weights plain|chebyshev]\n");
@@ -198,6 +199,8 @@ int main(int argc, char **argv) {
             tank_l = atof(v);
         else if (strcmp(k, "--layers") == 0)
             wave_layers = atoi(v);
+        else if (strcmp(k, "--kernel-core") == 0)
+            d.kernel_core = (float)atof(v);
         else if (strcmp(k, "--kernel-scale") == 0)
             d.kernel_scale = (float)atof(v);
         else if (strcmp(k, "--substeps") == 0)

@@ -5,7 +5,9 @@
  *   - the distance of each particle to its nearest neighbour, in units of the rest spacing 2r:
  *     mean, smallest, and the share closer than 0.7 (pairs: what s_corr exists to prevent),
  *     for all particles and for those with fewer than 20 neighbours within h (about 32 inside
- *     the rest lattice at h = 4r: the surface and the spray);
+ *     the rest lattice at h = 4r: the surface and the spray), and their histogram in bins of
+ *     0.1 (the share of the particles in [0, 0.1), [0.1, 0.2), ..., [1.1, ∞)): pairing shows as
+ *     particles near 0, a disordered packing as a broader peak below 1;
  *   - the kinetic energy per kilogram, the fastest particle's speed and the solver's passes per
  *     substep.
  * docs/physics.md ("s_corr: where it acts, and why") quotes its figures.
@@ -107,6 +109,14 @@ static void report(pbf_world *w, int frame, const double *ext0, double *ext, dou
            rho_sum / n, nn_sum / n, nn_min, 100.0 * close / n, ke / n, sqrt(vmax2), iters);
     printf("          fastest at (%.3f, %.3f, %.3f), %d neighbours\n", x[3 * fastest],
            x[3 * fastest + 1], x[3 * fastest + 2], nc[fastest]);
+    int hist[12] = {0};
+    for (int i = 0; i < n; ++i) {
+        int b = (int)(nn[i] / s * 10.0 + 1e-4); /* a lattice at exactly 2r: [1, 1.1) */
+        ++hist[b < 11 ? b : 11];
+    }
+    printf("          nearest neighbour / 2r in bins of 0.1 from 0 (%% of the particles):");
+    for (int b = 0; b < 12; ++b) printf(" %.2f", 100.0 * hist[b] / n);
+    printf("\n");
     if (surf > 0)
         printf("          %d particles with fewer than 20 neighbours (surface, spray): nearest "
                "neighbour mean %.3f s, %.2f %% below 0.7 s\n",

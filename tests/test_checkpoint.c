@@ -355,7 +355,7 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
         memcpy(e + to, d + at, 24);
         unsigned char *out = e + to + 24;
         if (strncmp((const char *)d + at, "WORLDDEF", 8) == 0) {
-            size_t keep = n - (version <= 10 ? 4 : 0) - (version <= 9 ? 4 : 0) -
+            size_t keep = n - (version <= 11 ? 4 : 0) - (version <= 10 ? 4 : 0) - (version <= 9 ? 4 : 0) -
                           (version <= 8 ? 4 : 0) - (version <= 7 ? 8 : 0) - (version <= 6 ? 4 : 0) -
                           (version <= 5 ? 4 : 0) - (version <= 4 ? 100 : 0) -
                           (version <= 3 ? 16 : 0) - (version <= 2 ? 12 : 0);
@@ -400,7 +400,8 @@ static unsigned char *downgrade(const unsigned char *d, size_t size, uint32_t ve
  * version-7 file with its s_corr ratio, the walls' clearance 1 and the paper's kernel pair; a
  * version-8 file with its clearance and kernel pair, without the impulse blend (β 0); a
  * version-9 file with its impulse blend and plain passes; a version-10 file with its step
- * weights and s_corr reaching the rest spacing. */
+ * weights and s_corr reaching the rest spacing; a version-11 file with its s_corr reach and
+ * without the Wendland pair's core (tests/test_kernel_core.c saves and reads one). */
 static int reads_older_versions(void) {
     pbf_world *w = make_world(1, PBF_NEIGHBOR_LIST);
     ENSURE(w != NULL);
@@ -428,7 +429,7 @@ static int reads_older_versions(void) {
     unsigned char *d = read_file(path, &size);
     ENSURE(d != NULL);
     size_t at = find_section(d, size, "WORLDDEF");
-    ENSURE(at > 0 && rd32(d + at + 16) == 364);
+    ENSURE(at > 0 && rd32(d + at + 16) == 368);
     pbf_checkpoint *cur = NULL; /* the current version keeps the newest fields */
     ENSURE(pbf_checkpoint_open(path, &cur, err, sizeof err) == PBF_OK);
     ENSURE(pbf_checkpoint_def(cur)->solver.scorr_ratio == 6.6f &&
@@ -440,7 +441,7 @@ static int reads_older_versions(void) {
     pbf_checkpoint_close(cur);
     unsigned char mark[4];
     memcpy(mark, &def.solver.scorr_deficit, 4);
-    for (uint32_t version = 1; version <= 10; ++version) {
+    for (uint32_t version = 1; version <= 11; ++version) {
         size_t old_size = 0;
         unsigned char *e = downgrade(d, size, version, mark, &old_size);
         ENSURE(e != NULL);
@@ -454,7 +455,8 @@ static int reads_older_versions(void) {
                                                : version == 7 ? 344u
                                                : version == 8 ? 352u
                                                : version == 9 ? 356u
-                                                              : 360u));
+                                               : version == 10 ? 360u
+                                                               : 364u));
         ENSURE(write_file(old, e, old_size) == 0);
         free(e);
         pbf_checkpoint *ck = NULL;
@@ -478,7 +480,8 @@ static int reads_older_versions(void) {
                got->solver.impulse_blend == (version >= 9 ? 0.35f : 0.0f) &&
                got->solver.step_weights ==
                    (version >= 10 ? PBF_STEP_WEIGHTS_CHEBYSHEV : PBF_STEP_WEIGHTS_PLAIN) &&
-               got->solver.scorr_reach == 1.0f);
+               got->solver.scorr_reach == (version >= 11 ? 0.8f : 1.0f) &&
+               got->kernel_core == 0.0f);
         pbf_world *c = NULL;
         ENSURE(pbf_checkpoint_create_world(ck, NULL, &c, err, sizeof err) == PBF_OK);
         ENSURE(pbf_world_collider_count(c) == 1);

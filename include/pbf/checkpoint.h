@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 /* The format version this library writes, and the newest it reads. */
-#define PBF_CHECKPOINT_VERSION 11
+#define PBF_CHECKPOINT_VERSION 12
 /* Section flag: a reader that does not know the section must refuse the file. */
 #define PBF_CHECKPOINT_REQUIRED 1u
 

@@ -269,6 +269,14 @@ typedef struct pbf_world_def {
      * CUDA backend, surface tension, adhesion, the tool and mesh solids, whose math is written
      * for the paper's pair. */
     pbf_kernel_pair kernel;
+    /* The Wendland pair's core, as a fraction of the rest spacing s = 2r: between particles
+     * closer than r0 = kernel_core · s the gradient's magnitude no longer falls with Wendland's
+     * towards zero but rises linearly from its value at r0 to PBF_KERNEL_CORE_GAIN + 1 (4) times
+     * that at r = 0, as the paper pair's spiky gradient rises. Wendland's own gradient vanishes
+     * as two particles meet, so pairs pushed together (an impact, a splash) barely part
+     * (docs/physics.md, "Pairing in the Wendland fluid"). Default 0 (off: Wendland's exact
+     * gradient), range [0, 1); above 0 only with PBF_KERNEL_WENDLAND. */
+    float kernel_core;
     /* Rest density ρ0 in kg/m³, > 0. Default 1000. */
     float rest_density;
     /* External acceleration in m/s². Default (0, −9.81, 0). */

@@ -77,6 +77,7 @@ const pbfpy_field pbfpy_world_fields[] = {
     F(pbf_world_def, particle_radius, PBFPY_FLOAT),
     F(pbf_world_def, kernel_scale, PBFPY_FLOAT),
     E(pbf_world_def, kernel, kernel_names),
+    F(pbf_world_def, kernel_core, PBFPY_FLOAT),
     F(pbf_world_def, rest_density, PBFPY_FLOAT),
     F(pbf_world_def, gravity, PBFPY_VEC3),
     F(pbf_world_def, domain_min, PBFPY_VEC3),

@@ -101,7 +101,9 @@
       EITHER(PBF_STEP_WEIGHTS_PLAIN, PBF_STEP_WEIGHTS_CHEBYSHEV),                                  \
       "0 (PBF_STEP_WEIGHTS_PLAIN) or 1 (PBF_STEP_WEIGHTS_CHEBYSHEV)")                              \
     /* above Δq: world.c */                                                                        \
-    X(F32, solver.scorr_reach, 11, 1.0f, 1.0f, CLOSED(0.1f, 1.0f), "in [0.1, 1]")
+    X(F32, solver.scorr_reach, 11, 1.0f, 1.0f, CLOSED(0.1f, 1.0f), "in [0.1, 1]")                 \
+    /* the Wendland pair only: world.c */                                                          \
+    X(F32, kernel_core, 12, 0.0f, 0.0f, HALF_OPEN(0.0f, 1.0f), "in [0, 1) rest spacings")
 /* clang-format on */
 
 /* Bytes of each kind in WORLDDEF. */

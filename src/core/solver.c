@@ -129,6 +129,11 @@ void pbf__init_params(pbf_world *w) {
     if (p->kernel) { /* Wendland C2 and its gradient (src/math/kernels.h) */
         p->poly6_k = (float)(21.0 / (2.0 * PI_D * pow(h, 3)));
         p->spiky_k = (float)(-210.0 / (PI_D * pow(h, 5)));
+        /* the core (pbf_wendland_factor): inside r0 the gradient rises instead of vanishing */
+        double r0 = (double)d->kernel_core * s;
+        p->core_r = (float)r0;
+        p->core_inv_r = r0 > 0.0 ? (float)(1.0 / r0) : 0.0f;
+        p->core_grad = (float)(-210.0 / (PI_D * pow(h, 5)) * pow(1.0 - r0 / h, 3) * r0);
     } else {
         p->poly6_k = (float)(315.0 / (64.0 * PI_D * pow(h, 9)));
         p->spiky_k = (float)(-45.0 / (PI_D * pow(h, 6)));

@@ -101,6 +101,15 @@ static pbf_status validate_def(const pbf_world_def *d, char *err, size_t err_siz
                     2.0 * (double)s->scorr_reach / d->kernel_scale, (double)s->scorr_dq);
         return PBF_ERR_INVALID_ARG;
     }
+    /* the paper pair's spiky gradient rises as particles meet already (pbf_wendland_factor) */
+    if (d->kernel_core > 0.0f && d->kernel != PBF_KERNEL_WENDLAND) {
+        pbf__format(err, err_size,
+                    "world def: kernel_core %g needs the Wendland pair (kernel "
+                    "PBF_KERNEL_WENDLAND; scene: fluid.kernel \"wendland\"): the paper pair's "
+                    "spiky gradient already rises as two particles meet; use kernel_core 0",
+                    (double)d->kernel_core);
+        return PBF_ERR_INVALID_ARG;
+    }
     CHECK_RANGE(s->min_iterations >= 0 && s->min_iterations <= s->max_iterations,
                 "solver.min_iterations", "in [0, solver.max_iterations]", s->min_iterations);
     if (d->wall_no_slip && !(d->material.viscosity > 0.0f)) {

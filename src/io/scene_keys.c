@@ -147,6 +147,11 @@ static const scene_key FLUID_KEYS[] = {
                "Müller 2013), or \"wendland\", Wendland C2 with its own gradient, a fluid that "
                "stays at rest under a converged solve (with kernel_scale 5 and plain Jacobi; "
                "docs/physics.md, \"The Wendland C2 pair\")"),
+    KEY_FLOAT("kernel_core", pbf_scene, world.kernel_core, HALF_OPEN(0.0, 1.0), "2r",
+              "the Wendland pair only: between particles closer than kernel_core times the rest "
+              "spacing 2r the gradient rises as they meet (to 4 times its value there at r = 0) "
+              "instead of falling to zero, so that pairs pushed together part; 0: Wendland's "
+              "exact gradient (docs/physics.md, \"Pairing in the Wendland fluid\")"),
     KEY_FLOAT("rest_density", pbf_scene, world.rest_density, ABOVE(0.0), "kg/m^3",
               "rest density ρ0"),
     KEY_FLOAT("surface_tension", pbf_scene, world.material.surface_tension, CLOSED(0.0, 10.0),

@@ -64,12 +64,26 @@ PBF_KERNEL_INLINE float pbf_wendland_w(float r2, const pbf_params *p) {
     return p->poly6_k * a * a * a * a * (1.0f + 4.0f * q);
 }
 
+/* How much the Wendland core's gradient rises from r0 to r = 0: |∇W| there is 1 + this times
+ * |∇W(r0)| (pbf_wendland_factor). 3 keeps the standing wave and the tank at rest as they are and
+ * parts the dam break's pairs (docs/notes/physics_log.md, "A core that rises"). */
+#define PBF_KERNEL_CORE_GAIN 3.0f
+
 /* Its gradient factor g, ∇_i W = g (p_i − p_j), and *magnitude = g r (the signed |∇W|). Smooth
- * at r = 0, where the pair vector is zero and so is the gradient. */
+ * at r = 0, where the pair vector is zero and so is the gradient.
+ * With the core on (p->core_r > 0, pbf_world_def.kernel_core), pairs closer than r0 = core_r get
+ *   |∇W| = |∇W(r0)| (1 + PBF_KERNEL_CORE_GAIN (1 − r/r0))
+ * instead: continuous at r0 and rising as the pair closes, as the paper pair's spiky gradient
+ * does, where Wendland's falls to zero and so hardly parts a pair pushed together. Inside r0
+ * the correction is then not the exact gradient of the density; the density is Wendland's. At
+ * r = 0 the pair vector is zero and the pair's correction with it. */
 PBF_KERNEL_INLINE float pbf_wendland_factor(float r2, const pbf_params *p, float *magnitude) {
     float r = sqrtf(r2);
     float a = pbf_pos(1.0f - r / p->h);
     float g = p->spiky_k * a * a * a;
+    float r_safe = r > 1e-6f * p->h ? r : 1e-6f * p->h;
+    float core = p->core_grad * (1.0f + PBF_KERNEL_CORE_GAIN * (1.0f - r * p->core_inv_r)) / r_safe;
+    g = r < p->core_r ? core : g;
     *magnitude = g * r;
     return g;
 }

@@ -106,6 +106,9 @@ typedef struct pbf_params {
     float spiky_k; /* -45 / (π h^6): spiky gradient magnitude factor (Wendland C2:
                            -210 / (π h⁵), the gradient's factor of the pair vector) */
     float w_self; /* W(0) */
+    /* the Wendland pair's core (pbf_world_def.kernel_core, pbf_wendland_factor): its radius r0
+     * (0: off), 1/r0 (0: off), and the signed gradient magnitude at r0, K_s (1 − r0/h)³ r0 */
+    float core_r, core_inv_r, core_grad;
     /* fluid */
     float mass; /* kg */
     float rest_density; /* ρ0 */

@@ -714,6 +714,12 @@ static int wendland_matches_cpu(void) {
     return settings_match_cpu("fluid.kernel=wendland", "fluid.kernel_scale=5");
 }
 
+/* The Wendland pair's core (fluid.kernel_core: pbf_wendland_factor's select, in every pass that
+ * takes the pair's gradient); it has not yet run on a GPU. */
+static int wendland_core_matches_cpu(void) {
+    return settings_match_cpu("fluid.kernel=wendland", "fluid.kernel_core=0.87");
+}
+
 /* The impulse blend (k_velocity: pbf_velocity_blend with each particle's d_prev, which the
  * device's sort carries through dv): from the second substep on the velocity takes part of the
  * last substep's displacement. */
@@ -1388,6 +1394,7 @@ RUN_TEST(adhesion_matches_cpu);
 RUN_TEST(surface_drag_matches_cpu);
 RUN_TEST(tension_matches_cpu);
 RUN_TEST(wendland_matches_cpu);
+RUN_TEST(wendland_core_matches_cpu);
 RUN_TEST(impulse_blend_matches_cpu);
 RUN_TEST(step_weights_match_cpu);
 RUN_TEST(phases_match_cpu);

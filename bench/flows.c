@@ -35,8 +35,9 @@ static int usage(void) {
                     "[--iterations N] [--target-error PERCENT] [--artificial on|off] "
                     "[--threads T] [--substeps N] [--unilateral on|off] [--amplitude A] "
                     "[--length L] [--depth H] [--layers N] [--mode N] [--kernel-scale H] "
-                    "[--kernel-core C] [--chebyshev on|off] [--clearance C] [--kernel paper|wendland] "
-                    "[--relaxation E] [--impulse-blend B] [--xsph C] [--vorticity E] "
+                    "[--kernel-core C] [--chebyshev on|off] [--clearance C] "
+                    "[--kernel paper|wendland] [--relaxation E] [--impulse-blend B] [--xsph C] "
+                    "[--vorticity E] "
                     "[--scorr-k K] [--scorr-deficit D] [--scorr-reach F] [--scorr-iterations N] "
                     "[--step-weights plain|chebyshev]\n");
     return 2;

@@ -82,10 +82,10 @@ static int refusals_and_key(void) {
     pbf_world *w = NULL;
     ENSURE(pbf_world_create(&d, &w, err, sizeof err) == PBF_ERR_INVALID_ARG && w == NULL);
     printf("  %s\n", err);
-    ENSURE(strcmp(err, "world def: kernel_core 0.5 needs the Wendland pair (kernel "
-                       "PBF_KERNEL_WENDLAND; scene: fluid.kernel \"wendland\"): the paper pair's "
-                       "spiky gradient already rises as two particles meet; use kernel_core 0") ==
-           0);
+    ENSURE(strcmp(err,
+                  "world def: kernel_core 0.5 needs the Wendland pair (kernel "
+                  "PBF_KERNEL_WENDLAND; scene: fluid.kernel \"wendland\"): the paper pair's "
+                  "spiky gradient already rises as two particles meet; use kernel_core 0") == 0);
     pbf_scene sc;
     const char *json = "{\"fluid\": {\"kernel\": \"wendland\", \"kernel_core\": 0.87}}";
     ENSURE(pbf_scene_parse(json, "c.json", NULL, 0, &sc, err, sizeof err) == PBF_OK);

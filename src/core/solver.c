@@ -245,12 +245,13 @@ static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
         /* solver.step_weights: pass k's λ weighted (1 for plain passes and under error control) */
         pbf__cpu_lambda(w, &extras, controlled ? 1.0f : pbf_step_weight(k, max_it, &w->params), nt);
         halo(w, PBF_HALO_LAMBDA);
-        float err = pbf__cpu_density_error(w, controlled);
+        float deficit; /* the expansion watch of the accelerated solve */
+        float err = pbf__cpu_density_error(w, controlled, &deficit);
         w->iteration_error[k] = err;
         double t1 = now_ms();
         ms[PBF_STAGE_LAMBDA] += t1 - *t, *t = t1;
         int restarted;
-        if (pbf_solve_control_after_error(&ctl, k, err, &restarted)) break;
+        if (pbf_solve_control_after_error(&ctl, k, err, deficit, &restarted)) break;
         w->profile.chebyshev_restarts += restarted; /* diverging: a plain pass again */
         const float omega = ctl.omega;
         int scorr = sd->scorr_iterations == 0 || k < sd->scorr_iterations;
@@ -359,7 +360,7 @@ static pbf_status substep(pbf_world *w, float dt, int nt) {
         if (st != PBF_OK) return st;
     }
     if (w->def.solver.target_error <= 0.0f) /* fixed count: the error after the last pass */
-        w->iteration_error[w->iteration_error_count++] = pbf__cpu_density_error(w, 0);
+        w->iteration_error[w->iteration_error_count++] = pbf__cpu_density_error(w, 0, NULL);
     t1 = now_ms(), ms[PBF_STAGE_VORTICITY] += t1 - t, t = t1;
 
     for (int k = 0; k < pbf__module_count; ++k) /* modules: the tool's and bodies' forces */

@@ -12,21 +12,23 @@
  * (collective: the processes' sums and counts added in rank order, the same bits on each, so
  * that every process stops the error-controlled solve after the same pass); without `global`
  * it is this process's particles' own. */
-float pbf__cpu_density_error(pbf_world *w, int global) {
-    double sum = 0.0, n = 0.0;
+float pbf__cpu_density_error(pbf_world *w, int global, float *deficit) {
+    double sum = 0.0, below = 0.0, n = 0.0;
     const float inv_rho0 = w->params.inv_rest_density;
     const uint8_t *ghost = w->halo_ghost; /* NULL unless split */
     for (int i = 0; i < w->count; ++i) {
         if (ghost && ghost[i]) continue;
         float e = w->density[i] * inv_rho0 - 1.0f;
         sum += e > 0.0f ? e : 0.0f;
+        below += e < 0.0f ? -e : 0.0f;
         n += 1.0;
     }
     if (global && w->halo) {
-        double v[2] = {sum, n};
-        w->halo_sum(w, v, 2);
-        sum = v[0], n = v[1];
+        double v[3] = {sum, n, below};
+        w->halo_sum(w, v, 3);
+        sum = v[0], n = v[1], below = v[2];
     }
+    if (deficit) *deficit = n > 0.0 ? (float)(below / n) : 0.0f;
     return n > 0.0 ? (float)(sum / n) : 0.0f;
 }
 

@@ -8,9 +8,10 @@
 #include "world_state.h"
 
 /* The mean over the particles of max(ρ/ρ0 − 1, 0), from the last λ or vorticity pass's
- * densities. Split over processes: the ghosts skipped, and with `global` the whole world's
- * (collective); without it this process's own. */
-float pbf__cpu_density_error(pbf_world *w, int global);
+ * densities; with `deficit` not NULL also the mean of max(1 − ρ/ρ0, 0) into *deficit (the
+ * expansion watch of the accelerated solve, solve_control.h). Split over processes: the ghosts
+ * skipped, and with `global` the whole world's (collective); without it this process's own. */
+float pbf__cpu_density_error(pbf_world *w, int global, float *deficit);
 /* The watchdog's check of a substep's result (new positions p, velocities v, the last λ):
  * PBF_ERR_UNSTABLE with the report (watchdog.h) for the first particle that went wrong. */
 pbf_status pbf__cpu_watchdog(pbf_world *w);

@@ -72,7 +72,7 @@ constexpr int MAX_EVENTS = 4096; /* stage-timing events per step before the timi
 
 struct Acc {
     double sum; /* Σ of a per-particle value (density error) */
-    double sum2; /* Σ of a second value (neighbour counts) */
+    double sum2; /* Σ of a second value (neighbour counts; the density deficit) */
     float vmax; /* max of a value ... */
     int imax; /* ... at the lowest slot holding it */
     int ibad; /* lowest slot flagged (non-finite) */
@@ -484,7 +484,7 @@ struct pbf_cuda {
     } fields[PBF_MAX_SOLIDS];
     int field_count;
     Results *d_res, *h_res;
-    float *d_hist, *h_hist;
+    float *d_hist, *h_hist; /* the iteration errors, then one slot: the deficit (read_error) */
     int hist_capacity;
 
     GraphEntry graphs[MAX_GRAPHS];

@@ -52,15 +52,17 @@ __global__ void __launch_bounds__(BLOCK)
         counts[i] = a.neighbors;
         float e = rho * P.inv_rest_density - 1.0f;
         acc.sum = e > 0.0f ? (double)e : 0.0;
+        acc.sum2 = e < 0.0f ? (double)-e : 0.0; /* the deficit (solve_control.h) */
     }
     block_store(acc, parts);
 }
 
 /* average_density_error, second level: (float)(Σ / n) into *dst */
 __global__ void __launch_bounds__(FINAL)
-    k_error_final(int nparts, const Acc *parts, int n, float *dst) {
+    k_error_final(int nparts, const Acc *parts, int n, float *dst, float *deficit) {
     Acc a = reduce_parts<FINAL>(nparts, parts, acc_identity());
     if (threadIdx.x == 0) *dst = (float)(a.sum / n);
+    if (threadIdx.x == 0 && deficit) *deficit = (float)(a.sum2 / n);
 }
 
 /* stage_material with adhesion alone: each particle's displacement dt Δv towards the solids,
@@ -184,7 +186,7 @@ cudaError_t density_upload_solids(pbf_cuda *c, int solids) {
 }
 
 cudaError_t launch_error_final(pbf_cuda *c, int nparts, const Acc *parts, int n, float *dst) {
-    k_error_final<<<1, FINAL, 0, c->stream>>>(nparts, parts, n, dst);
+    k_error_final<<<1, FINAL, 0, c->stream>>>(nparts, parts, n, dst, nullptr);
     return cudaGetLastError();
 }
 
@@ -209,7 +211,9 @@ cudaError_t enqueue_lambda(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int
                                                          c->parts, weight);
     CK(cudaGetLastError());
     if (host_checks || nb > FUSE_MAX_PARTS) { /* error control reads it now; or too many */
-        k_error_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k);
+        /* the deficit into the slot after the history (memory.cu: reserve_step) */
+        k_error_final<<<1, FINAL, 0, c->stream>>>(nb, c->parts, n, c->d_hist + k,
+                                                  c->d_hist + c->hist_capacity);
         CK(cudaGetLastError());
     } else { /* the Δp pass that follows reduces it */
         c->pending = ErrFinish{c->parts, nb, n, c->d_hist + k};
@@ -281,12 +285,17 @@ cudaError_t enqueue_delta(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
     return mark(c, PBF_STAGE_DELTA);
 }
 
-/* Reads d_hist[k] back (error control: one small copy and a wait per iteration). */
-cudaError_t read_error(pbf_cuda *c, int k, float *err) {
+/* Reads d_hist[k] and the deficit after the history back (error control: two small copies and
+ * a wait per iteration). */
+cudaError_t read_error(pbf_cuda *c, int k, float *err, float *deficit) {
+    const int d = c->hist_capacity;
     CK(cudaMemcpyAsync(c->h_hist + k, c->d_hist + k, sizeof(float), cudaMemcpyDeviceToHost,
+                       c->stream));
+    CK(cudaMemcpyAsync(c->h_hist + d, c->d_hist + d, sizeof(float), cudaMemcpyDeviceToHost,
                        c->stream));
     CK(cudaStreamSynchronize(c->stream));
     *err = c->h_hist[k];
+    *deficit = c->h_hist[d];
     return cudaSuccess;
 }
 
@@ -313,11 +322,11 @@ cudaError_t enqueue_solve(pbf_cuda *c, const pbf_cuda_step_in *in, int sub, int 
             CK(enqueue_delta(c, in, sub, k, 1.0f));
             continue;
         }
-        float err = 0.0f;
-        CK(read_error(c, k, &err));
+        float err = 0.0f, deficit = 0.0f;
+        CK(read_error(c, k, &err, &deficit));
         hist[k] = err;
         int restarted;
-        if (pbf_solve_control_after_error(&ctl, k, err, &restarted)) break;
+        if (pbf_solve_control_after_error(&ctl, k, err, deficit, &restarted)) break;
         *restarts += restarted;
         CK(enqueue_delta(c, in, sub, k, ctl.omega));
     }

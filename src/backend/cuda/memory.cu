@@ -206,8 +206,9 @@ cudaError_t reserve_step(pbf_cuda *c, int substeps, int history) {
         if (c->h_hist) cudaFreeHost(c->h_hist);
         c->d_hist = c->h_hist = nullptr;
         c->hist_capacity = 0;
-        CK(dalloc(c, &c->d_hist, (size_t)history));
-        CK(cudaMallocHost((void **)&c->h_hist, (size_t)history * sizeof(float)));
+        /* one slot more: the error control's deficit (density.cu: read_error) */
+        CK(dalloc(c, &c->d_hist, (size_t)history + 1));
+        CK(cudaMallocHost((void **)&c->h_hist, ((size_t)history + 1) * sizeof(float)));
         c->hist_capacity = history;
     }
     return cudaSuccess;

@@ -173,7 +173,10 @@ typedef struct pbf_solver_def {
      * ω_{k+1} = 4 / (4 − ρ² ω_k). Default 1 (on); it applies only when target_error > 0 (a
      * fixed count stays the paper's plain Jacobi). A rise of the density error between two
      * iterations restarts the sequence at plain Jacobi (ω = 1) and lowers ρ for the rest of
-     * the substep: the accelerated solver never does worse than a few plain iterations. */
+     * the substep: the accelerated solver never does worse than a few plain iterations. So
+     * does a pass that raised the mean deficit below rest density by more than the target (an
+     * extrapolation that expands the fluid lowers the error without solving anything); such a
+     * pass does not end the solve. */
     int chebyshev;
     /* ρ: estimate of the spectral radius of the plain iteration. Default 0.999, range [0, 1). */
     float chebyshev_rho;

@@ -208,14 +208,9 @@ static int thread_count(const pbf_world *w) {
  * target is met. Records the error seen before each Δp pass in w->iteration_error (the entry
  * after the last pass is added by the caller from the vorticity pass, in fixed mode).
  *
- * Chebyshev (Wang 2015): after `delay` plain iterations (at least one: the scheme needs an
- * iterate one back) ω follows 2/(2 − ρ²), then 4/(4 − ρ² ω). Wang's analysis is for a linear
- * iteration; PBF's is not (the kernels, the unilateral constraint, the collisions), so the
- * density error is watched. A semi-iterative error is not monotone, so only a rise to 25 %
- * above the lowest error of the substep counts as diverging: the sequence then restarts with
- * `delay` plain iterations, and from the third restart of a substep on ρ is lowered by 10 %
- * each time (measured on the dam break: lowering it at every small rise, or restarting at any
- * rise, cost 1.6–2.9× the iterations; docs/physics.md). Returns the number
+ * Chebyshev (Wang 2015): when to stop, each pass's ω and the restarts (on a rise of the error,
+ * an expansion of the fluid or a long run) are decided by solve_control.h from the error and
+ * the deficit each λ pass reduces, the same code the CUDA backend runs. Returns the number
  * of Δp passes done; *t and ms[] carry the stage timings. In fixed mode the error after the
  * last pass is recorded by the caller from the vorticity pass's densities (no extra pass). */
 static int solve_density(pbf_world *w, int nt, double *t, double *ms) {
